@@ -1,0 +1,137 @@
+"""Element types of the loop-level IR: one canonical text spelling per dtype, its numpy storage type and,
+for the narrow floats, the name of the cast-core format that rounds to it.
+
+This table is the only place that maps IR dtypes to cast-core format names.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+
+__all__ = [
+    "DType", "DTYPES", "dtype_from_name", "FLOAT_DTYPES", "INTEGER_DTYPES",
+    "float32", "float32r", "bfloat16", "float16", "float8e4", "float8e4m3fn", "float8_e5m2",
+    "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+]
+
+
+@dataclass(frozen=True, eq=False)
+class DType:
+    """An IR element type.
+
+    ``name`` is the canonical text spelling; ``storage`` is the numpy dtype whose values (and bytes) hold
+    one element (float32r is held in a float32 container with the low 13 mantissa bits zero);
+    ``fmt`` is the cast-core format name (``None`` for float32 and the integers, which numpy rounds).
+    Instances are singletons: compare with ``==`` or ``is``. ``dtype == np.float32`` is also accepted
+    (true for ``float32`` only — never for ``float32r``).
+    """
+
+    name: str
+    bits: int
+    kind: str  # "float" | "int" | "uint"
+    storage: Any
+    fmt: str | None = None
+
+    @property
+    def is_float(self) -> bool:
+        """True for every floating-point dtype (float32, float32r, bf16, fp16, the fp8s)."""
+        return self.kind == "float"
+
+    @property
+    def is_integer(self) -> bool:
+        """True for the signed and unsigned integer dtypes."""
+        return self.kind in ("int", "uint")
+
+    @property
+    def is_signed(self) -> bool:
+        """True for signed integers and for every float."""
+        return self.kind != "uint"
+
+    @property
+    def itemsize(self) -> int:
+        """Bytes per element in memory."""
+        return self.bits // 8
+
+    @property
+    def np_dtype(self) -> np.dtype:
+        """The numpy dtype of stored values (``np.float32`` for float32r)."""
+        return np.dtype(self.storage)
+
+    def __repr__(self) -> str:
+        return self.name
+
+    def __str__(self) -> str:
+        return self.name
+
+    def __hash__(self) -> int:
+        return hash(self.name)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, DType):
+            return self is other
+        if other is None or isinstance(other, str):
+            return False
+        try:
+            npd = np.dtype(other)  # type: ignore[call-overload]
+        except TypeError:
+            return NotImplemented
+        return self.name != "float32r" and npd == self.np_dtype
+
+    def __ne__(self, other: object) -> bool:
+        r = self.__eq__(other)
+        return r if r is NotImplemented else not r
+
+
+float32 = DType("float32", 32, "float", np.float32)
+float32r = DType("float32r", 32, "float", np.float32, "fp32r")
+bfloat16 = DType("bfloat16", 16, "float", ml_dtypes.bfloat16, "bf16")
+float16 = DType("float16", 16, "float", np.float16, "fp16")
+float8e4 = DType("float8e4", 8, "float", ml_dtypes.float8_e4m3, "fp8e4")
+float8e4m3fn = DType("float8e4m3fn", 8, "float", ml_dtypes.float8_e4m3fn, "fp8e4m3fn")
+float8_e5m2 = DType("float8_e5m2", 8, "float", ml_dtypes.float8_e5m2, "fp8e5")
+int8 = DType("int8", 8, "int", np.int8)
+int16 = DType("int16", 16, "int", np.int16)
+int32 = DType("int32", 32, "int", np.int32)
+int64 = DType("int64", 64, "int", np.int64)
+uint8 = DType("uint8", 8, "uint", np.uint8)
+uint16 = DType("uint16", 16, "uint", np.uint16)
+uint32 = DType("uint32", 32, "uint", np.uint32)
+uint64 = DType("uint64", 64, "uint", np.uint64)
+
+FLOAT_DTYPES: tuple[DType, ...] = (float32, float32r, bfloat16, float16, float8e4, float8e4m3fn, float8_e5m2)
+INTEGER_DTYPES: tuple[DType, ...] = (int8, int16, int32, int64, uint8, uint16, uint32, uint64)
+DTYPES: dict[str, DType] = {d.name: d for d in FLOAT_DTYPES + INTEGER_DTYPES}
+
+# Accepted on input only; the printer always writes the canonical name.
+_ALIASES: dict[str, DType] = {
+    "fp32": float32, "f32": float32, "fp32r": float32r, "tf32": float32r, "bf16": bfloat16,
+    "fp16": float16, "half": float16, "f16": float16, "fp8e4": float8e4, "float8_e4m3": float8e4,
+    "fp8_e4m3": float8e4, "fp8e4m3fn": float8e4m3fn, "float8_e4m3fn": float8e4m3fn,
+    "fp8e5": float8_e5m2, "float8e5": float8_e5m2, "fp8_e5m2": float8_e5m2, "float8e5m2": float8_e5m2,
+    "i8": int8, "i16": int16, "i32": int32, "i64": int64, "u8": uint8, "u16": uint16, "u32": uint32,
+    "u64": uint64,
+}
+
+
+def dtype_from_name(name: str) -> DType:
+    """The dtype spelled ``name`` (canonical or alias); raises KeyError for unknown names."""
+    d = DTYPES.get(name) or _ALIASES.get(name)
+    if d is None:
+        raise KeyError(name)
+    return d
+
+
+def as_dtype(x: Any) -> DType:
+    """Coerce a DType, a dtype name, or a numpy dtype/type (float32 → float32, never float32r) to DType."""
+    if isinstance(x, DType):
+        return x
+    if isinstance(x, str):
+        return dtype_from_name(x)
+    npd = np.dtype(x)
+    for d in DTYPES.values():
+        if d.name != "float32r" and d.np_dtype == npd:
+            return d
+    raise KeyError(str(npd))

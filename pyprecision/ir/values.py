@@ -1,0 +1,395 @@
+"""Data of the loop-level IR: memory tensors (``Tensor``), SSA values (``Value``), immediate scalars
+(``ScalarValue``) and access views on tensors (``NeuronAP``).
+
+A memory tensor is read only by load-like instructions and written only by store-like instructions, all
+through a ``NeuronAP``; SSA values flow between instructions and keep use lists.
+"""
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any, Iterable, NamedTuple
+
+import numpy as np
+
+from pyprecision.ir.dtypes import DType, as_dtype
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pyprecision.ir.core import Function
+    from pyprecision.ir.instructions import Instruction
+
+__all__ = ["Use", "Value", "ScalarValue", "Tensor", "SingleValueTensor", "NeuronAP", "TENSOR_KINDS"]
+
+TENSOR_KINDS = ("input", "output", "const", "internal")
+
+
+class Use(NamedTuple):
+    """One operand slot: ``user.operands[index]`` is the used value."""
+
+    user: "Instruction"
+    index: int
+
+
+def _exclusions(except_: Any) -> set[int]:
+    if except_ is None:
+        return set()
+    if isinstance(except_, (list, tuple, set, frozenset)):
+        return {id(x) for x in except_}
+    return {id(except_)}
+
+
+class Value:
+    """An SSA value: the result of exactly one instruction (``owner``), with a use list.
+
+    It also answers the tensor-like questions the passes ask of an instruction's ``dst``: ``tensor`` is
+    the value itself, ``n_loads`` is its number of uses, ``mutateTensorTy`` retypes it.
+    """
+
+    is_reinterpreted = False
+    is_const = False
+    is_input = is_output = is_input_or_output = False
+    isInput = isOutput = isInputOrOutput = False
+
+    def __init__(self, name: str, dtype: Any, shape: Iterable[int]):
+        self.name = name
+        self.dtype: DType = as_dtype(dtype)
+        self.shape: tuple[int, ...] = tuple(int(s) for s in shape)
+        self.owner: Instruction | None = None
+        self._uses: dict[Use, None] = {}
+
+    def __repr__(self) -> str:
+        return f"%{self.name}"
+
+    # -- use lists ---------------------------------------------------------------------------
+    @property
+    def uses(self) -> list[Use]:
+        """Every operand slot that reads this value, in the order the uses were created."""
+        return list(self._uses)
+
+    @property
+    def users(self) -> list["Instruction"]:
+        """The distinct instructions that use this value, in use order."""
+        return list(dict.fromkeys(u.user for u in self._uses))
+
+    @property
+    def n_loads(self) -> int:
+        """Number of uses (the passes' ``dst.tensor.n_loads``)."""
+        return len(self._uses)
+
+    @property
+    def has_single_user(self) -> bool:
+        """Exactly one distinct instruction uses this value."""
+        return len(self.users) == 1
+
+    @property
+    def single_def_single_use(self) -> bool:
+        """SSA values have one definition; true when there is also exactly one use."""
+        return len(self._uses) == 1
+
+    @property
+    def tensor(self) -> "Value":
+        """The value itself (an instruction's ``dst.tensor``)."""
+        return self
+
+    @property
+    def size_in_bytes(self) -> int:
+        """Bytes the value would occupy in memory at its dtype."""
+        return math.prod(self.shape) * self.dtype.itemsize
+
+    def mutateTensorTy(self, dtype: Any) -> None:
+        """Retype this value in place (no conversion; the defining op now rounds to ``dtype``)."""
+        self.dtype = as_dtype(dtype)
+
+    mutate_tensor_ty = mutateTensorTy
+
+    def replace_all_uses_with(self, new: Any) -> int:
+        """Make every use read ``new`` (a Value or an instruction with a result). Returns the count."""
+        return self.replace_all_uses_with_except(new, None)
+
+    def replace_all_uses_with_except(self, new: Any, except_: Any) -> int:
+        """Like replace_all_uses_with, but users in ``except_`` (an instruction or a collection of
+        instructions) keep reading this value — the GOTCHA of spec 000 §2. Returns the count."""
+        new_v = _as_value(new)
+        if new_v is self:
+            return 0
+        skip = _exclusions(except_)
+        n = 0
+        for use in list(self._uses):
+            if id(use.user) in skip:
+                continue
+            use.user.set_operand(use.index, new_v)
+            n += 1
+        return n
+
+    replaceAllUsesWith = replace_all_uses_with
+    replaceAllUsesWithExcept = replace_all_uses_with_except
+
+
+def _as_value(x: Any) -> Value:
+    if isinstance(x, Value):
+        return x
+    res = getattr(x, "result", None)
+    if isinstance(res, Value):
+        return res
+    raise TypeError(f"expected a Value or an instruction with a result, got {x!r}")
+
+
+class ScalarValue:
+    """An immediate scalar operand (``float32 0.5``). ``value`` is a Python float or int; the element
+    is that number rounded to ``dtype`` (mutate_fp32 may retype a scalar in place)."""
+
+    is_reinterpreted = False
+
+    def __init__(self, value: float | int, dtype: Any):
+        self.dtype: DType = as_dtype(dtype)
+        self.value: float | int = float(value) if self.dtype.is_float else int(value)
+
+    shape: tuple[int, ...] = ()
+
+    def __repr__(self) -> str:
+        return f"ScalarValue({self.value!r}, {self.dtype})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ScalarValue):
+            return NotImplemented
+        return self.dtype is other.dtype and repr(self.value) == repr(other.value)
+
+    def __hash__(self) -> int:
+        return hash((self.dtype, repr(self.value)))
+
+    def mutateTensorTy(self, dtype: Any) -> None:
+        """Retype the scalar in place."""
+        self.dtype = as_dtype(dtype)
+
+    mutate_tensor_ty = mutateTensorTy
+
+
+class Tensor:
+    """A memory tensor declared in a function: name, shape, dtype and kind (input/output/const/internal).
+
+    ``value`` holds a const tensor's elements as a numpy array of ``dtype.np_dtype``. Accesses are the
+    NeuronAPs of attached instructions; ``load_insts`` / ``store_insts`` list their instructions.
+    """
+
+    def __init__(self, name: str, shape: Iterable[int], dtype: Any, kind: str = "internal",
+                 value: np.ndarray | None = None):
+        if kind not in TENSOR_KINDS:
+            raise ValueError(f"tensor kind must be one of {TENSOR_KINDS}, got {kind!r}")
+        self.name = name
+        self.shape: tuple[int, ...] = tuple(int(s) for s in shape)
+        self.dtype: DType = as_dtype(dtype)
+        self.kind = kind
+        self.value = value
+        self.function: Function | None = None
+        self._aps: dict[NeuronAP, None] = {}
+
+    def __repr__(self) -> str:
+        return f"@{self.name}"
+
+    # -- kind -----------------------------------------------------------------------------------
+    @property
+    def is_input(self) -> bool:
+        """Declared ``input``."""
+        return self.kind == "input"
+
+    @property
+    def is_output(self) -> bool:
+        """Declared ``output``."""
+        return self.kind == "output"
+
+    @property
+    def is_input_or_output(self) -> bool:
+        """Declared ``input`` or ``output`` (a boundary tensor)."""
+        return self.kind in ("input", "output")
+
+    @property
+    def is_const(self) -> bool:
+        """Declared ``const`` (a weight with compile-time bytes)."""
+        return self.kind == "const"
+
+    isInput = is_input
+    isOutput = is_output
+    isInputOrOutput = is_input_or_output
+
+    @property
+    def parent_as_function(self) -> "Function | None":
+        """The function that declares this tensor."""
+        return self.function
+
+    @property
+    def tensor(self) -> "Tensor":
+        """The tensor itself (so tensors and views answer ``.tensor`` alike)."""
+        return self
+
+    # -- accesses -------------------------------------------------------------------------------
+    @property
+    def accesses(self) -> list["NeuronAP"]:
+        """Every attached access view, in creation order."""
+        return list(self._aps)
+
+    @property
+    def load_insts(self) -> list["Instruction"]:
+        """Distinct instructions that read this tensor (TensorUtils.load_insts)."""
+        return list(dict.fromkeys(ap.owner for ap in self._aps if ap.role == "load"))  # type: ignore[misc]
+
+    @property
+    def store_insts(self) -> list["Instruction"]:
+        """Distinct instructions that write this tensor (TensorUtils.store_insts)."""
+        return list(dict.fromkeys(ap.owner for ap in self._aps if ap.role == "store"))  # type: ignore[misc]
+
+    @property
+    def n_loads(self) -> int:
+        """Number of read accesses."""
+        return sum(1 for ap in self._aps if ap.role == "load")
+
+    @property
+    def n_stores(self) -> int:
+        """Number of write accesses."""
+        return sum(1 for ap in self._aps if ap.role == "store")
+
+    @property
+    def single_def_single_use(self) -> bool:
+        """Exactly one write access and exactly one read access."""
+        return self.n_stores == 1 and self.n_loads == 1
+
+    @property
+    def is_reinterpreted(self) -> bool:
+        """Some access views this tensor's bits as another dtype."""
+        return any(ap.reinterpret is not None for ap in self._aps)
+
+    @property
+    def are_all_dim_affine(self) -> bool:
+        """No access is indirect (GenericLoad / GenericStore index a tensor by runtime values)."""
+        return all(ap.index is None for ap in self._aps)
+
+    @property
+    def size_in_bytes(self) -> int:
+        """Elements × bytes per element at the declared dtype."""
+        return math.prod(self.shape) * self.dtype.itemsize
+
+    @property
+    def num_elements(self) -> int:
+        """Number of elements."""
+        return math.prod(self.shape)
+
+    def mutateTensorTy(self, dtype: Any) -> None:
+        """Retype the tensor in place (a const's ``value`` is not converted; keep it consistent)."""
+        self.dtype = as_dtype(dtype)
+
+    mutate_tensor_ty = mutateTensorTy
+
+    def replace_all_uses_with(self, new: "Tensor") -> int:
+        """Point every access of this tensor at ``new``. Returns the count."""
+        return self.replace_all_uses_with_except(new, None)
+
+    def replace_all_uses_with_except(self, new: "Tensor", except_: Any) -> int:
+        """Point every access at ``new`` except accesses owned by instructions in ``except_``."""
+        skip = _exclusions(except_)
+        n = 0
+        for ap in list(self._aps):
+            if id(ap.owner) in skip:
+                continue
+            ap.replaceTensor(new)
+            n += 1
+        return n
+
+    replaceAllUsesWith = replace_all_uses_with
+    replaceAllUsesWithExcept = replace_all_uses_with_except
+
+    def clone(self, name: str | None = None) -> "Tensor":
+        """A detached copy (same kind, shape, dtype, a copy of the value); add it with Function.add_tensor."""
+        val = None if self.value is None else np.array(self.value, copy=True)
+        return Tensor(name or self.name, self.shape, self.dtype, self.kind, val)
+
+
+class SingleValueTensor(Tensor):
+    """A const tensor whose every element is one number (a splat). ``value`` is a Python float/int; the
+    element is that number rounded to ``dtype``. Retyping needs no byte re-encoding."""
+
+    def __init__(self, name: str, shape: Iterable[int], dtype: Any, value: float | int):
+        super().__init__(name, shape, dtype, "const", None)
+        self.value = float(value) if self.dtype.is_float else int(value)  # type: ignore[assignment]
+
+    def clone(self, name: str | None = None) -> "SingleValueTensor":
+        """A detached copy."""
+        return SingleValueTensor(name or self.name, self.shape, self.dtype, self.value)  # type: ignore[arg-type]
+
+
+class NeuronAP:
+    """An access view of a memory tensor owned by one instruction.
+
+    ``role`` is "load" or "store"; ``reinterpret`` is None or a dtype of the same width through which the
+    tensor's bits are viewed; ``index`` is the SSA row-index value of an indirect (generic) access.
+    """
+
+    def __init__(self, tensor: Tensor, reinterpret: Any = None, role: str = "load"):
+        self.tensor = tensor
+        self.reinterpret: DType | None = None if reinterpret is None else as_dtype(reinterpret)
+        self.role = role
+        self.owner: Instruction | None = None
+        self.index: Value | None = None  # set by Generic* instructions
+
+    def __repr__(self) -> str:
+        r = f" as {self.reinterpret}" if self.reinterpret is not None else ""
+        return f"@{self.tensor.name}{r}"
+
+    @property
+    def dtype(self) -> DType:
+        """The element type seen through this view."""
+        return self.reinterpret if self.reinterpret is not None else self.tensor.dtype
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """The viewed tensor's shape."""
+        return self.tensor.shape
+
+    @property
+    def is_reinterpreted(self) -> bool:
+        """The view reinterprets the tensor's bits."""
+        return self.reinterpret is not None
+
+    @property
+    def is_input(self) -> bool:
+        """The viewed tensor is an input."""
+        return self.tensor.is_input
+
+    @property
+    def is_output(self) -> bool:
+        """The viewed tensor is an output."""
+        return self.tensor.is_output
+
+    @property
+    def is_input_or_output(self) -> bool:
+        """The viewed tensor is an input or an output."""
+        return self.tensor.is_input_or_output
+
+    isInput = is_input
+    isOutput = is_output
+    isInputOrOutput = is_input_or_output
+
+    @property
+    def allowed_dtypes(self) -> tuple[DType, ...]:
+        """The legal dtypes of the tensor's sole producer (a TensorScalarGEPOp's ``allowed_dtypes``);
+        every dtype when the producer is not a single instruction with such a set."""
+        from pyprecision.ir.dtypes import DTYPES
+
+        stores = self.tensor.store_insts
+        if len(stores) == 1:
+            return tuple(getattr(stores[0], "allowed_dtypes", tuple(DTYPES.values())))
+        return tuple(DTYPES.values())
+
+    def replaceTensor(self, new: Tensor) -> None:
+        """Make this view access ``new`` instead (updating both tensors' access lists)."""
+        attached = self in self.tensor._aps
+        if attached:
+            del self.tensor._aps[self]
+        self.tensor = new
+        if attached:
+            new._aps[self] = None
+
+    replace_tensor = replaceTensor
+
+    def _attach(self) -> None:
+        self.tensor._aps[self] = None
+
+    def _detach(self) -> None:
+        self.tensor._aps.pop(self, None)
