@@ -1,0 +1,25 @@
+"""The HLO layer: XLA HLO text in and out, the module model, and spec 004's three passes.
+
+    >>> from pyprecision import hlo
+    >>> m = hlo.parse(text)                       # ParseError "file:line:col: message"
+    >>> hlo.run_passes(m, ["neuron-int-matmul-downcast"])
+    True
+    >>> hlo.to_text(m)
+
+Never imports ``pyprecision.ir`` or ``pyprecision.passes``.
+"""
+from __future__ import annotations
+
+from pyprecision.hlo.model import HloComputation, HloInstruction, HloModule, TextStyle
+from pyprecision.hlo.parser import parse, parse_program_shape, parse_shape
+from pyprecision.hlo.passes import REGISTRY, get_pass, run_passes
+from pyprecision.hlo.printer import to_text
+from pyprecision.hlo.shape import Layout, ProgramShape, Shape
+from pyprecision.hlo.types import PrimitiveType, is_float, is_integer, numpy_dtype, type_name
+from pyprecision.hlo.verifier import verify
+
+__all__ = [
+    "HloComputation", "HloInstruction", "HloModule", "TextStyle", "Layout", "ProgramShape",
+    "Shape", "PrimitiveType", "REGISTRY", "get_pass", "is_float", "is_integer", "numpy_dtype",
+    "parse", "parse_program_shape", "parse_shape", "run_passes", "to_text", "type_name", "verify",
+]

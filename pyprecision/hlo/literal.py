@@ -1,0 +1,109 @@
+"""Constant literals: reading their values and re-spelling them in another element type.
+
+A literal is kept as the exact text between ``constant(`` and ``)``; values are read from the
+number tokens in order (``/*i0=1*/`` comments skipped). Converting a literal rewrites each number
+token in place, so braces, spacing and comments stay exactly as XLA printed them. ``{...}`` marks a
+constant XLA elided because it is large; its values are unknown.
+"""
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+
+from pyprecision.hlo.shape import Shape
+from pyprecision.hlo.types import PrimitiveType, is_float, is_integer, numpy_dtype, type_name
+
+_TOKEN = re.compile(
+    r"/\*.*?\*/"
+    r"|(-?nan(?:\(0x[0-9a-fA-F]+\))?|-?inf|true|false"
+    r"|[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)", re.S)
+
+
+def is_elided(text: str) -> bool:
+    """True for XLA's ``{...}`` placeholder of a large constant."""
+    return "..." in text
+
+
+def _tokens(text: str) -> list[str]:
+    return [m.group(1) for m in _TOKEN.finditer(text) if m.group(1) is not None]
+
+
+def _float_value(tok: str) -> float:
+    if "nan" in tok:
+        return -math.nan if tok.startswith("-") else math.nan
+    if tok == "true":
+        return 1.0
+    if tok == "false":
+        return 0.0
+    return float(tok)
+
+
+def literal_to_array(text: str, shape: Shape) -> np.ndarray:
+    """Values of an array constant as a NumPy array of the shape's element type.
+
+    Floats follow XLA's parser: the decimal is read as a double, then rounded to the element type.
+    Raises ValueError for tuple constants, elided ``{...}`` constants, or a wrong value count.
+    """
+    if shape.is_tuple:
+        raise ValueError("tuple constants are not supported as arrays")
+    if is_elided(text):
+        raise ValueError("constant values were elided by XLA ({...})")
+    toks = _tokens(text)
+    count = int(np.prod(shape.dimensions, dtype=np.int64)) if shape.dimensions else 1
+    if len(toks) != count:
+        raise ValueError(f"constant has {len(toks)} values, shape {shape} needs {count}")
+    t = shape.element_type
+    dtype = numpy_dtype(t)
+    if t == PrimitiveType.PRED:
+        vals = np.array([tok in ("true", "1") for tok in toks], dtype=np.bool_)
+    elif is_integer(t):
+        vals = np.array([int(tok) for tok in toks], dtype=dtype)
+    elif is_float(t):
+        vals = np.array([_float_value(tok) for tok in toks], dtype=np.float64).astype(dtype)
+    else:
+        raise ValueError(f"constants of type {type_name(t)} are not supported")
+    return vals.reshape(shape.dimensions)
+
+
+def format_f32(value: float) -> str:
+    """XLA's RoundTripFpToString for float: ``%.6g``, or ``%.9g`` when that does not round-trip;
+    NaN and infinity spelt ``nan``/``-nan``/``inf``/``-inf`` (non-default NaN payload as
+    ``nan(0x...)``)."""
+    v = np.float32(value)
+    if np.isnan(v):
+        bits = int(np.array(v, dtype=np.float32).view(np.uint32))
+        text = "-nan" if bits >> 31 else "nan"
+        payload = bits & 0x7FFFFF
+        if payload != 0x400000:
+            text += f"(0x{payload:x})"
+        return text
+    if np.isinf(v):
+        return "-inf" if v < 0 else "inf"
+    text = "%.6g" % float(v)
+    if np.float32(float(text)) != v:
+        text = "%.9g" % float(v)
+    return text
+
+
+def convert_literal_text(text: str, src: PrimitiveType, dst: PrimitiveType) -> str:
+    """Re-spell a float literal of type ``src`` as type ``dst`` (F32 only, what the passes need).
+
+    Each printed decimal is first rounded to ``src`` (as XLA's parser does: double, then the
+    type), then converted to ``dst`` and printed with :func:`format_f32`.
+    """
+    if dst != PrimitiveType.F32:
+        raise ValueError("only conversion to f32 is implemented")
+    if is_elided(text):
+        return text
+    src_dtype = numpy_dtype(src)
+
+    def repl(m: re.Match[str]) -> str:
+        tok = m.group(1)
+        if tok is None:
+            return m.group(0)
+        v = np.array([_float_value(tok)], dtype=np.float64).astype(src_dtype)
+        return format_f32(float(v.astype(np.float32)[0]))
+
+    return _TOKEN.sub(repl, text)

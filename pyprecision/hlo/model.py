@@ -1,0 +1,262 @@
+"""The HLO module model: modules, computations, instructions.
+
+Everything a pass may change is structured (opcode, shape, operands, called computations, the
+root flag); everything else is kept as the verbatim text it was parsed from (attribute values,
+constant literals, the stack-frame tables, computation signatures) so that an unchanged module
+prints back byte for byte. See docs/hlo.md for the API the evaluator uses.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Iterator
+
+import numpy as np
+
+from pyprecision.hlo import attrs as A
+from pyprecision.hlo.shape import ProgramShape, Shape
+
+_SUFFIX = re.compile(r"\.(\d+)$")
+
+
+@dataclass
+class TextStyle:
+    """How a module's text was spelt, so new instructions print the same way."""
+
+    percent: bool = False            # names printed as %name
+    operand_shapes: bool = False     # operands printed as "f32[2]{0} %x"
+    index_comments: bool = True      # /*index=N*/ before every fifth operand
+
+
+@dataclass(eq=False)
+class HloInstruction:
+    """One instruction: ``[ROOT] name = shape opcode(operands), key=value, ...``.
+
+    ``operands`` are the producing instructions (same computation). ``attributes`` are
+    (key, verbatim value) pairs in text order. A parameter's number is in ``parameter_number``;
+    a constant's literal text (what sits between the parentheses) in ``literal_text``.
+    """
+
+    name: str
+    opcode: str
+    shape: Shape
+    operands: list[HloInstruction] = field(default_factory=list)
+    attributes: list[tuple[str, str]] = field(default_factory=list)
+    parameter_number: int | None = None
+    literal_text: str | None = None
+    is_root: bool = False
+    called_computations: list[HloComputation] = field(default_factory=list)
+    index_comments: bool | None = None  # None: follow the module style
+
+    # -- attributes -------------------------------------------------------------------------
+    def attr(self, key: str) -> str | None:
+        """Verbatim value of attribute ``key`` or None."""
+        for k, v in self.attributes:
+            if k == key:
+                return v
+        return None
+
+    def set_attr(self, key: str, value: str) -> None:
+        """Replace attribute ``key`` (or append it)."""
+        for i, (k, _) in enumerate(self.attributes):
+            if k == key:
+                self.attributes[i] = (key, value)
+                return
+        self.attributes.append((key, value))
+
+    def attr_ints(self, key: str) -> list[int] | None:
+        """``dimensions={1,0}`` → [1, 0]; a bare integer → [n]; None when absent."""
+        v = self.attr(key)
+        return None if v is None else A.parse_int_list(v)
+
+    def attr_str(self, key: str) -> str | None:
+        """String value of an attribute (quotes removed and escapes decoded)."""
+        v = self.attr(key)
+        return None if v is None else A.unquote(v)
+
+    @property
+    def metadata(self) -> dict[str, str]:
+        """OpMetadata fields (string values unquoted)."""
+        v = self.attr("metadata")
+        return {} if v is None else {k: A.unquote(x) for k, x in A.parse_metadata(v)}
+
+    @property
+    def frontend_attributes(self) -> dict[str, str]:
+        """The frontend-attribute map (string values unquoted)."""
+        v = self.attr("frontend_attributes")
+        return {} if v is None else {k: A.unquote(x) for k, x in A.parse_frontend_attributes(v)}
+
+    def called(self, key: str) -> HloComputation | None:
+        """The computation named by attribute ``key`` (``to_apply``, ``body``, ``condition``...)."""
+        v = self.attr(key)
+        if v is None:
+            return None
+        target = v.lstrip("%")
+        for c in self.called_computations:
+            if c.name == target:
+                return c
+        return None
+
+    def literal(self) -> np.ndarray:
+        """The constant's values as a NumPy array of the shape's element type (see literal.py)."""
+        from pyprecision.hlo.literal import literal_to_array
+
+        if self.literal_text is None:
+            raise ValueError(f"{self.name} is not a constant")
+        return literal_to_array(self.literal_text, self.shape)
+
+    def __repr__(self) -> str:
+        return f"<HloInstruction {self.name} = {self.shape} {self.opcode}>"
+
+
+@dataclass(eq=False)
+class HloComputation:
+    """A computation: instructions in text order, one of them ROOT.
+
+    ``signature_text`` is the verbatim `` (p: f32[2]) -> f32[2]`` part of the header (old dump
+    style) or "" when the header has none; it is regenerated only when the shapes it shows change.
+    """
+
+    name: str
+    instructions: list[HloInstruction] = field(default_factory=list)
+    is_entry: bool = False
+    signature_text: str = ""
+    signature_snapshot: str = ""
+    header_attributes: str = ""  # verbatim ", execution_thread=..." text before " {"
+    separator: str = "\n\n"      # text printed after the closing brace
+
+    @property
+    def root(self) -> HloInstruction:
+        """The ROOT instruction (the last one when none is marked)."""
+        for inst in self.instructions:
+            if inst.is_root:
+                return inst
+        return self.instructions[-1]
+
+    @property
+    def parameters(self) -> list[HloInstruction]:
+        """Parameter instructions ordered by parameter number."""
+        ps = [i for i in self.instructions if i.opcode == "parameter"]
+        return sorted(ps, key=lambda i: i.parameter_number or 0)
+
+    def instruction(self, name: str) -> HloInstruction:
+        """The instruction called ``name``."""
+        for inst in self.instructions:
+            if inst.name == name:
+                return inst
+        raise KeyError(name)
+
+    def users(self, inst: HloInstruction) -> list[HloInstruction]:
+        """Instructions of this computation that use ``inst``."""
+        return [u for u in self.instructions if any(o is inst for o in u.operands)]
+
+    def post_order(self) -> list[HloInstruction]:
+        """Instructions in a def-before-use order (ties kept in text order)."""
+        seen: set[int] = set()
+        order: list[HloInstruction] = []
+        for start in self.instructions:
+            if id(start) in seen:
+                continue
+            stack: list[tuple[HloInstruction, int]] = [(start, 0)]
+            while stack:
+                inst, k = stack.pop()
+                if k == 0 and id(inst) in seen:
+                    continue
+                if k < len(inst.operands):
+                    stack.append((inst, k + 1))
+                    op = inst.operands[k]
+                    if id(op) not in seen:
+                        stack.append((op, 0))
+                    continue
+                if id(inst) not in seen:
+                    seen.add(id(inst))
+                    order.append(inst)
+        return order
+
+    def current_signature(self) -> str:
+        """`` (p: f32[2]) -> f32[2]`` for the current shapes (layouts omitted, as XLA prints)."""
+        params = [f"{p.name}: {p.shape.to_text(with_layout=False)}" for p in self.parameters]
+        parts = []
+        for i, p in enumerate(params):
+            parts.append((f"/*index={i}*/" if i and i % 5 == 0 else "") + p)
+        return f" ({', '.join(parts)}) -> {self.root.shape.to_text(with_layout=False)}"
+
+    def __repr__(self) -> str:
+        return f"<HloComputation {self.name} ({len(self.instructions)} instructions)>"
+
+
+@dataclass(eq=False)
+class HloModule:
+    """A module: header attributes, optional stack-frame tables, computations in text order."""
+
+    name: str
+    attributes: list[tuple[str, str]] = field(default_factory=list)
+    computations: list[HloComputation] = field(default_factory=list)
+    preamble: str = "\n\n"   # verbatim text between the header line and the first computation
+    header_end: str = ""     # verbatim text ending the header line (before its newline)
+    style: TextStyle = field(default_factory=TextStyle)
+    _next_id: int | None = None
+
+    @property
+    def entry(self) -> HloComputation:
+        """The ENTRY computation (the last one when none is marked)."""
+        for c in self.computations:
+            if c.is_entry:
+                return c
+        return self.computations[-1]
+
+    def computation(self, name: str) -> HloComputation:
+        """The computation called ``name``."""
+        for c in self.computations:
+            if c.name == name:
+                return c
+        raise KeyError(name)
+
+    def attr(self, key: str) -> str | None:
+        """Verbatim value of a module header attribute."""
+        for k, v in self.attributes:
+            if k == key:
+                return v
+        return None
+
+    def set_attr(self, key: str, value: str) -> None:
+        """Replace (or append) a module header attribute."""
+        for i, (k, _) in enumerate(self.attributes):
+            if k == key:
+                self.attributes[i] = (key, value)
+                return
+        self.attributes.append((key, value))
+
+    def all_instructions(self) -> Iterator[HloInstruction]:
+        """Every instruction of every computation."""
+        for c in self.computations:
+            yield from c.instructions
+
+    def instruction_count(self) -> int:
+        """Total number of instructions."""
+        return sum(len(c.instructions) for c in self.computations)
+
+    def entry_computation_layout(self) -> ProgramShape | None:
+        """The parsed ``entry_computation_layout`` header attribute, if any."""
+        from pyprecision.hlo.parser import parse_program_shape
+
+        raw = self.attr("entry_computation_layout")
+        return None if raw is None else parse_program_shape(raw)
+
+    def fresh_name(self, base: str) -> str:
+        """A new instruction name ``base.N`` unused anywhere in the module."""
+        if self._next_id is None:
+            top = 0
+            names = [c.name for c in self.computations]
+            names.extend(i.name for i in self.all_instructions())
+            for n in names:
+                m = _SUFFIX.search(n)
+                if m:
+                    top = max(top, int(m.group(1)))
+            self._next_id = top + 1
+        name = f"{base}.{self._next_id}"
+        self._next_id += 1
+        return name
+
+    def __repr__(self) -> str:
+        return f"<HloModule {self.name} ({len(self.computations)} computations)>"

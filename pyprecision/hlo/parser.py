@@ -1,0 +1,381 @@
+"""Parser for XLA's HLO text, as jax ``as_text()`` / ``compiler_ir('hlo')`` and ``--xla_dump_to`` write it.
+
+Both printing styles are read: the new one (``ENTRY main.5 {``, operands by name) and the
+~0.4.x dump style (``ENTRY %main.5 (Arg_0.1: f32[2]) -> f32[2] {``, ``%`` names, operand shapes
+inline). Errors are :class:`pyprecision.errors.ParseError` with ``file:line:col``.
+"""
+from __future__ import annotations
+
+import re
+
+from pyprecision.errors import ParseError
+from pyprecision.hlo import attrs as A
+from pyprecision.hlo.model import HloComputation, HloInstruction, HloModule, TextStyle
+from pyprecision.hlo.shape import UNBOUNDED, Layout, ProgramShape, Shape
+from pyprecision.hlo.types import PrimitiveType, type_from_name
+
+_NAME = re.compile(r"%?([A-Za-z0-9_][\w.\-]*)")
+_MODULE_NAME = re.compile(r"[^\s,]+")
+_OPCODE = re.compile(r"[a-z][a-z0-9\-_]*")
+_KEY = re.compile(r"[A-Za-z_][\w.\-]*")
+_TYPE_BRACKET = re.compile(r"([a-z][a-z0-9]*)\[")
+_SIMPLE_ARRAY = re.compile(r"([a-z][a-z0-9]*)\[([0-9,]*)\](?:\{([0-9,]*)\})?(?![{:])")
+_WS = re.compile(r"(?:\s+|/\*.*?\*/|//[^\n]*)*", re.S)
+_INLINE_WS = re.compile(r"[ \t]*")
+_SECTIONS = ("FileNames", "FunctionNames", "FileLocations", "StackFrames")
+_SECTION_LINE = re.compile(r"(FileNames|FunctionNames|FileLocations|StackFrames)[ \t]*\n")
+_CALL_KEYS = ("to_apply", "calls", "condition", "body", "branch_computations",
+              "true_computation", "false_computation", "called_computations",
+              "async_execution_thread_computations")
+
+
+class _Cursor:
+    """Position in the text plus error construction with line:col."""
+
+    def __init__(self, text: str, filename: str):
+        self.text = text
+        self.pos = 0
+        self.filename = filename
+
+    def error(self, message: str, pos: int | None = None) -> ParseError:
+        p = self.pos if pos is None else pos
+        line = self.text.count("\n", 0, p) + 1
+        col = p - (self.text.rfind("\n", 0, p) + 1) + 1
+        return ParseError(message, line, col, self.filename)
+
+    def ws(self) -> None:
+        self.pos = _WS.match(self.text, self.pos).end()  # type: ignore[union-attr]
+
+    def inline_ws(self) -> None:
+        self.pos = _INLINE_WS.match(self.text, self.pos).end()  # type: ignore[union-attr]
+
+    def peek(self) -> str:
+        return self.text[self.pos] if self.pos < len(self.text) else ""
+
+    def expect(self, s: str) -> None:
+        if not self.text.startswith(s, self.pos):
+            got = self.text[self.pos:self.pos + 12].split("\n")[0] or "end of text"
+            raise self.error(f"expected '{s}', got '{got}'")
+        self.pos += len(s)
+
+    def match(self, pattern: re.Pattern[str], what: str) -> re.Match[str]:
+        m = pattern.match(self.text, self.pos)
+        if not m:
+            got = self.text[self.pos:self.pos + 12].split("\n")[0] or "end of text"
+            raise self.error(f"expected {what}, got '{got}'")
+        self.pos = m.end()
+        return m
+
+    def raw_value(self, stop: str = ",\n") -> str:
+        start = self.pos
+        try:
+            end = A.scan_balanced(self.text, start, stop)
+        except ValueError as exc:
+            raise self.error(str(exc.args[0]), exc.args[1]) from None
+        self.pos = end
+        return self.text[start:end].rstrip()
+
+
+# -- shapes ---------------------------------------------------------------------------------
+def _parse_shape(cur: _Cursor) -> Shape:
+    text = cur.text
+    if cur.peek() == "(":
+        cur.pos += 1
+        elems: list[Shape] = []
+        comments = True
+        while True:
+            before = cur.pos
+            cur.ws()
+            saw_comment = "/*index=" in text[before:cur.pos]
+            if cur.peek() == ")":
+                cur.pos += 1
+                break
+            if len(elems) % 5 == 0 and len(elems) and not saw_comment:
+                comments = False
+            elems.append(_parse_shape(cur))
+            cur.ws()
+            if cur.peek() == ",":
+                cur.pos += 1
+            elif cur.peek() != ")":
+                raise cur.error("expected ',' or ')' in tuple shape")
+        return Shape.tuple_of(elems, index_comments=comments)
+    m = _SIMPLE_ARRAY.match(text, cur.pos)
+    if m and (t := type_from_name(m.group(1))) is not None:
+        cur.pos = m.end()
+        dims = tuple(int(d) for d in m.group(2).split(",") if d)
+        layout = None
+        if m.group(3) is not None:
+            layout = Layout(tuple(int(d) for d in m.group(3).split(",") if d))
+        return Shape(t, dims, (False,) * len(dims), layout)
+    start = cur.pos
+    m = cur.match(_TYPE_BRACKET, "a shape")
+    t = type_from_name(m.group(1))
+    if t is None:
+        raise cur.error(f"unknown element type '{m.group(1)}'", start)
+    dims_l: list[int] = []
+    dyn: list[bool] = []
+    while cur.peek() != "]":
+        if cur.text.startswith("<=", cur.pos):
+            cur.pos += 2
+            dyn.append(True)
+            dims_l.append(int(cur.match(re.compile(r"\d+"), "a dimension size").group()))
+        elif cur.peek() == "?":
+            cur.pos += 1
+            dyn.append(True)
+            dims_l.append(UNBOUNDED)
+        else:
+            dyn.append(False)
+            dims_l.append(int(cur.match(re.compile(r"\d+"), "a dimension size").group()))
+        if cur.peek() == ",":
+            cur.pos += 1
+        elif cur.peek() != "]":
+            raise cur.error("expected ',' or ']' in shape dimensions")
+    cur.pos += 1
+    layout = _parse_layout(cur) if cur.peek() == "{" else None
+    return Shape(t, tuple(dims_l), tuple(dyn), layout)
+
+
+def _parse_layout(cur: _Cursor) -> Layout:
+    cur.expect("{")
+    m = cur.match(re.compile(r"[0-9,\s]*"), "a layout")
+    m2m = tuple(int(d) for d in m.group().replace(" ", "").split(",") if d)
+    extras = ""
+    if cur.peek() == ":":
+        cur.pos += 1
+        extras = cur.raw_value(stop="")
+    cur.expect("}")
+    return Layout(m2m, extras)
+
+
+def parse_shape(text: str) -> Shape:
+    """Parse one shape, e.g. ``f32[2,3]{1,0}`` or ``(s32[], bf16[4]{0})``."""
+    cur = _Cursor(text, "<shape>")
+    cur.ws()
+    s = _parse_shape(cur)
+    cur.ws()
+    if cur.pos != len(text):
+        raise cur.error("unexpected text after shape")
+    return s
+
+
+def parse_program_shape(raw: str) -> ProgramShape:
+    """Parse ``{(f32[2]{0}, s32[])->f32[2]{0}}`` (an ``entry_computation_layout`` value)."""
+    cur = _Cursor(raw, "<entry_computation_layout>")
+    cur.ws()
+    braced = cur.peek() == "{"
+    if braced:
+        cur.pos += 1
+    params = _parse_shape(cur)
+    cur.ws()
+    cur.expect("->")
+    cur.ws()
+    result = _parse_shape(cur)
+    if braced:
+        cur.ws()
+        cur.expect("}")
+    return ProgramShape(list(params.tuple_shapes), result)
+
+
+# -- instructions ---------------------------------------------------------------------------
+def _looks_like_shape(cur: _Cursor) -> bool:
+    if cur.peek() == "(":
+        return True
+    m = _TYPE_BRACKET.match(cur.text, cur.pos)
+    return bool(m and type_from_name(m.group(1)) is not None)
+
+
+def _parse_instruction(cur: _Cursor, style: TextStyle,
+                       pending: list[tuple[HloInstruction, str, int]]) -> HloInstruction:
+    text = cur.text
+    is_root = False
+    if text.startswith("ROOT", cur.pos) and text[cur.pos + 4:cur.pos + 5] in (" ", "\t"):
+        is_root = True
+        cur.pos += 4
+        cur.inline_ws()
+    if cur.peek() == "%":
+        style.percent = True
+    name = cur.match(_NAME, "an instruction name").group(1)
+    cur.inline_ws()
+    cur.expect("=")
+    cur.inline_ws()
+    shape = _parse_shape(cur)
+    cur.inline_ws()
+    opcode = cur.match(_OPCODE, "an opcode").group()
+    cur.expect("(")
+    inst = HloInstruction(name, opcode, shape, is_root=is_root)
+    if opcode == "constant":
+        inst.literal_text = cur.raw_value(stop="")
+        cur.expect(")")
+    elif opcode == "parameter":
+        cur.ws()
+        inst.parameter_number = int(cur.match(re.compile(r"\d+"), "a parameter number").group())
+        cur.ws()
+        cur.expect(")")
+    else:
+        _parse_operands(cur, inst, style, pending)
+    while True:
+        cur.inline_ws()
+        if cur.peek() != ",":
+            break
+        cur.pos += 1
+        cur.inline_ws()
+        key = cur.match(_KEY, "an attribute name").group()
+        cur.expect("=")
+        inst.attributes.append((key, cur.raw_value()))
+    return inst
+
+
+def _parse_operands(cur: _Cursor, inst: HloInstruction, style: TextStyle,
+                    pending: list[tuple[HloInstruction, str, int]]) -> None:
+    text = cur.text
+    count = 0
+    comments = True
+    while True:
+        before = cur.pos
+        cur.ws()
+        if cur.peek() == ")":
+            cur.pos += 1
+            break
+        if count and count % 5 == 0 and "/*index=" not in text[before:cur.pos]:
+            comments = False
+        if _looks_like_shape(cur):
+            _parse_shape(cur)
+            style.operand_shapes = True
+            cur.inline_ws()
+        at = cur.pos
+        if cur.peek() == "%":
+            style.percent = True
+        name = cur.match(_NAME, "an operand name").group(1)
+        pending.append((inst, name, at))
+        count += 1
+        cur.ws()
+        if cur.peek() == ",":
+            cur.pos += 1
+        elif cur.peek() != ")":
+            raise cur.error("expected ',' or ')' after operand")
+    if count > 5:
+        inst.index_comments = comments
+        style.index_comments = comments
+
+
+# -- computations and module ----------------------------------------------------------------
+def _parse_computation(cur: _Cursor, style: TextStyle) -> HloComputation:
+    text = cur.text
+    is_entry = False
+    if text.startswith("ENTRY", cur.pos) and text[cur.pos + 5:cur.pos + 6] in (" ", "\t", "%"):
+        is_entry = True
+        cur.pos += 5
+        cur.inline_ws()
+    if cur.peek() == "%":
+        style.percent = True
+    name = cur.match(_NAME, "a computation name").group(1)
+    comp = HloComputation(name, is_entry=is_entry)
+    sig_start = cur.pos
+    cur.inline_ws()
+    if cur.peek() == "(":
+        cur.pos += 1
+        cur.raw_value(stop="")  # balanced parameter list
+        cur.expect(")")
+        cur.inline_ws()
+        cur.expect("->")
+        cur.inline_ws()
+        _parse_shape(cur)
+        comp.signature_text = text[sig_start:cur.pos]
+    cur.inline_ws()
+    if cur.peek() == ",":
+        brace = text.find("{", cur.pos)
+        line_end = text.find("\n", cur.pos)
+        last = text.rfind("{", cur.pos, line_end if line_end >= 0 else len(text))
+        if brace < 0 or last < 0:
+            raise cur.error("expected '{' to open the computation body")
+        comp.header_attributes = text[cur.pos:last].rstrip()
+        cur.pos = last
+    cur.expect("{")
+    pending: list[tuple[HloInstruction, str, int]] = []
+    while True:
+        cur.ws()
+        if cur.peek() == "}":
+            cur.pos += 1
+            break
+        if not cur.peek():
+            raise cur.error(f"computation '{name}' is not closed with '}}'")
+        comp.instructions.append(_parse_instruction(cur, style, pending))
+    by_name = {i.name: i for i in comp.instructions}
+    if len(by_name) != len(comp.instructions):
+        raise cur.error(f"duplicate instruction name in computation '{name}'")
+    for inst, op_name, at in pending:
+        op = by_name.get(op_name)
+        if op is None:
+            raise cur.error(f"unknown operand '{op_name}'", at)
+        inst.operands.append(op)
+    if not comp.instructions:
+        raise cur.error(f"computation '{name}' has no instructions")
+    if comp.signature_text:
+        comp.signature_snapshot = comp.current_signature()
+    return comp
+
+
+def parse(text: str, filename: str = "<string>") -> HloModule:
+    """Parse HLO text into an :class:`HloModule`; raises ParseError ``file:line:col: message``."""
+    cur = _Cursor(text, filename)
+    cur.ws()
+    cur.expect("HloModule")
+    cur.inline_ws()
+    module = HloModule(cur.match(_MODULE_NAME, "a module name").group())
+    while True:
+        cur.inline_ws()
+        if cur.peek() != ",":
+            break
+        cur.pos += 1
+        cur.inline_ws()
+        key = cur.match(_KEY, "a module attribute name").group()
+        cur.expect("=")
+        module.attributes.append((key, cur.raw_value()))
+    end = cur.pos
+    cur.inline_ws()
+    module.header_end = text[end:cur.pos]
+    if cur.peek() not in ("\n", ""):
+        raise cur.error("unexpected text after the module header")
+    pre_start = cur.pos
+    while True:
+        cur.ws()
+        m = _SECTION_LINE.match(text, cur.pos)
+        if not m:
+            break
+        nxt = text.find("\n\n", m.end())
+        cur.pos = len(text) if nxt < 0 else nxt + 1
+    module.preamble = text[pre_start:cur.pos]
+    comps: list[HloComputation] = []
+    calls: list[tuple[HloInstruction, str, int]] = []
+    while cur.pos < len(text):
+        comp_start = cur.pos
+        comp = _parse_computation(cur, module.style)
+        calls.extend(_call_refs(comp, cur, comp_start))
+        sep_start = cur.pos
+        cur.ws()
+        comp.separator = text[sep_start:cur.pos]
+        comps.append(comp)
+    if not comps:
+        raise cur.error("module has no computations")
+    module.computations = comps
+    by_name = {c.name: c for c in comps}
+    for inst, cname, at in calls:
+        c = by_name.get(cname)
+        if c is None:
+            raise cur.error(f"unknown computation '{cname}' called by '{inst.name}'", at)
+        inst.called_computations.append(c)
+    return module
+
+
+def _call_refs(comp: HloComputation, cur: _Cursor, start: int) -> list[tuple[HloInstruction, str, int]]:
+    out = []
+    for inst in comp.instructions:
+        for key, value in inst.attributes:
+            if key in _CALL_KEYS:
+                for n in re.findall(r"%?([A-Za-z0-9_][\w.\-]*)", value):
+                    at = cur.text.find(value, start)
+                    out.append((inst, n, at if at >= 0 else start))
+    return out
+
+
+__all__ = ["parse", "parse_shape", "parse_program_shape", "PrimitiveType"]
