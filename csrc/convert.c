@@ -1,0 +1,226 @@
+/* The generic converter: one exact value in, one code out (CAST_SEMANTICS.md §2-§5).
+ *
+ * Every source type is first decomposed into an exact (sign, m, e) with value m * 2^e, and rounded
+ * once by pp_round_exact. This is the reference every fast path is tested against; it is written
+ * for clarity, one element at a time.
+ */
+#include "pyprecision.h"
+
+#include <string.h>
+
+/* Step 1-5 of the converter. m != 0. */
+uint32_t pp_round_exact(const pp_params *pr, unsigned sign, uint64_t m, int e, uint32_t r) {
+    const int p = pr->p;
+    /* 1. E: exponent of the leading bit, value in [2^E, 2^(E+1)). */
+    const int E = e + 63 - __builtin_clzll(m);
+    /* 2. The quantum of the result: 2^(max(E, emin) - p); subnormals share emin's quantum. */
+    const int q = (E > pr->emin ? E : pr->emin) - p;
+    /* 3. s low bits of m lie below the quantum: K = kept multiple of the quantum, rem = the rest. */
+    const int s = q - e;
+    uint64_t K, rem;
+    if (s <= 0) {
+        K = m << -s; /* exact: K < 2^(p+1) because E <= q + p */
+        rem = 0;
+    } else if (s < 64) {
+        K = m >> s;
+        rem = m & ((UINT64_C(1) << s) - 1);
+    } else {
+        K = 0;
+        rem = m;
+    }
+    /* 4. The rounding decision, comparing rem with half a quantum (2^(s-1)). */
+    int up = 0;
+    if (rem != 0) {
+        /* cmp: -1, 0, 1 for rem below, at, above half. For s > 64 rem < 2^64 <= half. */
+        int cmp;
+        if (s > 64) {
+            cmp = -1;
+        } else {
+            const uint64_t half = UINT64_C(1) << (s - 1);
+            cmp = rem < half ? -1 : rem > half;
+        }
+        switch (pr->rounding) {
+        case PP_RNE: up = cmp > 0 || (cmp == 0 && (K & 1)); break;
+        case PP_RNA: up = cmp >= 0; break;
+        case PP_RTZ: up = 0; break;
+        default: {
+            /* floor(f * 2^32) with f = rem / 2^s, then round up iff R < it. */
+            uint64_t thr;
+            if (s <= 32) thr = rem << (32 - s);
+            else if (s - 32 < 64) thr = rem >> (s - 32);
+            else thr = 0;
+            up = (uint64_t)r < thr;
+        }
+        }
+    }
+    K += (uint64_t)up;
+    /* 5. Assemble: ((E + bias - 1) << p) + K turns a mantissa carry (K = 2^(p+1)) into the next
+     *    exponent, and a subnormal that rounds up to 2^p into the smallest normal. */
+    const int64_t ef = E >= pr->emin ? (int64_t)E + pr->bias - 1 : 0;
+    const uint64_t code = ((uint64_t)ef << p) + K;
+    if (code > pr->maxc) return pr->ovf[sign];
+    return ((uint32_t)code << pr->shift) | (sign ? pr->sign_bit : 0u);
+}
+
+/* ---- decomposition of each source element into the exact value ---- */
+
+static inline uint32_t from_f64(const pp_params *pr, uint64_t u, uint32_t r) {
+    const unsigned sign = (unsigned)(u >> 63);
+    const unsigned eb = (unsigned)(u >> 52) & 0x7ffu;
+    uint64_t m = u & ((UINT64_C(1) << 52) - 1);
+    if (eb == 0x7ffu) return m ? pr->nan[sign] : pr->inf[sign];
+    if (eb) m |= UINT64_C(1) << 52;
+    if (!m) return sign ? pr->sign_bit : 0u;
+    return pp_round_exact(pr, sign, m, (int)(eb ? eb : 1) - 1075, r);
+}
+
+static inline uint32_t from_f32(const pp_params *pr, uint32_t u, uint32_t r) {
+    const unsigned sign = u >> 31;
+    const unsigned eb = (u >> 23) & 0xffu;
+    uint64_t m = u & 0x7fffffu;
+    if (eb == 0xffu) return m ? pr->nan[sign] : pr->inf[sign];
+    if (eb) m |= 0x800000u;
+    if (!m) return sign ? pr->sign_bit : 0u;
+    return pp_round_exact(pr, sign, m, (int)(eb ? eb : 1) - 150, r);
+}
+
+static inline uint32_t from_i64(const pp_params *pr, int64_t v, uint32_t r) {
+    if (!v) return 0u;
+    const unsigned sign = v < 0;
+    const uint64_t m = sign ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    return pp_round_exact(pr, sign, m, 0, r);
+}
+
+static inline uint32_t from_u64(const pp_params *pr, uint64_t v, uint32_t r) {
+    if (!v) return 0u;
+    return pp_round_exact(pr, 0, v, 0, r);
+}
+
+/* One source element, by type code, as an exact conversion (narrow floats widen exactly). */
+static inline uint32_t convert_one(const pp_params *pr, const void *src, int t, size_t i,
+                                   uint32_t r) {
+    switch (t) {
+    case PP_T_F32: return from_f32(pr, ((const uint32_t *)src)[i], r);
+    case PP_T_F64: return from_f64(pr, ((const uint64_t *)src)[i], r);
+    case PP_T_F16:
+        return from_f32(pr, pp_f32_to_bits(pp_decode_table(1)[((const uint16_t *)src)[i]]), r);
+    case PP_T_BF16: return from_f32(pr, (uint32_t)((const uint16_t *)src)[i] << 16, r);
+    case PP_T_FP8E4:
+    case PP_T_FP8E4M3FN:
+    case PP_T_FP8E5: {
+        const float *tab = pp_decode_table(t - PP_T_FP8E4 + 3);
+        return from_f32(pr, pp_f32_to_bits(tab[((const uint8_t *)src)[i]]), r);
+    }
+    case PP_T_I8: return from_i64(pr, ((const int8_t *)src)[i], r);
+    case PP_T_I16: return from_i64(pr, ((const int16_t *)src)[i], r);
+    case PP_T_I32: return from_i64(pr, ((const int32_t *)src)[i], r);
+    case PP_T_I64: return from_i64(pr, ((const int64_t *)src)[i], r);
+    case PP_T_U8: return from_u64(pr, ((const uint8_t *)src)[i], r);
+    case PP_T_U16: return from_u64(pr, ((const uint16_t *)src)[i], r);
+    case PP_T_U32: return from_u64(pr, ((const uint32_t *)src)[i], r);
+    default: return from_u64(pr, ((const uint64_t *)src)[i], r);
+    }
+}
+
+static inline void store(void *dst, int bytes, size_t i, uint32_t v) {
+    if (bytes == 1) ((uint8_t *)dst)[i] = (uint8_t)v;
+    else if (bytes == 2) ((uint16_t *)dst)[i] = (uint16_t)v;
+    else ((uint32_t *)dst)[i] = v;
+}
+
+/* ---- the driver: chunks, random words, fast-path dispatch ---- */
+
+#define PP_BLOCK 2048 /* elements per inner block (stack buffers) */
+
+typedef struct {
+    pp_params pr;
+    const pp_cast_options *opt;
+    const void *src;
+    int src_type;
+    void *dst;
+    int out_bytes;
+    const pp_kernel_set *kernels; /* NULL: the reference converter */
+} encode_job;
+
+static pp_f32_kernel pick(const pp_kernel_set *ks, int out_bytes) {
+    return out_bytes == 1 ? ks->enc8 : out_bytes == 2 ? ks->enc16 : ks->enc32;
+}
+
+static void encode_range(void *ctx, size_t begin, size_t end) {
+    const encode_job *j = ctx;
+    const int stochastic = j->pr.rounding == PP_STOCHASTIC;
+    uint32_t rbuf[PP_BLOCK];
+    uint32_t wide[PP_BLOCK];
+    for (size_t b = begin; b < end; b += PP_BLOCK) {
+        const size_t n = end - b < PP_BLOCK ? end - b : PP_BLOCK;
+        const uint32_t *rnd = NULL;
+        if (stochastic) {
+            if (j->opt->random_bits) {
+                rnd = j->opt->random_bits + b;
+            } else {
+                pp_philox_fill(j->opt->seed, b, n, rbuf);
+                rnd = rbuf;
+            }
+        }
+        char *out = (char *)j->dst + b * (size_t)j->out_bytes;
+        if (j->kernels && j->src_type <= PP_T_FP8E5 && j->src_type != PP_T_F64) {
+            const uint32_t *f32 = wide;
+            if (j->src_type == PP_T_F32) {
+                f32 = (const uint32_t *)j->src + b;
+            } else {
+                /* Narrow floats widen exactly to float32 first (§5). */
+                for (size_t i = 0; i < n; i++) {
+                    if (j->src_type == PP_T_BF16) {
+                        wide[i] = (uint32_t)((const uint16_t *)j->src)[b + i] << 16;
+                    } else if (j->src_type == PP_T_F16) {
+                        wide[i] = pp_f32_to_bits(pp_decode_table(1)[((const uint16_t *)j->src)[b + i]]);
+                    } else {
+                        const float *tab = pp_decode_table(j->src_type - PP_T_FP8E4 + 3);
+                        wide[i] = pp_f32_to_bits(tab[((const uint8_t *)j->src)[b + i]]);
+                    }
+                }
+            }
+            pick(j->kernels, j->out_bytes)(&j->pr, f32, n, rnd, out);
+        } else {
+            for (size_t i = 0; i < n; i++) {
+                const uint32_t r = rnd ? rnd[i] : 0u;
+                store(out, j->out_bytes, i, convert_one(&j->pr, j->src, j->src_type, b + i, r));
+            }
+        }
+    }
+}
+
+static const pp_kernel_set *kernels_for(int isa) {
+    switch (isa) {
+    case PP_ISA_PORTABLE: return &pp_kernels_portable;
+    case PP_ISA_AVX2: return &pp_kernels_avx2;
+    case PP_ISA_AVX512: return &pp_kernels_avx512;
+    default: return NULL;
+    }
+}
+
+int pp_encode(const void *src, int src_type, size_t n, void *dst, const pp_cast_options *opt) {
+    if (!opt || src_type < 0 || src_type > PP_T_U64) return PP_EINVAL;
+    if (n && (!src || !dst)) return PP_EINVAL;
+    encode_job j;
+    memset(&j, 0, sizeof j);
+    int st = pp_params_init(&j.pr, opt);
+    if (st) return st;
+    int isa = opt->isa == PP_ISA_AUTO ? pp_isa_auto() : opt->isa;
+    if (isa < PP_ISA_REFERENCE || isa > PP_ISA_AVX512) return PP_EINVAL;
+    if (!pp_isa_supported(isa)) return PP_EUNSUPPORTED;
+    if (n == 0) return PP_OK;
+    j.opt = opt;
+    j.src = src;
+    j.src_type = src_type;
+    j.dst = dst;
+    j.out_bytes = pp_formats[opt->format].bits / 8;
+    j.kernels = kernels_for(isa);
+    return pp_parallel_for(n, (size_t)1 << 16, opt->threads, encode_range, &j);
+}
+
+int pp_random_words(uint64_t seed, uint64_t first, size_t n, uint32_t *out) {
+    if (n && !out) return PP_EINVAL;
+    pp_philox_fill(seed, first, n, out);
+    return PP_OK;
+}

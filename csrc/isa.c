@@ -1,0 +1,26 @@
+/* Which fast path this CPU can run. */
+#include "pyprecision.h"
+
+int pp_isa_supported(int isa) {
+    switch (isa) {
+    case PP_ISA_REFERENCE:
+    case PP_ISA_PORTABLE: return 1;
+#if defined(__x86_64__) || defined(__i386__)
+    case PP_ISA_AVX2:
+        __builtin_cpu_init();
+        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi2");
+    case PP_ISA_AVX512:
+        __builtin_cpu_init();
+        return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+               __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
+               __builtin_cpu_supports("bmi2");
+#endif
+    default: return 0;
+    }
+}
+
+int pp_isa_auto(void) {
+    if (pp_isa_supported(PP_ISA_AVX512)) return PP_ISA_AVX512;
+    if (pp_isa_supported(PP_ISA_AVX2)) return PP_ISA_AVX2;
+    return PP_ISA_PORTABLE;
+}

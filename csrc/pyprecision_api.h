@@ -1,0 +1,106 @@
+/* pyprecision C core — the public API.
+ *
+ * This file is read twice: by the C compiler (through pyprecision.h) and by cffi's cdef (by
+ * setup_build.py), so it holds plain declarations and integer #defines only: no includes, no
+ * macros with bodies, no conditionals.
+ *
+ * Every function returns a status code (PP_OK on success) and never aborts or prints.
+ */
+
+#define PP_OK 0
+#define PP_EINVAL 1      /* an argument is out of range (format, rounding, type code ...) */
+#define PP_ENOMEM 2      /* an allocation failed */
+#define PP_ETHREAD 3     /* the thread pool could not start a worker */
+#define PP_EUNSUPPORTED 4 /* the requested instruction set is not available on this CPU */
+
+/* Rounding modes (CAST_SEMANTICS.md §2). */
+#define PP_RNE 0
+#define PP_RTZ 1
+#define PP_RNA 2
+#define PP_STOCHASTIC 3
+
+/* NaN encoding policies (§4). */
+#define PP_NAN_MLDTYPES 0
+#define PP_NAN_NVIDIA 1
+
+/* Element types of source / destination arrays. */
+#define PP_T_F32 0
+#define PP_T_F64 1
+#define PP_T_F16 2
+#define PP_T_BF16 3
+#define PP_T_FP8E4 4
+#define PP_T_FP8E4M3FN 5
+#define PP_T_FP8E5 6
+#define PP_T_I8 7
+#define PP_T_I16 8
+#define PP_T_I32 9
+#define PP_T_I64 10
+#define PP_T_U8 11
+#define PP_T_U16 12
+#define PP_T_U32 13
+#define PP_T_U64 14
+
+/* Instruction-set selection for the fast paths. PP_ISA_REFERENCE is the generic one-element-at-a-
+ * time converter every fast path is proven equal to. */
+#define PP_ISA_AUTO -1
+#define PP_ISA_REFERENCE 0
+#define PP_ISA_PORTABLE 1
+#define PP_ISA_AVX2 2
+#define PP_ISA_AVX512 3
+
+/* One row of the format table (CAST_SEMANTICS.md §1). Codes are magnitudes in storage position. */
+typedef struct {
+    const char *name;
+    const char *aliases;      /* comma-separated */
+    const char *numpy_dtype;  /* name of the numpy / ml_dtypes dtype of decoded values */
+    int bits;                 /* storage width: 8, 16 or 32 */
+    int exponent_bits;
+    int mantissa_bits;
+    int bias;
+    int has_inf;
+    int storage_shift;        /* fp32r keeps its 1-8-10 value in the top 19 bits: 13 */
+    uint32_t max_bits;        /* largest finite, positive */
+    uint32_t inf_bits;        /* +inf, or 0 when the format has none */
+    uint32_t nan_mldtypes;    /* canonical quiet NaN, positive (sign is ORed in by policy) */
+    uint32_t nan_nvidia;      /* NVIDIA's NaN (sign dropped) */
+    double max_value;
+    double min_normal;
+    double min_subnormal;
+} pp_format_info;
+
+typedef struct {
+    int format;                   /* index into the format table */
+    int rounding;                 /* PP_RNE ... */
+    int saturate;                 /* 0 or 1 */
+    int nan_policy;               /* PP_NAN_* */
+    uint64_t seed;                /* stochastic: key of the counter-based generator */
+    const uint32_t *random_bits;  /* stochastic: one word per element, or NULL for the generator */
+    int threads;                  /* 0: all cores */
+    int isa;                      /* PP_ISA_* */
+} pp_cast_options;
+
+int pp_format_count(void);
+const pp_format_info *pp_format_get(int index);
+
+/* Encode n elements of type src_type into raw bits (uint8/uint16/uint32 by the format's width). */
+int pp_encode(const void *src, int src_type, size_t n, void *dst, const pp_cast_options *opt);
+
+/* Decode n raw codes of a format into float32 (§6). */
+int pp_decode(const void *bits, size_t n, int format, float *dst, int threads, int isa);
+
+/* XLA convert float -> integer (§8): truncate, saturate, NaN -> 0. src_type F32 or F64. */
+int pp_float_to_int(const void *src, int src_type, size_t n, void *dst, int dst_type, int threads);
+
+/* The F32 route of an integer dot: a (M,K) and b (K,N) integer matrices, converted to float32
+ * (RNE), products rounded to float32, accumulated in float32 in increasing k, no FMA. */
+int pp_int_dot_f32(const void *a, int a_type, const void *b, int b_type,
+                   size_t m, size_t k, size_t n, float *out, int threads);
+
+/* Philox4x32-10 words of the stochastic-rounding generator, for element indices
+ * [first, first + n). */
+int pp_random_words(uint64_t seed, uint64_t first, size_t n, uint32_t *out);
+
+/* Instruction sets: is one usable here, which one PP_ISA_AUTO picks, and how many cores. */
+int pp_isa_supported(int isa);
+int pp_isa_auto(void);
+int pp_cpu_count(void);

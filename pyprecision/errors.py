@@ -1,0 +1,49 @@
+"""One small exception hierarchy for the whole package.
+
+Every error a user can provoke with bad input is one of these; the CLI turns them into a single
+line on stderr and a non-zero exit code.
+"""
+from __future__ import annotations
+
+
+class PyPrecisionError(Exception):
+    """Base of every error pyprecision raises on purpose."""
+
+
+class FormatError(PyPrecisionError, ValueError):
+    """Unknown format, rounding or NaN-policy name (the message lists the valid ones)."""
+
+
+class CastError(PyPrecisionError, ValueError):
+    """A cast cannot be performed on these arguments (dtype, shape, out= ...)."""
+
+
+class CoreError(PyPrecisionError, RuntimeError):
+    """The C core returned a non-zero status."""
+
+
+class ParseError(PyPrecisionError, ValueError):
+    """Malformed IR or HLO text; ``str()`` is ``file:line:col: message``."""
+
+    def __init__(self, message: str, line: int = 0, col: int = 0, filename: str = "<string>"):
+        self.message = message
+        self.line = line
+        self.col = col
+        self.filename = filename
+        super().__init__(f"{filename}:{line}:{col}: {message}")
+
+
+class VerifyError(PyPrecisionError, ValueError):
+    """An IR or HLO module fails verification."""
+
+
+class PassError(PyPrecisionError, RuntimeError):
+    """A pass cannot run (unknown pass name, bad option, broken invariant)."""
+
+
+class EmulationError(PyPrecisionError, ValueError):
+    """A program cannot be evaluated on these inputs (missing input, wrong shape, unknown op)."""
+
+
+class DumpError(PyPrecisionError, ValueError):
+    """A dump or checkpoint file is truncated, malformed or does not match its declared shape."""

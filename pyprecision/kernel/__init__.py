@@ -1,0 +1,34 @@
+"""NumPy <-> C plumbing of the cast core. Every argument is checked here before C sees a pointer."""
+from pyprecision.kernel.cast import (
+    ReinterpretReport,
+    cast,
+    decode,
+    encode,
+    quantize,
+    random_words,
+    reinterpret,
+)
+from pyprecision.kernel.intops import IntDotReport, float_to_int, int_dot
+from pyprecision.kernel._args import ISAS, ROUNDINGS, NAN_POLICIES
+
+
+def isa_available() -> list[str]:
+    """Instruction-set names usable on this CPU (for ``isa=`` and PYPRECISION_ISA)."""
+    from pyprecision._core import lib
+
+    return [n for n, c in ISAS.items() if n != "auto" and lib.pp_isa_supported(c)]
+
+
+def isa_auto() -> str:
+    """The instruction set ``auto`` picks on this CPU."""
+    from pyprecision._core import lib
+
+    code = lib.pp_isa_auto()
+    return next(n for n, c in ISAS.items() if c == code and n != "generic")
+
+
+__all__ = [
+    "encode", "decode", "cast", "quantize", "reinterpret", "ReinterpretReport", "random_words",
+    "float_to_int", "int_dot", "IntDotReport", "isa_available", "isa_auto",
+    "ROUNDINGS", "NAN_POLICIES",
+]

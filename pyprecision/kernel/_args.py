@@ -1,0 +1,142 @@
+"""Argument checking between NumPy and the C core: nothing reaches C unchecked."""
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+
+from pyprecision._core import ffi, lib
+from pyprecision.errors import CastError, CoreError, FormatError
+
+ROUNDINGS = {"rne": lib.PP_RNE, "rtz": lib.PP_RTZ, "rna": lib.PP_RNA, "stochastic": lib.PP_STOCHASTIC}
+NAN_POLICIES = {"ml_dtypes": lib.PP_NAN_MLDTYPES, "nvidia": lib.PP_NAN_NVIDIA}
+ISAS = {
+    "auto": lib.PP_ISA_AUTO,
+    "reference": lib.PP_ISA_REFERENCE,
+    "generic": lib.PP_ISA_PORTABLE,
+    "portable": lib.PP_ISA_PORTABLE,
+    "avx2": lib.PP_ISA_AVX2,
+    "avx512": lib.PP_ISA_AVX512,
+}
+
+# Source element types the core reads directly.
+SOURCE_TYPES: dict[np.dtype, int] = {
+    np.dtype(np.float32): lib.PP_T_F32,
+    np.dtype(np.float64): lib.PP_T_F64,
+    np.dtype(np.float16): lib.PP_T_F16,
+    np.dtype(ml_dtypes.bfloat16): lib.PP_T_BF16,
+    np.dtype(ml_dtypes.float8_e4m3): lib.PP_T_FP8E4,
+    np.dtype(ml_dtypes.float8_e4m3fn): lib.PP_T_FP8E4M3FN,
+    np.dtype(ml_dtypes.float8_e5m2): lib.PP_T_FP8E5,
+    np.dtype(np.int8): lib.PP_T_I8,
+    np.dtype(np.int16): lib.PP_T_I16,
+    np.dtype(np.int32): lib.PP_T_I32,
+    np.dtype(np.int64): lib.PP_T_I64,
+    np.dtype(np.uint8): lib.PP_T_U8,
+    np.dtype(np.uint16): lib.PP_T_U16,
+    np.dtype(np.uint32): lib.PP_T_U32,
+    np.dtype(np.uint64): lib.PP_T_U64,
+}
+INT_TYPES = {dt: code for dt, code in SOURCE_TYPES.items() if dt.kind in "iu"}
+
+_STATUS = {
+    lib.PP_EINVAL: "invalid argument",
+    lib.PP_ENOMEM: "out of memory",
+    lib.PP_ETHREAD: "could not start a worker thread",
+    lib.PP_EUNSUPPORTED: "instruction set not supported by this CPU",
+}
+
+
+def choice(kind: str, value: Any, table: dict[str, int]) -> int:
+    """The code of a named option; unknown names list the valid ones."""
+    if isinstance(value, str) and value in table:
+        return table[value]
+    raise FormatError(f"unknown {kind} {value!r}; valid: {', '.join(table)}")
+
+
+def _env_isa() -> str:
+    name = os.environ.get("PYPRECISION_ISA", "auto").strip().lower() or "auto"
+    return name
+
+
+DEFAULT_ISA = _env_isa()
+
+
+def isa_code(isa: str | None) -> int:
+    """Code of an instruction-set name (None: PYPRECISION_ISA or auto), checked against the CPU."""
+    name = DEFAULT_ISA if isa is None else isa
+    code = choice("instruction set (PYPRECISION_ISA / isa=)", name, ISAS)
+    if code != lib.PP_ISA_AUTO and not lib.pp_isa_supported(code):
+        raise CastError(f"instruction set {name!r} is not supported by this CPU")
+    return code
+
+
+def threads_arg(threads: Any) -> int:
+    """0 means all cores."""
+    if threads is None:
+        return 0
+    if isinstance(threads, (bool, np.bool_)) or not isinstance(threads, (int, np.integer)):
+        raise CastError(f"threads must be a positive integer or None, got {threads!r}")
+    if threads < 1:
+        raise CastError(f"threads must be >= 1 (None for all cores), got {threads}")
+    return int(threads)
+
+
+def native(a: np.ndarray) -> np.ndarray:
+    """A C-contiguous array in native byte order (a copy only when needed)."""
+    if a.dtype.byteorder not in ("=", "|"):
+        a = a.astype(a.dtype.newbyteorder("="))
+    return np.ascontiguousarray(a)
+
+
+def as_source(x: Any, what: str = "x") -> tuple[np.ndarray, int]:
+    """The source array (native, contiguous) and its core type code."""
+    a = np.asarray(x)
+    dt = a.dtype
+    if dt.kind == "b":
+        raise CastError(f"{what} has dtype bool; convert it with .astype(np.uint8) first")
+    if dt.kind in "iufV":
+        a = native(a)
+        code = SOURCE_TYPES.get(a.dtype)
+        if code is not None:
+            return a, code
+        # Other narrow ml_dtypes types (fnuz, e3m4, fp4, int4 ...) widen exactly.
+        if dt.itemsize <= 2 and dt.name.startswith("float"):
+            return np.ascontiguousarray(a.astype(np.float32)), lib.PP_T_F32
+        if dt.name in ("int4", "int2"):
+            return np.ascontiguousarray(a.astype(np.int8)), lib.PP_T_I8
+        if dt.name in ("uint4", "uint2"):
+            return np.ascontiguousarray(a.astype(np.uint8)), lib.PP_T_U8
+    raise CastError(
+        f"{what} has dtype {dt}; supported: float32, float64, float16, bfloat16, float8_e4m3, "
+        "float8_e4m3fn, float8_e5m2 and int8..int64 / uint8..uint64"
+    )
+
+
+def check_out(out: Any, shape: tuple[int, ...], dtype: np.dtype, what: str = "out") -> np.ndarray:
+    """Validate a caller-supplied output array."""
+    if not isinstance(out, np.ndarray):
+        raise CastError(f"{what} must be a numpy.ndarray, got {type(out).__name__}")
+    if out.dtype != dtype:
+        raise CastError(f"{what} has dtype {out.dtype}; it must be {dtype}")
+    if out.shape != shape:
+        raise CastError(f"{what} has shape {out.shape}; it must be {shape}")
+    if not out.flags.writeable:
+        raise CastError(f"{what} is read-only")
+    if not out.flags.c_contiguous:
+        raise CastError(f"{what} must be C-contiguous")
+    if out.dtype.byteorder not in ("=", "|"):
+        raise CastError(f"{what} must be in native byte order")
+    return out
+
+
+def ptr(a: np.ndarray, ctype: str = "void *") -> Any:
+    """A C pointer to a contiguous array's data (the array must outlive the call)."""
+    return ffi.cast(ctype, a.ctypes.data)
+
+
+def check_status(status: int, what: str) -> None:
+    if status:
+        raise CoreError(f"{what}: {_STATUS.get(status, f'status {status}')}")

@@ -1,0 +1,1 @@
+"""The ``pyprecision`` command line. Nothing imports this room."""
