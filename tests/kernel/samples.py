@@ -76,7 +76,8 @@ def stratified_f32_bits(name: str, total: int = 1 << 24, seed: int = 2024) -> np
     return out
 
 
-def mode_sample_f32_bits(name: str, size: int = 1 << 19, seed: int = 7) -> np.ndarray:
+@functools.lru_cache(maxsize=6)
+def mode_sample_f32_bits(name: str, size: int = 1 << 21, seed: int = 7) -> np.ndarray:
     """A smaller boundary-heavy sample for the many (rounding × saturate × nan) combinations:
     all specials, a random subset of the boundaries (±1 ulp), every exponent, random bits."""
     rng = np.random.default_rng([seed, len(name)])
