@@ -44,7 +44,12 @@ DUMPED = ("dot_s8_s32", "dot_s32_big", "bf16_mix", "bnt_bf16", "while_loop", "re
           "fp8_mix")
 
 _DUMP_DIR = tempfile.mkdtemp(prefix="gen_hlo_dump_")
-os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + f" --xla_dump_to={_DUMP_DIR}"
+# No excess precision: by default XLA:CPU removes the f32->bf16->f32 convert pairs it inserts
+# around every bf16/fp8 op, so chains of low-precision ops run in f32 without rounding in between.
+# Turned off, XLA rounds every HLO result to its element type, as the HLO text says.
+NUMERIC_FLAGS = "--xla_allow_excess_precision=false"
+os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + f" {NUMERIC_FLAGS}"
+                           f" --xla_dump_to={_DUMP_DIR}"
                            " --xla_dump_hlo_as_text"
                            f" --xla_dump_hlo_module_re=^jit_({'|'.join(DUMPED)})$").strip()
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
@@ -394,7 +399,7 @@ def int4_convert(a):
 def shape_ops(x, y):
     b = jnp.broadcast_to(x[:, None, :], (2, 4, 3))
     t = jnp.transpose(b, (2, 0, 1))
-    s = y[1:3, ::2]
+    s = lax.slice(y, (1, 0), (3, 3), (1, 2))  # a plain slice (y[1:3, ::2] is a gather in 0.4.x)
     c = jnp.concatenate([x, y[:2]], axis=0)
     io = lax.iota(jnp.int32, 5)
     io2 = lax.broadcasted_iota(jnp.float32, (2, 3), 1)
@@ -528,6 +533,7 @@ def main(argv: list[str] | None = None) -> int:
                      "numpy": np.__version__, "ml_dtypes": ml_dtypes.__version__,
                      "python": sys.version.split()[0]},
         "backend": jax.default_backend(),
+        "xla_flags": NUMERIC_FLAGS,
         "npz_convention": ("in<i>/out<i>; bfloat16 stored as uint16 bits, float8_* as uint8 bits, "
                            "int4/uint4 as int8/uint8 values; __dtypes__ = JSON {key: dtype name}"),
         "modules": {},
