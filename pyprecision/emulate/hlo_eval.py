@@ -1,0 +1,238 @@
+"""Evaluate an HLO module on NumPy data: ``run_hlo(module, args) -> list[ndarray]``.
+
+Every instruction's result is rounded to its element type (``hlo_numeric.round_to``: the cast
+core for bf16/f16/fp8, NumPy for f32, exact f64, wraparound integers, XLA float→int converts).
+Opcodes live in ``hlo_ops`` (elementwise), ``hlo_shape_ops`` (data movement) and ``hlo_dot``
+(dot, batch norm); this file holds the dispatcher and the opcodes that call computations
+(call, fusion, while, conditional-free control, reduce) plus tuples. Decisions (dot accumulation
+order, transcendental functions, reduce order): docs/decisions/hlo-eval.md.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Union
+
+import numpy as np
+
+from pyprecision.emulate import hlo_dot
+from pyprecision.emulate.hlo_numeric import check_value, dtype_of
+from pyprecision.emulate.hlo_ops import ELEMENTWISE
+from pyprecision.emulate.hlo_shape_ops import SHAPE_OPS
+from pyprecision.errors import EmulationError
+
+Value = Union[np.ndarray, tuple]  # an array, or a tuple of Values
+
+#: Iteration cap for ``while`` (an HLO loop that never ends is an error, not a hang).
+MAX_WHILE_ITERATIONS = 1_000_000
+
+#: opcodes that only look at their operands elementwise (a reducer built from them can be
+#: evaluated on whole arrays at once).
+_VECTORIZABLE = set(ELEMENTWISE) | {"parameter", "constant", "tuple", "get-tuple-element"}
+
+
+def run_hlo(module: Any, args: list[np.ndarray]) -> list[np.ndarray]:
+    """Evaluate ``module``'s ENTRY computation on ``args`` (its parameters in order).
+
+    Inputs must have exactly the parameter's shape and the NumPy dtype of its element type
+    (bf16/fp8 as ml_dtypes arrays, s4/u4 as int8/uint8, pred as bool); a tuple-shaped parameter
+    takes a tuple. The result is a list of arrays: the root value, or a tuple result flattened in
+    order (depth first). Raises EmulationError on a mismatch or an unsupported opcode.
+    """
+    entry = module.entry
+    params = entry.parameters
+    if len(args) != len(params):
+        raise EmulationError(f"ENTRY {entry.name} takes {len(params)} parameter(s), "
+                             f"got {len(args)} input(s)")
+    values = [_check_input(p, a, f"parameter {p.parameter_number} ({p.name})", p.shape)
+              for p, a in zip(params, args)]
+    result = Evaluator(module).call(entry, values)
+    return _flatten(result)
+
+
+def _check_input(param: Any, a: Any, what: str, shape: Any) -> Value:
+    if shape.is_tuple:
+        if not isinstance(a, (tuple, list)) or len(a) != len(shape.tuple_shapes):
+            raise EmulationError(f"{what}: expected a tuple of {len(shape.tuple_shapes)} arrays "
+                                 f"for {shape.to_text(with_layout=False)}")
+        return tuple(_check_input(param, x, f"{what}[{i}]", s)
+                     for i, (x, s) in enumerate(zip(a, shape.tuple_shapes)))
+    want_dt = dtype_of(shape.element_type)
+    arr = np.asarray(a)
+    want = shape.to_text(with_layout=False)
+    if tuple(arr.shape) != tuple(shape.dimensions):
+        raise EmulationError(f"{what}: expected shape {want}, got an array of shape "
+                             f"{tuple(arr.shape)}")
+    if arr.dtype != want_dt:
+        raise EmulationError(f"{what}: expected {want} ({want_dt.name}), got dtype "
+                             f"{arr.dtype.name}")
+    check_value(arr, shape.element_type, what)
+    return arr
+
+
+def _flatten(v: Value) -> list[np.ndarray]:
+    if isinstance(v, tuple):
+        out: list[np.ndarray] = []
+        for x in v:
+            out.extend(_flatten(x))
+        return out
+    return [v]
+
+
+class Evaluator:
+    """Evaluates computations of one module; ``call(computation, args)`` is the entry point."""
+
+    def __init__(self, module: Any):
+        self.module = module
+        self._constants: dict[int, np.ndarray] = {}
+        self.handlers: dict[str, Callable[[Any, list[Any]], Value]] = {
+            **ELEMENTWISE, **SHAPE_OPS,
+            "dot": hlo_dot.dot,
+            "batch-norm-training": hlo_dot.batch_norm_training,
+            "batch-norm-inference": hlo_dot.batch_norm_inference,
+            "tuple": lambda inst, a: tuple(a),
+            "get-tuple-element": _get_tuple_element,
+            "constant": self._constant,
+            "call": self._call,
+            "fusion": self._fusion,
+            "while": self._while,
+            "reduce": self._reduce,
+        }
+
+    # -- computations ----------------------------------------------------------------------
+    def call(self, comp: Any, args: list[Value]) -> Value:
+        """Evaluate computation ``comp`` with parameter values ``args``; return the root value."""
+        params = comp.parameters
+        if len(params) != len(args):
+            raise EmulationError(f"computation {comp.name} takes {len(params)} parameter(s), "
+                                 f"got {len(args)}")
+        env: dict[int, Value] = {id(p): a for p, a in zip(params, args)}
+        for inst in _needed(comp):
+            if id(inst) in env:
+                continue
+            if inst.opcode == "parameter":
+                raise EmulationError(f"{inst.name}: parameter({inst.parameter_number}) of "
+                                     f"{comp.name} has no argument")
+            env[id(inst)] = self.evaluate(inst, [env[id(o)] for o in inst.operands])
+        return env[id(comp.root)]
+
+    def evaluate(self, inst: Any, operands: list[Value]) -> Value:
+        """The value of one instruction given its operand values."""
+        handler = self.handlers.get(inst.opcode)
+        if handler is None:
+            raise EmulationError(f"unsupported opcode '{inst.opcode}' in instruction "
+                                 f"{inst.name}")
+        try:
+            return handler(inst, operands)
+        except EmulationError:
+            raise
+        except (ValueError, TypeError, IndexError, KeyError) as e:
+            raise EmulationError(f"{inst.name} ({inst.opcode}): {e}") from e
+
+    def _called(self, inst: Any, key: str) -> Any:
+        comp = inst.called(key)
+        if comp is None:
+            raise EmulationError(f"{inst.name}: {inst.opcode} has no {key}= computation")
+        return comp
+
+    # -- opcodes ---------------------------------------------------------------------------
+    def _constant(self, inst: Any, args: list[Value]) -> np.ndarray:
+        cached = self._constants.get(id(inst))
+        if cached is not None:
+            return cached
+        if inst.literal_text is not None and "..." in inst.literal_text:
+            raise EmulationError(f"{inst.name}: the constant's literal is elided ({{...}}) in "
+                                 "the text, so its values are unknown")
+        try:
+            value = np.asarray(inst.literal())
+        except EmulationError:
+            raise
+        except Exception as e:  # the literal parser's own errors
+            raise EmulationError(f"{inst.name}: cannot read constant literal: {e}") from e
+        want = dtype_of(inst.shape.element_type)
+        if value.dtype != want:
+            value = value.astype(want)
+        value = value.reshape(tuple(inst.shape.dimensions))
+        self._constants[id(inst)] = value
+        return value
+
+    def _call(self, inst: Any, args: list[Value]) -> Value:
+        return self.call(self._called(inst, "to_apply"), args)
+
+    def _fusion(self, inst: Any, args: list[Value]) -> Value:
+        return self.call(self._called(inst, "calls"), args)
+
+    def _while(self, inst: Any, args: list[Value]) -> Value:
+        cond = self._called(inst, "condition")
+        body = self._called(inst, "body")
+        (state,) = args
+        for _ in range(MAX_WHILE_ITERATIONS):
+            go = self.call(cond, [state])
+            if not bool(np.asarray(go)):
+                return state
+            state = self.call(body, [state])
+        raise EmulationError(f"{inst.name}: while loop did not finish within "
+                             f"{MAX_WHILE_ITERATIONS} iterations")
+
+    def _reduce(self, inst: Any, args: list[Value]) -> Value:
+        """reduce(inputs..., inits...), dimensions={...}: the reducer is applied sequentially
+        over the reduced elements in row-major order, starting from the init value."""
+        n = len(args) // 2
+        inputs, inits = args[:n], args[n:]
+        dims = sorted(inst.attr_ints("dimensions") or [])
+        comp = self._called(inst, "to_apply")
+        x0 = inputs[0]
+        keep = [d for d in range(x0.ndim) if d not in dims]
+        out_shape = tuple(x0.shape[d] for d in keep)
+        moved = [np.moveaxis(x, dims, range(len(keep), x0.ndim)).reshape(out_shape + (-1,))
+                 if dims else x.reshape(out_shape + (1,)) for x in inputs]
+        count = moved[0].shape[-1]
+        accs = [np.broadcast_to(i, out_shape).copy() for i in inits]
+        vector = all(i.opcode in _VECTORIZABLE for i in comp.instructions)
+        for k in range(count):
+            elems = [m[..., k] for m in moved]
+            if vector:
+                accs = self._apply_reducer(comp, accs, elems)
+            else:
+                accs = self._apply_scalarwise(comp, accs, elems, out_shape)
+        return accs[0] if n == 1 else tuple(accs)
+
+    def _apply_reducer(self, comp: Any, accs: list[np.ndarray],
+                       elems: list[np.ndarray]) -> list[np.ndarray]:
+        r = self.call(comp, [*accs, *elems])
+        return list(r) if isinstance(r, tuple) else [r]
+
+    def _apply_scalarwise(self, comp: Any, accs: list[np.ndarray], elems: list[np.ndarray],
+                          shape: tuple[int, ...]) -> list[np.ndarray]:
+        out = [a.copy() for a in accs]
+        for idx in np.ndindex(*shape):
+            r = self._apply_reducer(comp, [np.asarray(a[idx]) for a in accs],
+                                    [np.asarray(e[idx]) for e in elems])
+            for o, v in zip(out, r):
+                o[idx] = v
+        return out
+
+
+def _get_tuple_element(inst: Any, args: list[Value]) -> Value:
+    (t,) = args
+    idx = inst.attr_ints("index")
+    if not isinstance(t, tuple) or not idx or not 0 <= idx[0] < len(t):
+        raise EmulationError(f"{inst.name}: get-tuple-element index is out of range")
+    return t[idx[0]]
+
+
+def _needed(comp: Any) -> list[Any]:
+    """Instructions the root depends on, operands before users."""
+    order: list[Any] = []
+    seen: set[int] = set()
+    stack: list[tuple[Any, int]] = [(comp.root, 0)]
+    while stack:
+        inst, k = stack.pop()
+        if k < len(inst.operands):
+            stack.append((inst, k + 1))
+            op = inst.operands[k]
+            if id(op) not in seen:
+                stack.append((op, 0))
+            continue
+        if id(inst) not in seen:
+            seen.add(id(inst))
+            order.append(inst)
+    return order

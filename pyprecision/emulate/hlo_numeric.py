@@ -1,0 +1,175 @@
+"""Element types of the HLO evaluator: NumPy dtypes, rounding every result to its type, converts.
+
+Every value the evaluator holds is a NumPy array of ``numpy_dtype(t)`` for its HLO element type
+``t`` (bf16/fp8 as ml_dtypes arrays, s4/u4 as int8/uint8, PRED as bool). ``round_to`` is the one
+place a computed value becomes a value of an HLO type:
+
+* F32 — NumPy's float32 cast (round to nearest even); F64 — exact (float64);
+* BF16, F16, F8E4M3FN, F8E5M2, F8E4M3 — the cast core (``pyprecision.cast``, ``rounding="rne"``,
+  ``saturate=False`` so overflow gives inf/NaN as XLA's convert does, NaN kept);
+* the other small float types (fnuz fp8, f8e3m4, f4e2m1fn, f8e8m0fnu), which the cast core does
+  not model — ml_dtypes' own float32 conversion;
+* integers — XLA wraparound (two's complement modulo 2^bits; s4/u4 wrap to 4 bits) for an integer
+  source, and XLA's float→int convert (``pyprecision.float_to_int``: truncate, saturate, NaN→0)
+  for a float source.
+
+See docs/decisions/hlo-eval.md.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from pyprecision.errors import EmulationError
+from pyprecision.hlo import PrimitiveType, numpy_dtype, type_name
+
+P = PrimitiveType
+
+#: HLO element types the cast core rounds to (its format names).
+CORE_FORMATS: dict[PrimitiveType, str] = {
+    P.BF16: "bf16",
+    P.F16: "fp16",
+    P.F8E4M3FN: "fp8e4m3fn",
+    P.F8E5M2: "fp8e5",
+    P.F8E4M3: "fp8e4",
+}
+
+_FLOATS = {P.F16, P.F32, P.F64, P.BF16, P.F8E5M2, P.F8E4M3FN, P.F8E4M3B11FNUZ, P.F8E5M2FNUZ,
+           P.F8E4M3FNUZ, P.F8E4M3, P.F8E3M4, P.F4E2M1FN, P.F8E8M0FNU}
+_SIGNED = {P.S1: 1, P.S2: 2, P.S4: 4, P.S8: 8, P.S16: 16, P.S32: 32, P.S64: 64}
+_UNSIGNED = {P.U1: 1, P.U2: 2, P.U4: 4, P.U8: 8, P.U16: 16, P.U32: 32, P.U64: 64}
+
+
+def is_float_type(t: PrimitiveType) -> bool:
+    """A real floating-point element type."""
+    return t in _FLOATS
+
+
+def is_int_type(t: PrimitiveType) -> bool:
+    """A signed or unsigned integer element type (PRED is not one)."""
+    return t in _SIGNED or t in _UNSIGNED
+
+
+def int_bits(t: PrimitiveType) -> tuple[int, bool]:
+    """(bit width, signed) of an integer type."""
+    if t in _SIGNED:
+        return _SIGNED[t], True
+    return _UNSIGNED[t], False
+
+
+def dtype_of(t: PrimitiveType) -> np.dtype:
+    """The NumPy dtype holding values of ``t``; EmulationError for types with none."""
+    try:
+        return numpy_dtype(t)
+    except ValueError as e:
+        raise EmulationError(f"element type {type_name(t)} is not supported by the evaluator") from e
+
+
+def _is_ml_float(dt: np.dtype) -> bool:
+    return dt.kind not in "biuf" and dt.name.startswith(("bfloat16", "float"))
+
+
+def widen(x: np.ndarray) -> np.ndarray:
+    """A float array as float32 (exact for every type narrower than f32); f32/f64 unchanged;
+    integers and bools unchanged."""
+    if x.dtype == np.float64 or x.dtype == np.float32:
+        return x
+    if x.dtype.kind in "biu":
+        return x
+    return x.astype(np.float32)
+
+
+def _wrap_int(x: np.ndarray, t: PrimitiveType) -> np.ndarray:
+    """Integer (or bool) array → integer type ``t`` with two's-complement wraparound."""
+    bits, signed = int_bits(t)
+    dt = dtype_of(t)
+    if bits >= 8:
+        return np.asarray(x).astype(np.int64 if signed else np.uint64).astype(dt)
+    v = np.asarray(x).astype(np.int64) & ((1 << bits) - 1)
+    if signed:
+        v = np.where(v >= (1 << (bits - 1)), v - (1 << bits), v)
+    return v.astype(dt)
+
+
+def _float_to_int(x: np.ndarray, t: PrimitiveType) -> np.ndarray:
+    """XLA convert float → integer: truncate toward zero, saturate, NaN → 0."""
+    bits, signed = int_bits(t)
+    if bits >= 8:
+        import pyprecision
+
+        src = x if x.dtype in (np.float32, np.float64) else x.astype(np.float32)
+        return np.asarray(pyprecision.float_to_int(src, dtype_of(t)))
+    lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if signed else (0, (1 << bits) - 1)
+    v = np.trunc(widen(x).astype(np.float64))
+    v = np.where(np.isnan(v), 0.0, np.clip(v, lo, hi))
+    return v.astype(dtype_of(t))
+
+
+def _round_float(x: np.ndarray, t: PrimitiveType) -> np.ndarray:
+    """Float/int array → float type ``t``, rounded once to nearest even."""
+    if t == P.F64:
+        return np.asarray(x).astype(np.float64)
+    if t == P.F32:
+        return np.asarray(x).astype(np.float32)
+    fmt = CORE_FORMATS.get(t)
+    if fmt is not None:
+        import pyprecision
+
+        src = np.asarray(x)
+        if src.dtype == np.bool_:
+            src = src.astype(np.int8)
+        elif src.dtype.kind == "f" and src.dtype not in (np.float32, np.float64):
+            src = src.astype(np.float32)
+        elif _is_ml_float(src.dtype):
+            src = src.astype(np.float32)
+        out = pyprecision.cast(np.ascontiguousarray(src), fmt, rounding="rne", saturate=False)
+        return np.asarray(out).view(dtype_of(t)).reshape(src.shape)
+    # types the cast core does not model: ml_dtypes' own conversion (from float32)
+    return np.asarray(x).astype(np.float32).astype(dtype_of(t))
+
+
+def round_to(x: Any, t: PrimitiveType) -> np.ndarray:
+    """Round a computed value (any NumPy numeric array) to element type ``t``.
+
+    The source's kind decides integer conversion: float sources go through XLA's float→int
+    convert, integer/bool sources wrap around."""
+    a = np.asarray(x)
+    with np.errstate(all="ignore"):
+        return _round_any(a, t)
+
+
+def _round_any(a: np.ndarray, t: PrimitiveType) -> np.ndarray:
+    if t == P.PRED:
+        return a.astype(np.bool_) if a.dtype.kind in "biu" else (widen(a) != 0)
+    if is_int_type(t):
+        if a.dtype.kind in "biu":
+            return _wrap_int(a, t)
+        return _float_to_int(a, t)
+    if is_float_type(t):
+        return _round_float(a, t)
+    raise EmulationError(f"element type {type_name(t)} is not supported by the evaluator")
+
+
+def compute_dtype(t: PrimitiveType) -> np.dtype:
+    """The NumPy dtype arithmetic of element type ``t`` is carried out in before rounding:
+    float64 for F64, float32 for every other float type, int64/uint64 for integers, bool for
+    PRED."""
+    if t == P.F64:
+        return np.dtype(np.float64)
+    if is_float_type(t):
+        return np.dtype(np.float32)
+    if is_int_type(t):
+        return np.dtype(np.int64 if int_bits(t)[1] else np.uint64)
+    if t == P.PRED:
+        return np.dtype(np.bool_)
+    raise EmulationError(f"element type {type_name(t)} is not supported by the evaluator")
+
+
+def check_value(x: np.ndarray, t: PrimitiveType, what: str) -> None:
+    """Raise EmulationError when ``x`` (an input) is not a valid value of ``t``."""
+    if t in (P.S4, P.U4, P.S2, P.U2, P.S1, P.U1):
+        bits, signed = int_bits(t)
+        lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if signed else (0, (1 << bits) - 1)
+        if x.size and (int(x.min()) < lo or int(x.max()) > hi):
+            raise EmulationError(f"{what}: values of {type_name(t)} must lie in [{lo}, {hi}]")
