@@ -1,0 +1,273 @@
+"""AutoCastFP32 (spec 000 §1–§3, §5): the producer of casts in the all-* modes."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from pyprecision.ir import (
+    CallOpBase,
+    Function,
+    GenericLoad,
+    GenericStore,
+    IRBuilder,
+    Instruction,
+    LoadInst,
+    Module,
+    OffloadedMemCpy,
+    OpaqueOp,
+    ScalarValue,
+    SelectOp,
+    StoreInst,
+    Tensor,
+    TensorScalarGEPOp,
+    UnaryOp,
+    make_cast,
+)
+from pyprecision.ir.dtypes import DType, bfloat16, float8e4, float16, float32, float32r
+from pyprecision.passes.mutate import mutate_fp32, mutate_result_and_scalar_operands
+from pyprecision.passes.target import Target
+
+
+def functions_of(unit: Module | Function) -> list[Function]:
+    """The functions a pass runs over."""
+    return [unit] if isinstance(unit, Function) else unit.functions
+
+
+@dataclass(frozen=True)
+class AutoCastFP32:
+    """fp32 op → op at D; fp32 load x → cast(x, D); store x → store cast(x, D); D from the mode.
+
+    Options: ``target`` (its ``fp32_cast_mode`` picks D, spec 000 §1) and ``disable_inline_cast``
+    (insertInputCasts emits a standalone cast instead of a narrowing load, spec 000 §2 NOTE).
+    """
+
+    name: ClassVar[str] = "auto-cast-fp32"
+    target: Target = field(default_factory=Target)
+    disable_inline_cast: bool = False
+    dtype: DType = field(init=False, repr=False, compare=False)
+    _created: set[int] = field(init=False, repr=False, compare=False, default_factory=set)
+
+    def __post_init__(self) -> None:
+        # spec 000 §1 — the gating cascade, interned-string equality, no enum
+        mode = self.target.fp32_cast_mode
+        if mode == "all":
+            object.__setattr__(self, "dtype", bfloat16)
+        elif mode == "all-fp32r":
+            object.__setattr__(self, "dtype", float32r)
+            object.__setattr__(self, "call_ins", set())  # QUIRK: only in this branch
+            object.__setattr__(self, "call_outs", set())
+        elif mode == "all-fp8e4":
+            object.__setattr__(self, "dtype", float8e4)
+        else:  # the fp16 fall-through
+            object.__setattr__(self, "dtype", float16)
+
+    # -- driver ------------------------------------------------------------------------------------
+    def run(self, unit: Module | Function) -> bool:
+        """Run on every function; True when anything changed."""
+        changed = False
+        for f in functions_of(unit):
+            changed |= self.run_on_function(f)
+        return changed
+
+    def run_on_function(self, f: Function) -> bool:
+        """beforeStmtTransform, transformInstruction on a snapshot of the instructions,
+        afterStmtTransform."""
+        object.__setattr__(self, "_created", set())  # boundary loads/casts built by this run
+        changed = self.before_stmt_transform(f)
+        for inst in list(f.instructions()):
+            if inst.parent is not None and id(inst) not in self._created:
+                changed |= self.transform_instruction(inst)
+        changed |= self.after_stmt_transform(f)
+        return changed
+
+    # -- call-edge bookkeeping (all-fp32r only) ---------------------------------------------------------
+    @property
+    def tracks_call_edges(self) -> bool:
+        """True only in all-fp32r, the one branch that creates call_ins / call_outs."""
+        return hasattr(self, "call_ins")
+
+    def on_call_edge(self, tensor: Tensor) -> bool:
+        """The tensor is read by an opaque op or written by a call (recorded in all-fp32r)."""
+        if not self.tracks_call_edges:
+            return False
+        return tensor in self.call_ins or tensor in self.call_outs  # type: ignore[attr-defined]
+
+    # -- spec 000 §2 -----------------------------------------------------------------------------------
+    def before_stmt_transform(self, f: Function) -> bool:
+        """Walk the tensors: record call edges, narrow boundary tensors, cast fp32 inputs."""
+        changed = False
+        for tensor in f.tensors:
+            if tensor.is_reinterpreted:  # skip reinterpreted views
+                continue
+            if self.tracks_call_edges:
+                changed |= self._record_call_edges(tensor)
+            if tensor.isInputOrOutput and not self.on_call_edge(tensor):  # decision P1
+                changed |= mutate_fp32(tensor, self.dtype)
+            if tensor.isInput and tensor.dtype == float32:  # after the narrowing (decision P1)
+                changed |= self.insert_input_casts(tensor)
+        return changed
+
+    def _record_call_edges(self, tensor: Tensor) -> bool:
+        changed = False
+        for op in tensor.load_insts:
+            if isinstance(op, OpaqueOp) and tensor not in op.call_ins:
+                op.call_ins.add(tensor)  # record opaque consumer
+                self.call_ins.add(tensor)  # type: ignore[attr-defined]
+                changed = True
+        for op in tensor.store_insts:
+            if isinstance(op, CallOpBase) and tensor not in op.call_outs:
+                op.call_outs.add(tensor)  # record call producer
+                self.call_outs.add(tensor)  # type: ignore[attr-defined]
+                changed = True
+        return changed
+
+    def insert_input_casts(self, tensor: Tensor) -> bool:
+        """Spec 000 §2 insertInputCasts: each fp32 load of the input is replaced by a clone at the
+        block front — narrowing itself (inline) or followed by a standalone cast."""
+        changed = False
+        for load in tensor.load_insts:
+            if not isinstance(load, LoadInst) or load.is_reinterpreted or load.dtype != float32:
+                continue  # opaque/call/memcpy readers keep the fp32 bytes
+            self._splice_input_cast(load)
+            changed = True
+        return changed
+
+    def _splice_input_cast(self, load: LoadInst) -> None:
+        block = load.parent
+        assert block is not None and load.result is not None
+        builder = IRBuilder(function=load.function)
+        name = f"{self.dtype.name}.{load.tensor.name}"  # dtype2str(self.dtype) + tensor.name_str
+        if self.disable_inline_cast:  # STANDALONE: fp32 load + make_cast
+            newload: Instruction = load.clone()
+            replacement = make_cast(newload.result, self.dtype, name, load.function)
+        else:  # INLINE: the load itself produces the narrow dtype
+            newload = load.clone(load.function.unique_name(name))  # type: ignore[union-attr]
+            newload.dtype = self.dtype
+            replacement = newload
+        # a GenericLoad reads an index value: it cannot move above its definition (decision P6)
+        if isinstance(load, GenericLoad):
+            builder.set_insertion_point_before(load)
+            builder.insert(newload)
+            if replacement is not newload:
+                builder.insert(replacement)
+        else:
+            with builder.front_under_bb(block):
+                builder.insert(newload)
+                if replacement is not newload:
+                    builder.insert(replacement)
+        for inst in (newload, replacement):
+            self._created.add(id(inst))
+            inst.allocateId()
+            inst.updateDebugLoc(load.dl)
+        load.replaceAllUsesWithExcept(replacement, replacement)  # GOTCHA: exclude the cast
+        load.eraseFromParent()
+
+    # -- spec 000 §3: transformInstruction ----------------------------------------------------------------
+    def transform_instruction(self, inst: Instruction) -> bool:
+        """The skip rules in order, then the per-kind transforms."""
+        # SKIP-RULE 1: opaque / call ops are not transformed (the boundary owns their I/O)
+        if isinstance(inst, OpaqueOp) or isinstance(inst, CallOpBase):
+            return False
+        if isinstance(inst, LoadInst):
+            return self.transform_load(inst)
+        if isinstance(inst, (StoreInst, TensorScalarGEPOp)):
+            return self.transform_store(inst)
+        if isinstance(inst, OffloadedMemCpy):
+            return self.transform_offloaded_memcpy(inst)
+        if isinstance(inst, UnaryOp):
+            return self.transform_unary_op(inst)
+        return self.transform_compute(inst)
+
+    def transform_compute(self, inst: Instruction) -> bool:
+        """Binary ops, selects, matmuls: rules 2 and 3, then mutate_result_and_scalar_operands."""
+        # SKIP-RULE 2: integer-typed paths short-circuit (only float ops cast; decision P4)
+        if _is_integer(inst.dtype):
+            return False
+        # SKIP-RULE 3: a SelectOp keeps its predicate at uint8
+        skip = (0,) if isinstance(inst, SelectOp) else ()
+        return mutate_result_and_scalar_operands(inst, self.dtype, skip=skip)
+
+    # -- spec 000 §5: loads cast their RESULT, stores cast their SOURCE ---------------------------
+    def transform_load(self, inst: LoadInst) -> bool:
+        """A float32 load of fp32 memory keeps reading fp32 and gets ``cast → D`` after it (users
+        rewired); a float32 load of memory already narrowed follows it (decision P3)."""
+        if inst.is_reinterpreted:
+            return False
+        if inst.dtype != float32:
+            return False
+        if inst.src.dtype != float32:
+            return mutate_fp32(inst, self.dtype)
+        assert inst.result is not None
+        cast = make_cast(inst.result, self.dtype, function=inst.function)
+        cast.insertAfter(inst)  # the load casts its RESULT: cast placed after the load
+        cast.allocateId()
+        cast.updateDebugLoc(inst.dl)
+        inst.replaceAllUsesWithExcept(cast, cast)
+        return True
+
+    def transform_store(self, inst: StoreInst | TensorScalarGEPOp) -> bool:
+        """A store into fp32 memory stores ``cast(src → D)`` and narrows its destination (kept fp32
+        when the tensor is on a call edge in all-fp32r)."""
+        if inst.is_reinterpreted:
+            return False
+        # SKIP-RULE 4: a GenericStore re-checks the integer guard before narrowing
+        if isinstance(inst, GenericStore) and _is_integer(inst.dtype):
+            return False
+        if _is_integer(inst.dtype) or inst.dtype != float32:
+            return False
+        if isinstance(inst, TensorScalarGEPOp) and self.dtype not in inst.allowed_dtypes:
+            return False
+        changed = self._cast_source(inst)
+        if not self.on_call_edge(inst.tensor):
+            changed |= mutate_fp32(inst, self.dtype)  # narrow the dst dtype
+        return changed
+
+    def _cast_source(self, inst: StoreInst | TensorScalarGEPOp) -> bool:
+        src = inst.src
+        if isinstance(src, ScalarValue):
+            return mutate_fp32(src, self.dtype)
+        if src.dtype != float32:
+            return False
+        cast = make_cast(src, self.dtype, function=inst.function)
+        cast.insertBefore(inst)
+        cast.allocateId()
+        cast.updateDebugLoc(inst.dl)
+        inst.replaceUseOfWith(src, cast)  # the store casts its SOURCE
+        return True
+
+    def transform_offloaded_memcpy(self, inst: OffloadedMemCpy) -> bool:
+        """An fp32 → fp32 DMA copy lands narrowed: its destination tensor is narrowed, so the DMA
+        carries the conversion."""
+        if inst.is_reinterpreted or not self.memcpy_source_ok(inst):
+            return False
+        dst = inst.dst.tensor
+        if dst.isInputOrOutput or self.on_call_edge(dst):
+            return False
+        return mutate_fp32(dst, self.dtype)
+
+    def memcpy_source_ok(self, inst: OffloadedMemCpy) -> bool:
+        """Which memcpy sources are narrowed on arrival (any, in the base pass)."""
+        return True
+
+    # -- spec 000 §5 GOTCHA: transformUnaryOp folds redundant casts -----------------------------------
+    def transform_unary_op(self, op: UnaryOp) -> bool:
+        """A cast whose source already has the (narrowed) target dtype is bypassed and erased;
+        other float unary ops narrow like any compute op; bitcasts are never touched."""
+        if op.reinterpret:
+            return False
+        if op.is_cast:
+            changed = mutate_fp32(op, self.dtype)  # a cast to fp32 now targets D
+            if op.data.dtype is op.dtype:
+                op.replaceAllUsesWith(op.data)  # bypass the cast
+                op.eraseFromParent()  # and delete it
+                return True
+            return changed
+        return self.transform_compute(op)
+
+    def after_stmt_transform(self, f: Function) -> bool:
+        """Nothing in the base pass (AutoCastTCInputs shrinks tensors here)."""
+        return False
+
+
+def _is_integer(dtype: Any) -> bool:
+    return dtype is not None and dtype.is_integer

@@ -1,0 +1,80 @@
+"""The numeric-legalization pipeline: AutoCast → DTypeMutator → cast elimination, verified between
+passes, reporting every statistic."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from pyprecision.errors import PassError, PyPrecisionError, VerifyError
+from pyprecision.frontend import MODE_TABLE, PrecisionConfig
+from pyprecision.ir import Function, Module, to_text, verify
+from pyprecision.passes.statistics import Statistics, snapshot
+from pyprecision.passes.target import Target
+
+
+def pipeline_pass_names(config: PrecisionConfig | str) -> list[str]:
+    """The passes the pipeline runs for a mode: none for scope ``none``; AutoCastFP32 for the all-*
+    modes and AutoCastTCInputs for the matmult-* modes, each followed by DTypeMutator and cast
+    elimination."""
+    mode = config if isinstance(config, str) else config.fp32_cast_mode
+    scope = MODE_TABLE[mode].scope if mode in MODE_TABLE else "none"
+    if scope == "none":
+        return []
+    first = "auto-cast-fp32" if scope == "all" else "auto-cast-tc-inputs"
+    return [first, "dtype-mutator", "cast-elimination"]
+
+
+def _verify(unit: Module | Function, when: str) -> None:
+    try:
+        verify(unit)
+    except VerifyError as exc:
+        exc.add_note(f"IR {when}:\n{to_text(unit)}")  # type: ignore[arg-type]
+        raise
+
+
+def run_passes(unit: Module | Function, passes: Sequence[Any]) -> dict[str, bool]:
+    """Run ``passes`` in order, verifying before the first and after each; returns name → changed.
+
+    A pass that breaks the IR raises VerifyError naming it, with the printed IR attached as a note;
+    an unexpected exception inside a pass becomes a PassError with the IR it started from.
+    """
+    _verify(unit, "before the pipeline")
+    changed: dict[str, bool] = {}
+    for p in passes:
+        before = to_text(unit)  # type: ignore[arg-type]
+        try:
+            result = bool(p.run(unit))
+        except PyPrecisionError as exc:
+            exc.add_note(f"in pass {p.name}; IR before it:\n{before}")
+            raise
+        except Exception as exc:  # noqa: BLE001 - a broken invariant inside a pass
+            err = PassError(f"pass {p.name} failed: {type(exc).__name__}: {exc}")
+            err.add_note(f"IR before it:\n{before}")
+            raise err from exc
+        try:
+            verify(unit)
+        except VerifyError as exc:
+            raise_err = VerifyError(f"after pass {p.name}: {exc}")
+            raise_err.add_note(f"IR after {p.name}:\n{to_text(unit)}")  # type: ignore[arg-type]
+            raise raise_err from exc
+        key = p.name if p.name not in changed else f"{p.name}#{len(changed)}"
+        changed[key] = result
+    return changed
+
+
+def run_pipeline(
+    module: Module | Function,
+    config: PrecisionConfig | str,
+    target: str | Target = "gen2",
+    passes: Sequence[Any] | None = None,
+) -> Statistics:
+    """Run the pipeline for ``config`` (a PrecisionConfig or a bare fp32-cast mode) on ``module`` in
+    place and return what every registered statistic gained, plus which passes changed it."""
+    from pyprecision.passes.registry import make_pass
+
+    tgt = target if isinstance(target, Target) else Target.from_config(config, target)
+    if passes is None:
+        passes = [make_pass(name, tgt) for name in pipeline_pass_names(config)]
+    before = snapshot()
+    changed = run_passes(module, passes)
+    return Statistics(before, snapshot(), changed)
