@@ -97,13 +97,16 @@ def convert_literal_text(text: str, src: PrimitiveType, dst: PrimitiveType) -> s
         raise ValueError("only conversion to f32 is implemented")
     if is_elided(text):
         return text
-    src_dtype = numpy_dtype(src)
-
-    def repl(m: re.Match[str]) -> str:
-        tok = m.group(1)
-        if tok is None:
-            return m.group(0)
-        v = np.array([_float_value(tok)], dtype=np.float64).astype(src_dtype)
-        return format_f32(float(v.astype(np.float32)[0]))
-
-    return _TOKEN.sub(repl, text)
+    matches = list(_TOKEN.finditer(text))
+    numbers = [m for m in matches if m.group(1) is not None]
+    values = np.array([_float_value(m.group(1)) for m in numbers], dtype=np.float64)
+    with np.errstate(over="ignore"):
+        f32 = values.astype(numpy_dtype(src)).astype(np.float32)
+    pieces = []
+    last = 0
+    for m, v in zip(numbers, f32):
+        pieces.append(text[last:m.start()])
+        pieces.append(format_f32(float(v)))
+        last = m.end()
+    pieces.append(text[last:])
+    return "".join(pieces)

@@ -1,0 +1,135 @@
+"""``pyprecision hlo-opt`` and ``pyprecision hlo-run`` — HLO text through the passes / the evaluator."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from pyprecision.errors import EmulationError, PyPrecisionError
+
+_RUN_HELP = """\
+Inputs: an .npz whose keys name the ENTRY parameters in parameter order, as arg0, arg1, ... (or
+in0, in1, ... as tests/data/hlo uses, or the parameter names themselves, e.g. Arg_0.1). Arrays must
+have the parameter's shape; bf16/fp8 parameters take ml_dtypes arrays or their raw bits (uint16 /
+uint8), s4/u4 take int8/uint8. A __dtypes__ key is ignored on input (the parameter types decide).
+Outputs: out0, out1, ... (a tuple result flattened in order); bf16/fp8 results are stored as raw
+bits with their dtype names in __dtypes__, the same convention as tests/data/hlo."""
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add the ``hlo-opt`` and ``hlo-run`` subcommands."""
+    from pyprecision.hlo import REGISTRY
+
+    opt = subparsers.add_parser(
+        "hlo-opt", help="run spec-004 HLO passes on an HLO text module",
+        description="Parse XLA HLO text, run the named passes in order and print the module. "
+        "Without --passes the module is printed back unchanged (XLA's canonical text comes back "
+        f"byte for byte). Passes: {', '.join(REGISTRY)}.", allow_abbrev=False)
+    opt.add_argument("module", help="HLO text file ('-' for stdin)")
+    opt.add_argument("--passes", default="", help="comma-separated pass names, run in order")
+    opt.add_argument("-o", "--output", help="write the module here instead of stdout")
+    opt.set_defaults(func=run_opt)
+
+    run = subparsers.add_parser(
+        "hlo-run", help="evaluate an HLO module on inputs from an .npz",
+        description="Evaluate the ENTRY computation of an HLO text module with pyprecision's HLO "
+        "evaluator (every result rounded to its element type).", epilog=_RUN_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False)
+    run.add_argument("module", help="HLO text file ('-' for stdin)")
+    run.add_argument("--inputs", required=True, help="input .npz")
+    run.add_argument("-o", "--output", required=True, help="output .npz")
+    run.set_defaults(func=run_run)
+
+
+def _read_module(path: str):  # type: ignore[no-untyped-def]
+    from pyprecision import hlo
+
+    text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
+    return hlo.parse(text, filename="<stdin>" if path == "-" else path)
+
+
+def run_opt(args: argparse.Namespace) -> int:
+    """``hlo-opt``: parse, run passes, print."""
+    from pyprecision import hlo
+
+    module = _read_module(args.module)
+    names = [n.strip() for n in args.passes.split(",") if n.strip()]
+    for n in names:
+        hlo.get_pass(n)  # unknown names fail before anything runs
+    hlo.run_passes(module, names)
+    text = hlo.to_text(module)
+    if args.output:
+        Path(args.output).write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def _logical(arr: np.ndarray, want: np.dtype) -> np.ndarray:
+    """Raw bits (uint8/uint16) of a bf16/fp8/fp4 parameter viewed as its ml_dtypes type."""
+    if arr.dtype != want and want.kind == "V" and arr.dtype.kind in "ui" \
+            and arr.dtype.itemsize == want.itemsize:
+        return arr.view(want)
+    return arr
+
+
+def load_inputs(module, path: str) -> list[np.ndarray]:  # type: ignore[no-untyped-def]
+    """The ENTRY arguments from an .npz (see the ``hlo-run`` help for the key convention)."""
+    from pyprecision.hlo import numpy_dtype
+
+    with np.load(path, allow_pickle=False) as z:
+        data = {k: z[k] for k in z.files}
+    data.pop("__dtypes__", None)  # logical dtypes follow from the parameter types
+    args = []
+    for p in module.entry.parameters:
+        n = p.parameter_number
+        key = next((k for k in (f"arg{n}", f"in{n}", p.name) if k in data), None)
+        if key is None:
+            raise EmulationError(f"{path}: no input for parameter {n} '{p.name}' "
+                                 f"(expected key arg{n}, in{n} or {p.name})")
+        if p.shape.is_tuple:
+            raise EmulationError(f"parameter '{p.name}' has a tuple shape; not supported")
+        want = numpy_dtype(p.shape.element_type)
+        arr = _logical(data[key], want)
+        if tuple(arr.shape) != tuple(p.shape.dimensions):
+            raise EmulationError(f"input '{key}' has shape {tuple(arr.shape)}, parameter "
+                                 f"'{p.name}' needs {p.shape.to_text(with_layout=False)}")
+        if arr.dtype != want:
+            raise EmulationError(f"input '{key}' has dtype {arr.dtype}, parameter '{p.name}' "
+                                 f"needs {p.shape.to_text(with_layout=False)} ({want})")
+        args.append(arr)
+    return args
+
+
+def save_outputs(outputs: list[np.ndarray], path: str) -> None:
+    """out0, out1, ... with ml_dtypes arrays as raw bits and their names in __dtypes__."""
+    store: dict[str, np.ndarray] = {}
+    names: dict[str, str] = {}
+    for i, arr in enumerate(outputs):
+        a = np.asarray(arr)
+        key = f"out{i}"
+        names[key] = a.dtype.name
+        if a.dtype.kind == "V":  # ml_dtypes (bfloat16, float8_*, float4_*)
+            a = a.view(np.dtype(f"uint{8 * a.dtype.itemsize}"))
+        store[key] = a
+    store["__dtypes__"] = np.array(json.dumps(names))
+    np.savez(path, **store)  # type: ignore[arg-type]
+
+
+def run_run(args: argparse.Namespace) -> int:
+    """``hlo-run``: evaluate the module and write the outputs."""
+    from pyprecision.emulate import run_hlo
+
+    module = _read_module(args.module)
+    inputs = load_inputs(module, args.inputs)
+    try:
+        outputs = run_hlo(module, inputs)
+    except PyPrecisionError:
+        raise
+    except (ValueError, KeyError, NotImplementedError) as exc:
+        raise EmulationError(f"{args.module}: {exc}") from None
+    save_outputs(list(outputs), args.output)
+    return 0
