@@ -10,6 +10,7 @@ from pyprecision.kernel.cast import (
 )
 from pyprecision.kernel.intops import IntDotReport, float_to_int, int_dot
 from pyprecision.kernel._args import ISAS, ROUNDINGS, NAN_POLICIES
+from pyprecision.kernel.stats import CastStats, cast_stats
 
 
 def isa_available() -> list[str]:
@@ -30,5 +31,5 @@ def isa_auto() -> str:
 __all__ = [
     "encode", "decode", "cast", "quantize", "reinterpret", "ReinterpretReport", "random_words",
     "float_to_int", "int_dot", "IntDotReport", "isa_available", "isa_auto",
-    "ROUNDINGS", "NAN_POLICIES",
+    "ROUNDINGS", "NAN_POLICIES", "CastStats", "cast_stats",
 ]

@@ -88,7 +88,9 @@ def native(a: np.ndarray) -> np.ndarray:
     """A C-contiguous array in native byte order (a copy only when needed)."""
     if a.dtype.byteorder not in ("=", "|"):
         a = a.astype(a.dtype.newbyteorder("="))
-    return np.ascontiguousarray(a)
+    if not a.flags.c_contiguous:
+        a = a.copy(order="C")  # (np.ascontiguousarray would turn 0-d into 1-d)
+    return a
 
 
 def as_source(x: Any, what: str = "x") -> tuple[np.ndarray, int]:
@@ -104,11 +106,11 @@ def as_source(x: Any, what: str = "x") -> tuple[np.ndarray, int]:
             return a, code
         # Other narrow ml_dtypes types (fnuz, e3m4, fp4, int4 ...) widen exactly.
         if dt.itemsize <= 2 and dt.name.startswith("float"):
-            return np.ascontiguousarray(a.astype(np.float32)), lib.PP_T_F32
+            return native(a.astype(np.float32)), lib.PP_T_F32
         if dt.name in ("int4", "int2"):
-            return np.ascontiguousarray(a.astype(np.int8)), lib.PP_T_I8
+            return native(a.astype(np.int8)), lib.PP_T_I8
         if dt.name in ("uint4", "uint2"):
-            return np.ascontiguousarray(a.astype(np.uint8)), lib.PP_T_U8
+            return native(a.astype(np.uint8)), lib.PP_T_U8
     raise CastError(
         f"{what} has dtype {dt}; supported: float32, float64, float16, bfloat16, float8_e4m3, "
         "float8_e4m3fn, float8_e5m2 and int8..int64 / uint8..uint64"

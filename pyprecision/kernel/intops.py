@@ -33,7 +33,7 @@ def float_to_int(x: Any, dtype: Any, *, threads: int | None = None) -> np.ndarra
     elif src.dtype.kind in "iu":
         raise CastError(f"x must be a float array, got {src.dtype}")
     elif code != lib.PP_T_F32:
-        src, code = np.ascontiguousarray(src.astype(np.float32)), lib.PP_T_F32  # exact widening
+        src, code = _args.native(src.astype(np.float32)), lib.PP_T_F32  # exact widening
     out = np.empty(src.shape, dt)
     status = lib.pp_float_to_int(_args.ptr(src), code, src.size, _args.ptr(out),
                                  _args.INT_TYPES[dt], _args.threads_arg(threads))

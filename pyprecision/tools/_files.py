@@ -1,0 +1,43 @@
+"""Small file helpers shared by the subcommands: safe .npy reading and atomic writing."""
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from pyprecision.errors import DumpError
+
+
+def load_npy(path: str | os.PathLike[str]) -> np.ndarray:
+    """Read a .npy file (no pickles); a truncated or malformed file is a DumpError."""
+    p = Path(path)
+    if not p.is_file():
+        raise DumpError(f"{p}: no such file")
+    try:
+        return np.load(p, allow_pickle=False)
+    except (ValueError, OSError, EOFError) as exc:
+        raise DumpError(f"{p}: not a readable .npy file ({exc})") from exc
+
+
+def save_npy_atomic(path: str | os.PathLike[str], array: np.ndarray,
+                    inputs: tuple[str | os.PathLike[str], ...] = ()) -> None:
+    """Write ``array`` to a temporary file beside ``path`` and rename it into place when complete.
+
+    Refuses to write over any of ``inputs``.
+    """
+    p = Path(path)
+    for src in inputs:
+        if Path(src).exists() and p.exists() and os.path.samefile(src, p):
+            raise DumpError(f"{p}: refusing to overwrite the input file")
+    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent or ".")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            np.save(fh, array, allow_pickle=False)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, p)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

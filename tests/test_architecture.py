@@ -1,0 +1,50 @@
+"""The one-way arrows of docs/architecture.md, checked on the import statements of every module."""
+import ast
+from pathlib import Path
+
+import pytest
+
+PKG = Path(__file__).resolve().parent.parent / "pyprecision"
+
+# room -> rooms it must never import
+FORBIDDEN = {
+    "ir": {"passes", "kernel", "hlo", "tools", "emulate", "frontend"},
+    "hlo": {"ir", "passes", "tools", "emulate", "frontend"},
+    "kernel": {"ir", "passes", "hlo", "tools", "emulate", "frontend"},
+    "frontend": {"ir", "passes", "kernel", "hlo", "tools", "emulate"},
+    "passes": {"tools", "emulate", "hlo"},
+    "emulate": {"tools"},
+    "testing": {"tools", "ir", "passes", "hlo", "emulate"},
+    "io": {"tools", "ir", "passes", "hlo", "emulate"},
+}
+
+
+def imported_rooms(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(), str(path))
+    rooms = set()
+    for node in ast.walk(tree):
+        names = []
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [node.module]
+        for n in names:
+            parts = n.split(".")
+            if parts[0] == "pyprecision" and len(parts) > 1:
+                rooms.add(parts[1])
+    return rooms
+
+
+def room_modules():
+    for path in sorted(PKG.rglob("*.py")):
+        rel = path.relative_to(PKG).parts
+        yield (rel[0] if len(rel) > 1 else path.stem), path
+
+
+@pytest.mark.parametrize("room,path", list(room_modules()), ids=lambda v: str(v))
+def test_imports_follow_the_arrows(room, path):
+    rooms = imported_rooms(path)
+    bad = rooms & FORBIDDEN.get(room, set())
+    assert not bad, f"{path.relative_to(PKG.parent)} ({room}) imports {sorted(bad)}"
+    if room != "tools":
+        assert "tools" not in rooms, f"{path} imports pyprecision.tools: nothing may"
