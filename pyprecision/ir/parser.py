@@ -203,9 +203,10 @@ class _FunctionParser:
             raise ln.error(f"unknown tensor kind {kind.text!r} (expected one of {', '.join(TENSOR_KINDS)})", kind)
         dt, shape = self.type_(ln)
         tensor: Tensor
-        if ln.accept("punct", "="):
+        eq = ln.accept("punct", "=")
+        if eq is not None:
             if kind.text != "const":
-                raise ln.error("only const tensors have a value")
+                raise ln.error("only const tensors have a value", eq)
             init = ln.expect("ident", what="'dense' or 'splat'")
             if init.text == "splat":
                 tensor = SingleValueTensor(name.text, shape, dt, _number(ln.expect("number"), dt, ln))
