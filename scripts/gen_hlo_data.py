@@ -37,7 +37,8 @@ import re
 import shutil
 import sys
 import tempfile
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 # Modules that also get XLA's --xla_dump_to files and the compiled (optimized) text.
 DUMPED = ("dot_s8_s32", "dot_s32_big", "bf16_mix", "bnt_bf16", "while_loop", "reduce_f32",
@@ -54,20 +55,20 @@ os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + f" {NUMERIC_FLAGS}"
                            f" --xla_dump_hlo_module_re=^jit_({'|'.join(DUMPED)})$").strip()
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
-import jax  # noqa: E402
-import jax.numpy as jnp  # noqa: E402
-import jaxlib  # noqa: E402
-import ml_dtypes  # noqa: E402
-import numpy as np  # noqa: E402
-from jax import lax  # noqa: E402
+import jax
+import jax.numpy as jnp
+import jaxlib
+import ml_dtypes
+import numpy as np
+from jax import lax
 
 try:  # JAX >= 0.4.36
     from jax.extend.core import Primitive
 except ImportError:  # pragma: no cover - older JAX
     from jax.core import Primitive  # type: ignore[no-redef]
-from jax.interpreters import mlir  # noqa: E402
-from jax._src.lib.mlir import ir  # noqa: E402
-from jax._src.lib.mlir.dialects import hlo as hlo_dialect  # noqa: E402
+from jax._src.lib.mlir import ir
+from jax._src.lib.mlir.dialects import hlo as hlo_dialect
+from jax.interpreters import mlir
 
 # --------------------------------------------------------------------------------------------
 # dtype bookkeeping

@@ -9,7 +9,8 @@ order, transcendental functions, reduce order): docs/decisions/hlo-eval.md.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Union
+from collections.abc import Callable
+from typing import Any, Union
 
 import numpy as np
 
@@ -19,7 +20,7 @@ from pyprecision.emulate.hlo_ops import ELEMENTWISE
 from pyprecision.emulate.hlo_shape_ops import SHAPE_OPS
 from pyprecision.errors import EmulationError
 
-Value = Union[np.ndarray, tuple]  # an array, or a tuple of Values
+Value = Union[np.ndarray, tuple]  # noqa: UP007 -- an array, or a tuple of Values
 
 #: Iteration cap for ``while`` (an HLO loop that never ends is an error, not a hang).
 MAX_WHILE_ITERATIONS = 1_000_000
@@ -176,7 +177,8 @@ class Evaluator:
         """reduce(inputs..., inits...), dimensions={...}: the reducer is applied sequentially
         over the reduced elements in row-major order, starting from the init value."""
         n = len(args) // 2
-        inputs, inits = args[:n], args[n:]
+        inputs = [_array(x, inst) for x in args[:n]]
+        inits = [_array(x, inst) for x in args[n:]]
         dims = sorted(inst.attr_ints("dimensions") or [])
         comp = self._called(inst, "to_apply")
         x0 = inputs[0]
@@ -209,6 +211,12 @@ class Evaluator:
             for o, v in zip(out, r):
                 o[idx] = v
         return out
+
+
+def _array(v: Value, inst: Any) -> np.ndarray:
+    if isinstance(v, tuple):
+        raise EmulationError(f"{inst.name}: {inst.opcode} got a tuple where an array is needed")
+    return v
 
 
 def _get_tuple_element(inst: Any, args: list[Value]) -> Value:

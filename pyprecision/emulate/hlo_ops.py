@@ -10,12 +10,19 @@ INT_MIN/-1 = INT_MIN, x%0 = x). See docs/decisions/hlo-eval.md.
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
-from pyprecision.emulate.hlo_numeric import (compute_dtype, int_bits, is_float_type,
-                                             is_int_type, round_to, widen)
+from pyprecision.emulate.hlo_numeric import (
+    compute_dtype,
+    int_bits,
+    is_float_type,
+    is_int_type,
+    round_to,
+    widen,
+)
 from pyprecision.errors import EmulationError
 from pyprecision.hlo import PrimitiveType
 
@@ -73,7 +80,7 @@ def _int_power(a: np.ndarray, b: np.ndarray, t: PrimitiveType) -> np.ndarray:
 
 
 def _shift(kind: str, a: np.ndarray, b: np.ndarray, t: PrimitiveType) -> np.ndarray:
-    bits, signed = int_bits(t)
+    bits, _ = int_bits(t)
     ua = a.astype(np.int64) & ((1 << bits) - 1) if bits < 64 else a.astype(np.uint64)
     big = (b < 0) | (b >= bits)
     sb = np.where(big, 0, b).astype(ua.dtype)

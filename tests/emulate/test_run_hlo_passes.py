@@ -194,7 +194,7 @@ def test_bnt_upcast_outputs_stay_bf16_and_equal_f32_rounded_once(version: str,
 
 def test_bnt_upcast_leaves_f32_and_inference_alone() -> None:
     for name in ("bnt_f32", "bni_bf16"):
-        text, ins, _ = load("jax-0.10.2", name)
+        text, _, _ = load("jax-0.10.2", name)
         m = hlo.parse(text)
         assert hlo.run_passes(m, ["batch-norm-training-upcast"]) is False
         assert hlo.to_text(m) == text

@@ -9,9 +9,9 @@ bit for bit unless TOLERANCES below states a bound for that output, with the rea
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import ml_dtypes
 import numpy as np
