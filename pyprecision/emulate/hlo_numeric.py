@@ -119,9 +119,7 @@ def _round_float(x: np.ndarray, t: PrimitiveType) -> np.ndarray:
         src = np.asarray(x)
         if src.dtype == np.bool_:
             src = src.astype(np.int8)
-        elif src.dtype.kind == "f" and src.dtype not in (np.float32, np.float64):
-            src = src.astype(np.float32)
-        elif _is_ml_float(src.dtype):
+        elif src.dtype.kind == "f" and src.dtype not in (np.float32, np.float64) or _is_ml_float(src.dtype):
             src = src.astype(np.float32)
         out = pyprecision.cast(np.ascontiguousarray(src), fmt, rounding="rne", saturate=False)
         return np.asarray(out).view(dtype_of(t)).reshape(src.shape)
