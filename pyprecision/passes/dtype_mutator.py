@@ -97,6 +97,8 @@ class DTypeMutator:
                 continue
             if data.dtype == inst.dtype:
                 continue  # an identity cast: cast-elimination's job
+            if not (data.dtype.is_float and inst.dtype.is_float):
+                continue  # only float→float casts can be absorbed (decision P10)
             state = self.match_or_mutate_dst_ty(operand=data.owner, dtype=inst.dtype)
             changed |= state.mutated
         for original in {key[0] for key in self.tensor_map}:
