@@ -5,12 +5,12 @@ Every value the evaluator holds is a NumPy array of ``numpy_dtype(t)`` for its H
 place a computed value becomes a value of an HLO type:
 
 * F32 — NumPy's float32 cast (round to nearest even); F64 — exact (float64);
-* BF16, F16, F8E4M3FN, F8E5M2, F8E4M3 — the cast core (``pyprecision.cast``, ``rounding="rne"``,
+* BF16, F16, F8E4M3FN, F8E5M2, F8E4M3 — the cast core (``pyprecision.kernel.cast``, ``rounding="rne"``,
   ``saturate=False`` so overflow gives inf/NaN as XLA's convert does, NaN kept);
 * the other small float types (fnuz fp8, f8e3m4, f4e2m1fn, f8e8m0fnu), which the cast core does
   not model — ml_dtypes' own float32 conversion;
 * integers — XLA wraparound (two's complement modulo 2^bits; s4/u4 wrap to 4 bits) for an integer
-  source, and XLA's float→int convert (``pyprecision.float_to_int``: truncate, saturate, NaN→0)
+  source, and XLA's float→int convert (``pyprecision.kernel.float_to_int``: truncate, saturate, NaN→0)
   for a float source.
 
 See docs/decisions/hlo-eval.md.
@@ -23,6 +23,7 @@ import numpy as np
 
 from pyprecision.errors import EmulationError
 from pyprecision.hlo import PrimitiveType, numpy_dtype, type_name
+from pyprecision.kernel import cast, float_to_int
 
 P = PrimitiveType
 
@@ -96,10 +97,8 @@ def _float_to_int(x: np.ndarray, t: PrimitiveType) -> np.ndarray:
     """XLA convert float → integer: truncate toward zero, saturate, NaN → 0."""
     bits, signed = int_bits(t)
     if bits >= 8:
-        import pyprecision
-
         src = x if x.dtype in (np.float32, np.float64) else x.astype(np.float32)
-        return np.asarray(pyprecision.float_to_int(src, dtype_of(t)))
+        return np.asarray(float_to_int(src, dtype_of(t)))
     lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if signed else (0, (1 << bits) - 1)
     v = np.trunc(widen(x).astype(np.float64))
     v = np.where(np.isnan(v), 0.0, np.clip(v, lo, hi))
@@ -114,14 +113,12 @@ def _round_float(x: np.ndarray, t: PrimitiveType) -> np.ndarray:
         return np.asarray(x).astype(np.float32)
     fmt = CORE_FORMATS.get(t)
     if fmt is not None:
-        import pyprecision
-
         src = np.asarray(x)
         if src.dtype == np.bool_:
             src = src.astype(np.int8)
         elif src.dtype.kind == "f" and src.dtype not in (np.float32, np.float64) or _is_ml_float(src.dtype):
             src = src.astype(np.float32)
-        out = pyprecision.cast(np.ascontiguousarray(src), fmt, rounding="rne", saturate=False)
+        out = cast(np.ascontiguousarray(src), fmt, rounding="rne", saturate=False)
         return np.asarray(out).view(dtype_of(t)).reshape(src.shape)
     # types the cast core does not model: ml_dtypes' own conversion (from float32)
     return np.asarray(x).astype(np.float32).astype(dtype_of(t))
