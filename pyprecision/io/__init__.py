@@ -1,0 +1,32 @@
+"""Dump and checkpoint files: readers (raw binary, .npy, .npz, safetensors, sharded checkpoints,
+directories) that memory-map and validate, and writers that write a temporary file and rename it
+only when complete. See docs/io.md.
+
+Arrows: ``io`` imports ``formats``, ``kernel`` (for re-encoding) and ``errors``; nothing but
+``tools`` (and users) import ``io``.
+"""
+from pyprecision.io.atomic import atomic_file, check_output_path
+from pyprecision.io.dtypes import (
+    SAFETENSORS_DTYPES,
+    parse_dtype,
+    safetensors_dtype,
+    safetensors_name_of_format,
+)
+from pyprecision.io.numpy_files import NPZ_METADATA_MEMBER, NpzWriter
+from pyprecision.io.raw import load_dump, read_raw
+from pyprecision.io.safetensors import (
+    DTYPES_METADATA_KEY,
+    SafetensorsWriter,
+    read_safetensors_header,
+    save_safetensors,
+)
+from pyprecision.io.store import TensorStore, open_tensors
+from pyprecision.io.tensors import TensorInfo
+
+__all__ = [
+    "load_dump", "read_raw", "open_tensors", "TensorStore", "TensorInfo",
+    "read_safetensors_header", "SafetensorsWriter", "save_safetensors", "NpzWriter",
+    "atomic_file", "check_output_path",
+    "parse_dtype", "safetensors_dtype", "safetensors_name_of_format", "SAFETENSORS_DTYPES",
+    "DTYPES_METADATA_KEY", "NPZ_METADATA_MEMBER",
+]

@@ -1,0 +1,95 @@
+"""Dtype names of dumps and checkpoints: safetensors names, numpy / ml_dtypes names, format names."""
+from __future__ import annotations
+
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+
+from pyprecision.errors import DumpError, FormatError
+from pyprecision.formats import format as _format
+
+__all__ = ["SAFETENSORS_DTYPES", "parse_dtype", "safetensors_dtype", "safetensors_name_of_format"]
+
+#: safetensors dtype name -> numpy dtype. ``F8_E4M3`` is OCP e4m3fn (torch.float8_e4m3fn), not the
+#: IEEE-like e4m3 of pyprecision's ``fp8e4``, which has no safetensors name (docs/decisions/io.md).
+SAFETENSORS_DTYPES: dict[str, np.dtype] = {
+    "BOOL": np.dtype(np.bool_),
+    "U8": np.dtype(np.uint8),
+    "I8": np.dtype(np.int8),
+    "U16": np.dtype(np.uint16),
+    "I16": np.dtype(np.int16),
+    "U32": np.dtype(np.uint32),
+    "I32": np.dtype(np.int32),
+    "U64": np.dtype(np.uint64),
+    "I64": np.dtype(np.int64),
+    "F16": np.dtype(np.float16),
+    "BF16": np.dtype(ml_dtypes.bfloat16),
+    "F32": np.dtype(np.float32),
+    "F64": np.dtype(np.float64),
+    "C64": np.dtype(np.complex64),
+    "F8_E4M3": np.dtype(ml_dtypes.float8_e4m3fn),
+    "F8_E5M2": np.dtype(ml_dtypes.float8_e5m2),
+    "F8_E8M0": np.dtype(ml_dtypes.float8_e8m0fnu),
+}
+_NAME_OF = {dt: name for name, dt in SAFETENSORS_DTYPES.items()}
+
+#: Where a format's codes go in a safetensors file (fp8e4 has no name: raw U8 codes + metadata).
+_FORMAT_STORAGE = {
+    "bf16": "BF16",
+    "fp16": "F16",
+    "fp32r": "F32",
+    "fp8e4m3fn": "F8_E4M3",
+    "fp8e5": "F8_E5M2",
+    "fp8e4": "U8",
+}
+
+
+def safetensors_dtype(dtype: Any) -> str:
+    """The safetensors name of a numpy dtype (native or little-endian); DumpError if it has none."""
+    dt = np.dtype(dtype)
+    if dt.byteorder == ">":
+        dt = dt.newbyteorder("<")
+    name = _NAME_OF.get(dt)
+    if name is None:
+        raise DumpError(f"dtype {dt} has no safetensors name; supported: {', '.join(_NAME_OF.values())}")
+    return name
+
+
+def safetensors_name_of_format(fmt: Any) -> str:
+    """The safetensors dtype that stores ``fmt``'s codes (``U8`` for fp8e4, see decisions/io.md)."""
+    return _FORMAT_STORAGE[_format(fmt).name]
+
+
+def parse_dtype(spec: Any) -> np.dtype:
+    """A numpy dtype from a user's spelling.
+
+    Accepts numpy dtypes and names (``float32``, ``<f4``, ``uint8``), ml_dtypes names
+    (``bfloat16``, ``float8_e4m3fn``), safetensors names (``BF16``, ``F8_E4M3``) and pyprecision
+    format names and aliases (``bf16``, ``fp8e4``, ``fp32r`` → float32). Unknown names: DumpError.
+    """
+    if not isinstance(spec, str):
+        try:
+            return np.dtype(spec)
+        except TypeError as exc:
+            raise DumpError(f"not a dtype: {spec!r}") from exc
+    text = spec.strip()
+    if text in SAFETENSORS_DTYPES:
+        return SAFETENSORS_DTYPES[text]
+    try:
+        return _format(text).dtype
+    except FormatError:
+        pass
+    if hasattr(ml_dtypes, text):
+        try:
+            return np.dtype(getattr(ml_dtypes, text))
+        except TypeError:
+            pass
+    try:
+        return np.dtype(text)
+    except TypeError as exc:
+        raise DumpError(
+            f"unknown dtype {spec!r}; use a numpy name (float32, uint16, ...), an ml_dtypes name "
+            "(bfloat16, float8_e4m3fn, ...), a safetensors name (BF16, F8_E4M3, ...) or a format "
+            "name (bf16, fp16, fp8e4, fp8e4m3fn, fp8e5, fp32r)"
+        ) from exc

@@ -1,0 +1,229 @@
+""".npy and .npz: headers parsed exactly, stored members memory-mapped, compressed ones read."""
+from __future__ import annotations
+
+import ast
+import json
+import os
+import struct
+import zipfile
+from collections.abc import Iterable, Mapping
+from contextlib import ExitStack
+from math import prod
+from typing import IO, Any
+
+import numpy as np
+
+from pyprecision.errors import DumpError
+from pyprecision.formats import format as _format
+from pyprecision.io.atomic import atomic_file
+from pyprecision.io.tensors import TensorInfo
+
+__all__ = ["read_npy_header", "read_npz_members", "NpzWriter", "NPZ_METADATA_MEMBER"]
+
+#: The .npz member (plain JSON, not an array) that holds what safetensors keeps in __metadata__.
+NPZ_METADATA_MEMBER = "__metadata__.json"
+_MAGIC = b"\x93NUMPY"
+
+
+def _parse_header(path: str, fh: IO[bytes], where: str) -> tuple[np.dtype, tuple[int, ...], bool, int]:
+    """(dtype, shape, fortran_order, header bytes) of the .npy stream at ``fh``'s position."""
+    head = fh.read(10)
+    if len(head) < 10 or not head.startswith(_MAGIC):
+        raise DumpError(f"{path}{where}: not a .npy array (bad magic)")
+    major = head[6]
+    if major == 1:
+        (n,), pre = struct.unpack("<H", head[8:10]), 10
+    elif major in (2, 3):
+        more = fh.read(2)
+        (n,), pre = struct.unpack("<I", head[8:10] + more), 12
+    else:
+        raise DumpError(f"{path}{where}: unsupported .npy version {major}")
+    text = fh.read(n)
+    if len(text) < n:
+        raise DumpError(f"{path}{where}: truncated .npy header")
+    try:
+        d = ast.literal_eval(text.decode("utf-8" if major == 3 else "latin1"))
+        descr, fortran, shape = d["descr"], bool(d["fortran_order"]), tuple(d["shape"])
+        dtype = np.lib.format.descr_to_dtype(descr)
+    except Exception as exc:  # noqa: BLE001 - any failure is a malformed header
+        raise DumpError(f"{path}{where}: malformed .npy header: {exc}") from exc
+    if dtype.hasobject:
+        raise DumpError(f"{path}{where}: object arrays are not supported (they need pickle)")
+    if not all(isinstance(s, int) and s >= 0 for s in shape):
+        raise DumpError(f"{path}{where}: malformed .npy header: shape {shape!r}")
+    return dtype, shape, fortran, pre + n
+
+
+def read_npy_header(path: str | os.PathLike[str], name: str | None = None) -> TensorInfo:
+    """The single tensor of a .npy file; its size must match the file exactly."""
+    p = os.fspath(path)
+    size = os.path.getsize(p)
+    with open(p, "rb") as fh:
+        dtype, shape, fortran, hlen = _parse_header(p, fh, "")
+    want = prod(shape) * dtype.itemsize
+    if size - hlen != want:
+        what = "truncated" if size - hlen < want else "trailing bytes"
+        raise DumpError(f"{p}: {what}: {dtype}{list(shape)} needs {want} bytes of data, "
+                        f"the file has {size - hlen}")
+    stem = os.path.basename(p)[: -len(".npy")] if p.endswith(".npy") else os.path.basename(p)
+    return TensorInfo(name=name or stem, dtype=dtype, shape=shape, path=p, kind="npy",
+                      offset=hlen, stored=np.lib.format.dtype_to_descr(dtype), fortran_order=fortran)
+
+
+def _local_data_offset(fh: IO[bytes], info: zipfile.ZipInfo, path: str) -> int:
+    fh.seek(info.header_offset)
+    local = fh.read(30)
+    if len(local) < 30 or local[:4] != b"PK\x03\x04":
+        raise DumpError(f"{path}: member {info.filename}: bad local zip header")
+    n, e = struct.unpack("<HH", local[26:30])
+    return info.header_offset + 30 + n + e
+
+
+def _npz_metadata(zf: zipfile.ZipFile, path: str) -> dict[str, Any]:
+    if NPZ_METADATA_MEMBER not in zf.namelist():
+        return {}
+    try:
+        meta = json.loads(zf.read(NPZ_METADATA_MEMBER).decode())
+        return meta if isinstance(meta, dict) else {}
+    except Exception as exc:  # noqa: BLE001
+        raise DumpError(f"{path}: malformed {NPZ_METADATA_MEMBER}: {exc}") from exc
+
+
+def _retype(path: str, name: str, dtype: np.dtype, fmt: str | None) -> np.dtype:
+    if fmt is None:
+        return dtype
+    f = _format(fmt)
+    if f.bits // 8 != dtype.itemsize:
+        raise DumpError(f"{path}: member {name!r}: metadata says {f.name} but it is stored as {dtype}")
+    return f.dtype
+
+
+def read_npz_members(path: str | os.PathLike[str]) -> tuple[list[TensorInfo], dict[str, Any]]:
+    """The arrays of a .npz (stored members mapped, deflated ones read on demand) and its metadata."""
+    p = os.fspath(path)
+    try:
+        zf = zipfile.ZipFile(p)
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise DumpError(f"{p}: not a readable .npz (zip) file: {exc}") from exc
+    infos = []
+    with zf, open(p, "rb") as fh:
+        meta = _npz_metadata(zf, p)
+        fmts = meta.get("pyprecision.dtypes")
+        fmts = json.loads(fmts) if isinstance(fmts, str) else (fmts or {})
+        for zi in zf.infolist():
+            if not zi.filename.endswith(".npy"):
+                continue
+            name = zi.filename[:-4]
+            where = f" member {zi.filename}"
+            if zi.compress_type == zipfile.ZIP_STORED:
+                start = _local_data_offset(fh, zi, p)
+                fh.seek(start)
+                dtype, shape, fortran, hlen = _parse_header(p, fh, where)
+                avail = zi.file_size - hlen
+                offset: int | None = start + hlen
+            else:
+                try:
+                    with zf.open(zi) as mf:
+                        dtype, shape, fortran, hlen = _parse_header(p, mf, where)  # type: ignore[arg-type]
+                except (zipfile.BadZipFile, OSError, EOFError) as exc:
+                    raise DumpError(f"{p}{where}: corrupt: {exc}") from exc
+                avail, offset = zi.file_size - hlen, None
+            want = prod(shape) * dtype.itemsize
+            if avail != want:
+                raise DumpError(f"{p}{where}: {dtype}{list(shape)} needs {want} bytes, the member "
+                                f"holds {avail}")
+            if offset is not None and offset + want > os.path.getsize(p):
+                raise DumpError(f"{p}{where}: truncated file")
+            fmt = fmts.get(name)
+            infos.append(TensorInfo(
+                name=name, dtype=_retype(p, name, dtype, fmt), shape=shape, path=p, kind="npz",
+                offset=offset, stored=np.lib.format.dtype_to_descr(dtype), fortran_order=fortran,
+                format=_format(fmt).name if fmt else None))
+    return infos, meta
+
+
+def read_npz_compressed(info: TensorInfo) -> np.ndarray:
+    """Read a deflated .npz member (the whole tensor, into memory)."""
+    try:
+        with zipfile.ZipFile(info.path) as zf, zf.open(info.name + ".npy") as mf:
+            arr = np.lib.format.read_array(mf, allow_pickle=False)  # type: ignore[arg-type]
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
+        raise DumpError(f"{info.path}: member {info.name}.npy: corrupt: {exc}") from exc
+    return arr.view(info.dtype) if arr.dtype != info.dtype else arr
+
+
+class NpzWriter:
+    """Write a .npz (uncompressed, zip64) member by member, chunk by chunk, atomically.
+
+    ``begin(name, dtype, shape)`` starts a member; ``write(chunk)`` appends to it; members are
+    written one after another. dtypes numpy cannot name in a .npy header (bfloat16, fp8) must be
+    written as their raw codes (uint8/uint16) and named in ``metadata["pyprecision.dtypes"]``.
+    ``metadata`` is stored as the JSON member ``__metadata__.json``.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], metadata: Mapping[str, Any] | None = None, *,
+                 inputs: Iterable[Any] = (), overwrite: bool = False, fsync: bool = True) -> None:
+        self.path = os.fspath(path)
+        self._meta = dict(metadata or {})
+        self._args = (list(inputs), overwrite, fsync)
+        self._stack = ExitStack()
+        self._zf: zipfile.ZipFile | None = None
+        self._member: Any = None
+        self._left = 0
+        self._name = ""
+
+    def __enter__(self) -> NpzWriter:
+        inputs, overwrite, fsync = self._args
+        fh = self._stack.enter_context(atomic_file(self.path, inputs, overwrite=overwrite, fsync=fsync))
+        self._zf = self._stack.enter_context(zipfile.ZipFile(fh, "w", zipfile.ZIP_STORED, allowZip64=True))
+        return self
+
+    def begin(self, name: str, dtype: Any, shape: tuple[int, ...]) -> None:
+        """Start member ``name`` holding ``dtype[shape]`` (C order)."""
+        self._finish()
+        assert self._zf is not None, "use NpzWriter as a context manager"
+        dt = np.dtype(dtype)
+        if dt.kind == "V":
+            raise DumpError(f"{self.path}: {name!r}: write {dt} as raw codes (uint) plus metadata")
+        self._member = self._zf.open(name + ".npy", "w", force_zip64=True)
+        np.lib.format.write_array_header_2_0(
+            self._member, {"descr": np.lib.format.dtype_to_descr(dt), "fortran_order": False,
+                           "shape": tuple(shape)})
+        self._left, self._name = prod(shape) * dt.itemsize, name
+
+    def write(self, chunk: np.ndarray) -> None:
+        """Append a chunk to the current member."""
+        buf = np.ascontiguousarray(chunk).reshape(-1).view(np.uint8)
+        if self._member is None or buf.size > self._left:
+            raise DumpError(f"{self.path}: {self._name!r}: more bytes than declared")
+        self._member.write(memoryview(buf))
+        self._left -= buf.size
+
+    def add(self, name: str, array: np.ndarray) -> None:
+        """Write a whole array as member ``name``."""
+        self.begin(name, array.dtype, array.shape)
+        self.write(array)
+
+    def _finish(self) -> None:
+        if self._member is not None:
+            if self._left:
+                raise DumpError(f"{self.path}: {self._name!r}: {self._left} bytes missing")
+            self._member.close()
+            self._member = None
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        if exc_type is None:
+            try:
+                self._finish()
+                assert self._zf is not None
+                self._zf.writestr(NPZ_METADATA_MEMBER, json.dumps(self._meta, indent=1))
+            except BaseException as err:  # noqa: BLE001 - abort the file, then re-raise
+                self._stack.__exit__(type(err), err, err.__traceback__)
+                raise
+        elif self._member is not None:
+            try:
+                self._member.close()
+            except Exception:  # noqa: BLE001 - the file is being discarded anyway
+                pass
+            self._member = None
+        self._stack.__exit__(exc_type, exc, tb)

@@ -1,0 +1,169 @@
+"""TensorStore: the tensors of a checkpoint or dump — files, sharded indexes, directories."""
+from __future__ import annotations
+
+import json
+import mmap
+import os
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from pyprecision.errors import DumpError
+from pyprecision.io.numpy_files import read_npy_header, read_npz_compressed, read_npz_members
+from pyprecision.io.safetensors import read_safetensors_header
+from pyprecision.io.tensors import TensorInfo, map_bytes
+
+__all__ = ["TensorStore", "open_tensors", "INDEX_SUFFIX"]
+
+INDEX_SUFFIX = ".safetensors.index.json"
+_EXTS = (".safetensors", ".npz", ".npy")
+
+
+class TensorStore(Mapping[str, TensorInfo]):
+    """Name → TensorInfo over one or more files; ``load(name)`` maps the tensor read-only.
+
+    ``files`` lists the data files in order, ``metadata[file]`` their metadata, ``index`` the
+    parsed ``*.safetensors.index.json`` when the store came from one (else None).
+    """
+
+    def __init__(self, infos: Iterable[TensorInfo], files: Sequence[str],
+                 metadata: Mapping[str, Mapping[str, Any]], index: dict[str, Any] | None = None,
+                 index_path: str | None = None) -> None:
+        self._infos: dict[str, TensorInfo] = {}
+        for t in infos:
+            if t.name in self._infos:
+                raise DumpError(f"tensor {t.name!r} appears in both {self._infos[t.name].path} "
+                                f"and {t.path}")
+            self._infos[t.name] = t
+        self.files = list(files)
+        self.metadata = {k: dict(v) for k, v in metadata.items()}
+        self.index = index
+        self.index_path = index_path
+        self._maps: dict[str, mmap.mmap | None] = {}
+
+    def __getitem__(self, name: str) -> TensorInfo:
+        try:
+            return self._infos[name]
+        except KeyError:
+            raise KeyError(f"no tensor {name!r}; have {', '.join(list(self._infos)[:10])}") from None
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._infos)
+
+    def __len__(self) -> int:
+        return len(self._infos)
+
+    def in_file(self, path: str) -> list[TensorInfo]:
+        """The tensors of one data file, in the file's order."""
+        return [t for t in self._infos.values() if t.path == path]
+
+    def load(self, name: str) -> np.ndarray:
+        """The tensor as a read-only array (a memory map unless the member is compressed)."""
+        t = self[name]
+        if t.offset is None:
+            return read_npz_compressed(t)
+        return map_bytes(t.path, t.offset, t.dtype, t.shape, fortran_order=t.fortran_order,
+                         cache=self._maps)
+
+    def close(self) -> None:
+        """Drop this store's maps (arrays already returned keep theirs alive)."""
+        self._maps.clear()
+
+
+def _read_file(path: str) -> tuple[list[TensorInfo], dict[str, Any]]:
+    if not os.path.isfile(path):
+        raise DumpError(f"{path}: no such file")
+    if path.endswith(".safetensors"):
+        return read_safetensors_header(path)  # type: ignore[return-value]
+    if path.endswith(".npz"):
+        return read_npz_members(path)
+    if path.endswith(".npy"):
+        return [read_npy_header(path)], {}
+    raise DumpError(f"{path}: unknown checkpoint file type; expected .safetensors, "
+                    f"{INDEX_SUFFIX}, .npz or .npy (raw binary dumps: use read_raw)")
+
+
+def _from_index(path: str) -> TensorStore:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            index = json.load(fh)
+        weight_map = index["weight_map"]
+        assert isinstance(weight_map, dict)
+    except (OSError, ValueError, KeyError, AssertionError, TypeError) as exc:
+        raise DumpError(f"{path}: not a valid safetensors index (needs a weight_map): {exc}") from exc
+    base = os.path.dirname(path)
+    shards = list(dict.fromkeys(weight_map.values()))
+    infos: list[TensorInfo] = []
+    meta: dict[str, Any] = {}
+    files = []
+    for shard in shards:
+        f = os.path.join(base, shard)
+        if not os.path.isfile(f):
+            raise DumpError(f"{path}: missing shard {shard!r} (named in the weight_map)")
+        got, meta[f] = read_safetensors_header(f)
+        names = {t.name for t in got}
+        for name, s in weight_map.items():
+            if s == shard and name not in names:
+                raise DumpError(f"{path}: weight_map puts {name!r} in {shard}, which lacks it")
+        infos += [t for t in got if weight_map.get(t.name) == shard]
+        extra = [t.name for t in got if weight_map.get(t.name) != shard]
+        if extra:
+            raise DumpError(f"{f}: tensors not in the index's weight_map: {extra[:5]}")
+        files.append(f)
+    return TensorStore(infos, files, meta, index=index, index_path=path)
+
+
+def _dir_files(d: str) -> tuple[list[str], str | None]:
+    names = sorted(os.listdir(d))
+    indexes = [n for n in names if n.endswith(INDEX_SUFFIX)]
+    if len(indexes) > 1:
+        raise DumpError(f"{d}: several safetensors indexes ({', '.join(indexes)}); name one")
+    if indexes:
+        return [], os.path.join(d, indexes[0])
+    files = [os.path.join(d, n) for n in names if n.endswith(_EXTS) and not n.startswith(".")]
+    if not files:
+        raise DumpError(f"{d}: no .safetensors, .npz or .npy files")
+    return files, None
+
+
+def open_tensors(paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]) -> TensorStore:
+    """Open checkpoint or dump files for reading: a .safetensors / .npz / .npy file, a
+    ``*.safetensors.index.json`` (sharded checkpoint), a directory (its index if it has one,
+    else all its .safetensors / .npz / .npy files), or a list of these. Only headers are read;
+    tensor names must be unique across files."""
+    items = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
+    if not items:
+        raise DumpError("no input files")
+    stores: list[TensorStore] = []
+    for item in items:
+        p = os.fspath(item)
+        if os.path.isdir(p):
+            files, index = _dir_files(p)
+            if index is not None:
+                stores.append(_from_index(index))
+                continue
+        elif p.endswith(".json"):
+            stores.append(_from_index(p))
+            continue
+        else:
+            files = [p]
+        infos, meta, fl = [], {}, []
+        for f in files:
+            got, meta[f] = _read_file(f)
+            infos += got
+            fl.append(f)
+        stores.append(TensorStore(infos, fl, meta))
+    if len(stores) == 1:
+        return stores[0]
+    return TensorStore([t for s in stores for t in s.values()], [f for s in stores for f in s.files],
+                       {k: v for s in stores for k, v in s.metadata.items()})
+
+
+def input_files(store: TensorStore) -> list[Path]:
+    """Every file the store reads (data files and the index), for output-overwrite checks."""
+    out = [Path(f) for f in store.files]
+    if store.index_path:
+        out.append(Path(store.index_path))
+    return out

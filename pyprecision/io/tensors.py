@@ -1,0 +1,85 @@
+"""TensorInfo — where one tensor's bytes live — and read-only memory maps of those bytes."""
+from __future__ import annotations
+
+import mmap
+import os
+from dataclasses import dataclass, field
+from math import prod
+from typing import Any, Callable
+
+import numpy as np
+
+from pyprecision.errors import DumpError
+
+__all__ = ["TensorInfo", "map_bytes"]
+
+
+@dataclass(frozen=True)
+class TensorInfo:
+    """One tensor of a dump or checkpoint file.
+
+    ``dtype`` is the dtype of the values (ml_dtypes types for bf16/fp8); ``stored`` is the file's own
+    name for it (``'BF16'``, ``'<f4'`` ...); ``offset`` is the byte offset of the data in ``path``,
+    or None when the bytes are compressed (a deflated .npz member) and must be read, not mapped.
+    ``format`` is the pyprecision format recorded for the tensor in the file's metadata, if any.
+    """
+
+    name: str
+    dtype: np.dtype
+    shape: tuple[int, ...]
+    path: str
+    kind: str
+    offset: int | None
+    stored: str
+    fortran_order: bool = False
+    format: str | None = None
+    reader: Callable[[], np.ndarray] | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def size(self) -> int:
+        """Number of elements."""
+        return prod(self.shape)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of data."""
+        return self.size * self.dtype.itemsize
+
+
+def _open_map(path: str) -> mmap.mmap | None:
+    with open(path, "rb") as fh:
+        if os.fstat(fh.fileno()).st_size == 0:
+            return None
+        mm = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+    if hasattr(mm, "madvise") and hasattr(mmap, "MADV_SEQUENTIAL"):
+        mm.madvise(mmap.MADV_SEQUENTIAL)
+    return mm
+
+
+def map_bytes(path: str, offset: int, dtype: Any, shape: tuple[int, ...], *,
+              fortran_order: bool = False,
+              cache: dict[str, mmap.mmap | None] | None = None) -> np.ndarray:
+    """A read-only array over ``path``'s bytes at ``offset`` (copied only if misaligned).
+
+    With ``cache`` (path -> map), every tensor of a file shares one map; a map lives as long as
+    the cache or any array over it.
+    """
+    dt = np.dtype(dtype)
+    count = prod(shape)
+    if count == 0:
+        return np.empty(shape, dt, order="F" if fortran_order else "C")
+    if cache is None:
+        mm = _open_map(path)
+    else:
+        if path not in cache:
+            cache[path] = _open_map(path)
+        mm = cache[path]
+    if mm is None or offset + count * dt.itemsize > len(mm):
+        raise DumpError(f"{path}: truncated: needs {offset + count * dt.itemsize} bytes, "
+                        f"has {0 if mm is None else len(mm)}")
+    arr = np.frombuffer(mm, dtype=dt, count=count, offset=offset)
+    arr = arr.reshape(shape, order="F" if fortran_order else "C")
+    if not arr.flags.aligned:
+        arr = arr.copy(order="K")
+        arr.flags.writeable = False
+    return arr
