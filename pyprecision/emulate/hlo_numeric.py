@@ -67,10 +67,6 @@ def dtype_of(t: PrimitiveType) -> np.dtype:
         raise EmulationError(f"element type {type_name(t)} is not supported by the evaluator") from e
 
 
-def _is_ml_float(dt: np.dtype) -> bool:
-    return dt.kind not in "biuf" and dt.name.startswith(("bfloat16", "float"))
-
-
 def widen(x: np.ndarray) -> np.ndarray:
     """A float array as float32 (exact for every type narrower than f32); f32/f64 unchanged;
     integers and bools unchanged."""
@@ -116,8 +112,8 @@ def _round_float(x: np.ndarray, t: PrimitiveType) -> np.ndarray:
         src = np.asarray(x)
         if src.dtype == np.bool_:
             src = src.astype(np.int8)
-        elif src.dtype.kind == "f" and src.dtype not in (np.float32, np.float64) or _is_ml_float(src.dtype):
-            src = src.astype(np.float32)
+        elif src.dtype.kind not in "biu" and src.dtype not in (np.float32, np.float64):
+            src = src.astype(np.float32)  # f16, bf16, fp8: exact
         out = cast(np.ascontiguousarray(src), fmt, rounding="rne", saturate=False)
         return np.asarray(out).view(dtype_of(t)).reshape(src.shape)
     # types the cast core does not model: ml_dtypes' own conversion (from float32)

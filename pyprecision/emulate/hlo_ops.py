@@ -229,7 +229,7 @@ def clamp(inst: Any, args: list[np.ndarray]) -> np.ndarray:
 def convert(inst: Any, args: list[np.ndarray]) -> np.ndarray:
     """convert: round the operand's exact value once to the new element type."""
     (a,) = args
-    src = a if a.dtype.kind in "biuf" and a.dtype != np.float16 else widen(a)
+    src = a if a.dtype.kind in "biu" or a.dtype in (np.float32, np.float64) else widen(a)
     return round_to(src, _et(inst))
 
 

@@ -315,3 +315,16 @@ def test_batch_norm_inference() -> None:
     # feature 0: 2*(x-1)/2 → [2, -2]; feature 1: (x-0)/1 + 10 → [12, 8] (within f32 rounding of
     # epsilon = 0.001f)
     np.testing.assert_allclose(y, [[2, 12], [-2, 8]], rtol=1e-6)
+
+
+def test_fp8_e5m2_operands_widen_exactly() -> None:
+    # ml_dtypes gives float8_e5m2 dtype kind 'f' (the other fp8 types 'V'): same treatment
+    body = """  a = f8e5m2[3]{0} parameter(0)
+  i = s32[3]{0} convert(a)
+  f = f32[3]{0} convert(a)
+  s = f8e5m2[3]{0} add(a, a)
+  ROOT t = (s32[3]{0}, f32[3]{0}, f8e5m2[3]{0}) tuple(i, f, s)"""
+    i, f, s = run(body, np.array([1.5, -3.5, 57344], ml_dtypes.float8_e5m2))
+    assert i.tolist() == [1, -3, 57344] and f.tolist() == [1.5, -3.5, 57344]
+    assert s.dtype == ml_dtypes.float8_e5m2
+    assert [float(v) for v in s] == [3.0, -7.0, np.inf]   # 114688 overflows e5m2 to inf
