@@ -1,0 +1,203 @@
+"""``pyprecision verify`` — compare a device dump with the emulator, bit for bit, and diagnose.
+
+Cast check: ``--input X --dump D --format F [cast options]``. Program check: ``--program P
+--inputs IN.npz --dump OUT.npz [precision flags]``. Exit 0 when every element is within
+``--max-ulp`` (default 0: bit-exact), 1 beyond it, 2 for usage or input errors.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+import numpy as np
+
+from pyprecision.errors import CastError, DumpError
+from pyprecision.kernel import NAN_POLICIES
+
+_EPILOG = """\
+dumps: .npy, .npz, .safetensors by extension; any other file is raw binary read with --dtype
+(default: the format's code type, e.g. uint8 for fp8), --shape, --byte-order (default little) and
+--offset (bytes to skip). A raw file whose size does not match the shape is an error. A container
+with several arrays needs --dump-key / --input-key. A dump may hold the format's codes (uint8 /
+uint16 / uint32, or the format's own dtype) or its decoded values (e.g. float32); values must be
+exactly representable and their NaNs are compared by class.
+
+examples:
+  pyprecision verify --input x.npy --dump y.bin --format fp8e4 --shape 64,128
+  pyprecision verify --input x.npy --dump y.npy --format bf16 --rounding rtz --json
+  pyprecision verify --program mlp.pir --inputs in.npz --dump out.npz --auto-cast all"""
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add the ``verify`` subcommand."""
+    p = subparsers.add_parser(
+        "verify", help="compare a device dump with the emulated cast or program, bit for bit",
+        description="Emulate a cast (or a program through the passes and the emulator) and compare "
+        "the result with a dump bit for bit: counts, ULP distances, the first mismatches, and a "
+        "diagnosis of the cast policy that explains a mismatching dump.",
+        epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False)
+    what = p.add_argument_group("what to check")
+    what.add_argument("--input", help="cast check: the array that was cast")
+    what.add_argument("--format", help="cast check: the target format (see `pyprecision formats`)")
+    what.add_argument("--program", help="program check: a .pir program or an HLO text module")
+    what.add_argument("--inputs", help="program check: .npz of the program inputs")
+    what.add_argument("--dump", required=True, help="the device's output")
+    cast = p.add_argument_group("cast policy (cast check)")
+    cast.add_argument("--rounding", default="rne", choices=["rne", "rtz", "rna", "stochastic"])
+    sat = cast.add_mutually_exclusive_group()
+    sat.add_argument("--saturate", dest="saturate", action="store_true", default=None,
+                     help="overflow and ±inf go to ±max (default for fp8 formats)")
+    sat.add_argument("--no-saturate", dest="saturate", action="store_false",
+                     help="overflow goes to ±inf, or NaN for fp8e4m3fn (default for bf16/fp16/fp32r)")
+    cast.add_argument("--nan", default="ml_dtypes", choices=list(NAN_POLICIES), help="NaN encoding")
+    cast.add_argument("--seed", type=int, help="stochastic rounding: the generator seed (required)")
+    raw = p.add_argument_group("reading dumps")
+    raw.add_argument("--dtype", help="raw dump: element type (default: the format's code type)")
+    raw.add_argument("--shape", help="raw dump: shape, e.g. 64,128 (default: the input's)")
+    raw.add_argument("--byte-order", default="little", choices=["little", "big", "native"],
+                     help="raw files: byte order (default little)")
+    raw.add_argument("--offset", type=int, default=0, help="raw dump: bytes to skip")
+    raw.add_argument("--dump-key", help="the array's name in a .npz / safetensors dump")
+    raw.add_argument("--input-dtype", default="float32", help="raw input: element type")
+    raw.add_argument("--input-shape", help="raw input: shape (default: --shape)")
+    raw.add_argument("--input-offset", type=int, default=0, help="raw input: bytes to skip")
+    raw.add_argument("--input-key", help="the array's name in a .npz / safetensors input")
+    prog = p.add_argument_group("program check")
+    _add_program_arguments(prog)
+    out = p.add_argument_group("report")
+    out.add_argument("--max-ulp", type=int, default=0,
+                     help="largest ULP distance that still passes (default 0: bit-exact)")
+    out.add_argument("--show", type=int, default=10, help="how many mismatches to list (default 10)")
+    out.add_argument("--json", action="store_true", help="print the report as JSON")
+    out.add_argument("--plot", metavar="PNG", help="write a histogram/scatter plot (matplotlib)")
+    out.add_argument("--no-diagnosis", action="store_true",
+                     help="skip the search for the policy that explains a mismatching dump")
+    p.set_defaults(func=run)
+
+
+def _add_program_arguments(group: Any) -> None:
+    from pyprecision.frontend import add_precision_arguments
+
+    add_precision_arguments(group)
+    group.add_argument("--target", default=None,
+                       help="hardware target of the passes (e.g. trn1, trn2; default: the passes')")
+    group.add_argument("--passes", default=None,
+                       help="HLO modules: comma-separated HLO passes to run before evaluating")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Dispatch to the cast or the program check and print the report."""
+    if args.max_ulp < 0:
+        raise CastError("--max-ulp must be non-negative")
+    if args.program:
+        if args.input or args.format:
+            raise CastError("--program checks take --inputs (an .npz), not --input/--format")
+        if not args.inputs:
+            raise CastError("--program needs --inputs IN.npz")
+        return _run_program(args)
+    if not args.input or not args.format:
+        raise CastError("give --input X --format F (cast check) or --program P --inputs IN.npz")
+    return _run_cast(args)
+
+
+def _policy(args: argparse.Namespace) -> Any:
+    from pyprecision.verify import CastPolicy
+
+    if args.rounding == "stochastic" and args.seed is None:
+        raise CastError("--rounding stochastic needs --seed: the random words decide every result "
+                        "(without them, verify with rne and read the diagnosis)")
+    if args.rounding != "stochastic" and args.seed is not None:
+        raise CastError("--seed is only used with --rounding stochastic")
+    return CastPolicy(args.format, rounding=args.rounding, saturate=args.saturate, nan=args.nan,
+                      seed=args.seed)
+
+
+def _read_pair(args: argparse.Namespace, fmt: Any) -> tuple[np.ndarray, np.ndarray]:
+    from pyprecision.verify import RawSpec, parse_dtype, parse_shape, read_array
+
+    shape = parse_shape(args.shape) if args.shape is not None else None
+    in_shape = parse_shape(args.input_shape) if args.input_shape is not None else shape
+    x = read_array(args.input, args.input_key,
+                   RawSpec(parse_dtype(args.input_dtype), in_shape, args.byte_order,
+                           args.input_offset))
+    if shape is None and x.ndim != 1 and not _is_container(args.dump):
+        shape = tuple(x.shape)  # a raw dump defaults to the input's shape
+    dtype = parse_dtype(args.dtype) if args.dtype else fmt.storage_dtype
+    d = read_array(args.dump, args.dump_key, RawSpec(dtype, shape, args.byte_order, args.offset))
+    if in_shape is None and not _is_container(args.input) and x.size == d.size:
+        x = x.reshape(d.shape)
+    return x, d
+
+
+def _is_container(path: str) -> bool:
+    return path.lower().endswith((".npy", ".npz", ".safetensors"))
+
+
+def _run_cast(args: argparse.Namespace) -> int:
+    from pyprecision.verify import verify_cast
+
+    policy = _policy(args)
+    x, d = _read_pair(args, policy.fmt)
+    rep = verify_cast(x, d, policy, max_ulp=args.max_ulp, run_diagnosis=not args.no_diagnosis)
+    _emit(args, [("", rep)], f"verify: {args.input} cast as {policy.describe()} vs {args.dump}")
+    return 0 if rep.ok else 1
+
+
+def _emit(args: argparse.Namespace, reports: list[tuple[str, Any]], title: str,
+          extra: dict[str, Any] | None = None) -> None:
+    from pyprecision.verify import plot_report, report_json, report_lines
+
+    if args.plot:
+        plot_report([(name or "dump", rep) for name, rep in reports], args.plot)
+    if args.json:
+        if len(reports) == 1 and not reports[0][0]:
+            doc = report_json(reports[0][1], args.show)
+        else:
+            doc = _program_json(reports, args.show, extra or {})
+        json.dump(doc, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return
+    lines: list[str] = []
+    if len(reports) == 1 and not reports[0][0]:
+        lines = report_lines(reports[0][1], args.show, title)
+    else:
+        lines.append(title)
+        for key, value in (extra or {}).items():
+            lines.append(f"{key}: {value}")
+        for name, rep in reports:
+            lines.append("")
+            lines += report_lines(rep, args.show, f"output {name}: {rep.policy.format}")
+    if args.plot:
+        lines.append(f"plot: {args.plot}")
+    print("\n".join(lines))
+
+
+def _program_json(reports: list[tuple[str, Any]], show: int, extra: dict[str, Any]) -> dict[str, Any]:
+    from pyprecision.verify import report_json
+
+    outs = {name: report_json(rep, show) for name, rep in reports}
+    total = lambda key: sum(o[key] for o in outs.values())  # noqa: E731
+    maxes = [o["max_ulp"] for o in outs.values()]
+    first = [dict(m, output=name) for name, o in outs.items() for m in o["first_mismatches"]]
+    return {
+        "kind": "program", **extra,
+        "elements": total("elements"), "matches": total("matches"),
+        "mismatches": total("mismatches"),
+        "max_ulp": None if any(m is None for m in maxes) else max(maxes, default=0),
+        "ok": all(o["ok"] for o in outs.values()),
+        "first_mismatches": first[:show],
+        "diagnosis": extra.get("diagnosis"),
+        "outputs": outs,
+    }
+
+
+def _run_program(args: argparse.Namespace) -> int:
+    try:
+        from pyprecision.verify import verify_program  # type: ignore[attr-defined]
+    except ImportError:
+        raise DumpError("the program check is not available in this build") from None
+    result = verify_program(args)
+    _emit(args, result.reports, result.title, result.extra)
+    return 0 if result.ok else 1

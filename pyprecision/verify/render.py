@@ -1,0 +1,193 @@
+"""The verify report as text, as JSON and as a PNG (matplotlib, imported only when asked for)."""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from pyprecision.errors import PyPrecisionError
+from pyprecision.kernel import decode
+from pyprecision.verify.cast_check import CastReport
+
+__all__ = ["report_json", "report_lines", "mismatch_rows", "plot_report"]
+
+
+def _num(v: float) -> float | str:
+    """A JSON-safe float: non-finite values become the strings "nan", "inf", "-inf"."""
+    v = float(v)
+    if math.isnan(v):
+        return "nan"
+    if math.isinf(v):
+        return "inf" if v > 0 else "-inf"
+    return v
+
+
+def _hex(code: int, bits: int) -> str:
+    return f"0x{int(code):0{bits // 4}x}"
+
+
+def _input_bits(x: np.ndarray, i: int) -> str | None:
+    if x.dtype.kind in "iub":
+        return None
+    width = x.dtype.itemsize * 8
+    return _hex(int(x[i:i + 1].view(np.dtype(f"uint{width}"))[0]), width)
+
+
+def _input_value(x: np.ndarray, i: int) -> float | int:
+    v = x[i]
+    if x.dtype.kind in "iu":
+        return int(v)
+    return float(np.float64(v))
+
+
+def mismatch_rows(rep: CastReport, limit: int) -> list[dict[str, Any]]:
+    """The first ``limit`` mismatches: index, input (value and bits), expected/dumped bits and
+    values, ULP distance (None when unbounded)."""
+    cmp, f = rep.comparison, rep.fmt
+    idx = cmp.mismatch_indices()[:max(limit, 0)]
+    exp_v, dmp_v = decode(cmp.expected[idx], f), decode(cmp.dumped[idx], f)
+    rows = []
+    for k, i in enumerate(idx):
+        i = int(i)
+        rows.append({
+            "index": [int(j) for j in np.unravel_index(i, rep.shape)] if rep.shape else [],
+            "flat_index": i,
+            "input": _num(_input_value(rep.inputs, i)),
+            "input_bits": _input_bits(rep.inputs, i),
+            "expected_bits": _hex(cmp.expected[i], f.bits),
+            "dumped_bits": _hex(cmp.dumped[i], f.bits),
+            "expected": _num(exp_v[k]),
+            "dumped": _num(dmp_v[k]),
+            "ulp": None if cmp.unbounded[i] else int(cmp.ulp[i]),
+        })
+    return rows
+
+
+def report_json(rep: CastReport, show: int = 10) -> dict[str, Any]:
+    """The report as a JSON object (schema in docs/verify.md)."""
+    cmp = rep.comparison
+    return {
+        "kind": rep.kind,
+        "format": rep.fmt.name,
+        "policy": rep.policy.to_json(),
+        "shape": list(rep.shape),
+        "elements": cmp.elements,
+        "matches": cmp.matches,
+        "mismatches": cmp.mismatches,
+        "max_ulp": cmp.max_ulp(),
+        "max_finite_ulp": cmp.max_finite_ulp(),
+        "mean_ulp": cmp.mean_ulp(),
+        "unbounded": int(np.count_nonzero(cmp.unbounded)),
+        "max_ulp_allowed": rep.max_ulp_allowed,
+        "ok": rep.ok,
+        "ulp_histogram": rep.histogram(),
+        "first_mismatches": mismatch_rows(rep, show),
+        "counts": rep.counts,
+        "diagnosis": rep.diagnosis.to_json() if rep.diagnosis else None,
+        "notes": list(rep.notes),
+    }
+
+
+def _table(rows: list[list[str]], indent: str = "  ") -> list[str]:
+    widths = [max(len(r[c]) for r in rows) for c in range(len(rows[0]))]
+    return [indent + "  ".join(cell.ljust(w) if c == 0 else cell.rjust(w)
+                               for c, (cell, w) in enumerate(zip(r, widths))).rstrip()
+            for r in rows]
+
+
+def _show(v: Any) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, float):
+        return repr(v) if abs(v) >= 1e-4 or v == 0 else f"{v:.6g}"
+    return str(v)
+
+
+def report_lines(rep: CastReport, show: int = 10, title: str | None = None) -> list[str]:
+    """The human-readable report."""
+    cmp = rep.comparison
+    n = cmp.elements
+    pct = f" ({100.0 * cmp.matches / n:.2f}%)" if n else ""
+    max_ulp = cmp.max_ulp()
+    out = [title or f"verify: {rep.policy.describe()}"]
+    out += [f"elements:    {n}", f"matches:     {cmp.matches}{pct}", f"mismatches:  {cmp.mismatches}",
+            "max ULP:     " + (str(max_ulp) if max_ulp is not None else
+                               f"unbounded ({int(cmp.unbounded.sum())} NaN against a number; "
+                               f"largest finite {cmp.max_finite_ulp()})"),
+            f"mean ULP:    {cmp.mean_ulp():.4g}"]
+    out += [f"note: {note}" for note in rep.notes]
+    if cmp.mismatches:
+        out.append("ULP histogram:")
+        out += _table([[str(r["bucket"]), str(r["count"])] for r in rep.histogram()])
+    c = rep.counts
+    out.append("counts:")
+    out += _table([["", "input", "expected", "dumped"],
+                   ["NaN", str(c["input"]["nan"]), str(c["expected"]["nan"]), str(c["dumped"]["nan"])],
+                   ["inf", str(c["input"]["inf"]), str(c["expected"]["inf"]), str(c["dumped"]["inf"])],
+                   ["beyond max", str(c["input"]["overflow"]), "", ""],
+                   ["saturated", "", str(c["expected"]["saturated"]), str(c["dumped"]["saturated"])]])
+    rows = mismatch_rows(rep, show)
+    if rows:
+        out.append(f"first {len(rows)} mismatches:")
+        table = [["index", "input", "input bits", "expected", "dumped", "ULP"]]
+        for r in rows:
+            table.append([str(tuple(r["index"])), _show(r["input"]), r["input_bits"] or "-",
+                          f"{r['expected_bits']} ({_show(r['expected'])})",
+                          f"{r['dumped_bits']} ({_show(r['dumped'])})",
+                          "unbounded" if r["ulp"] is None else str(r["ulp"])])
+        out += _table(table)
+    if rep.diagnosis is not None:
+        out.append("diagnosis: " + rep.diagnosis.summary())
+        for alt in rep.diagnosis.alternatives:
+            out.append("  also exact: " + alt.describe())
+    out.append(_verdict(rep))
+    return out
+
+
+def _verdict(rep: CastReport) -> str:
+    cmp = rep.comparison
+    if rep.ok:
+        what = "bit-exact" if cmp.mismatches == 0 else f"within {rep.max_ulp_allowed} ULP"
+        return f"result: OK ({what})"
+    beyond = int(np.count_nonzero(cmp.unbounded | (cmp.ulp > rep.max_ulp_allowed)))
+    return f"result: FAIL ({beyond} elements beyond --max-ulp {rep.max_ulp_allowed})"
+
+
+def plot_report(reports: list[tuple[str, CastReport]], path: str | Path) -> None:
+    """Write a PNG: per report, the ULP histogram and the signed ULP error of each mismatch
+    against its input value."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise PyPrecisionError("--plot needs matplotlib, which is not installed "
+                               "(pip install matplotlib)") from None
+    fig, axes = plt.subplots(len(reports), 2, figsize=(11, 3.6 * len(reports)), squeeze=False)
+    for (name, rep), (ax_h, ax_s) in zip(reports, axes):
+        hist = rep.histogram()
+        ax_h.bar(range(len(hist)), [r["count"] for r in hist], color="tab:blue")
+        ax_h.set_xticks(range(len(hist)), [str(r["bucket"]) for r in hist], rotation=45)
+        ax_h.set_yscale("log")
+        ax_h.set_xlabel("ULP distance")
+        ax_h.set_ylabel("elements")
+        cmp = rep.comparison
+        ax_h.set_title(f"{name}: {cmp.mismatches} of {cmp.elements} mismatch")
+        idx = cmp.mismatch_indices()
+        if idx.size:
+            from pyprecision.verify.compare import ordered
+
+            signed = ordered(cmp.dumped[idx], rep.fmt) - ordered(cmp.expected[idx], rep.fmt)
+            xs = rep.inputs[idx].astype(np.float64)
+            ax_s.scatter(xs, signed, s=8, color="tab:red")
+        ax_s.axhline(0, color="grey", linewidth=0.8)
+        ax_s.set_xlabel("input value")
+        ax_s.set_ylabel("dumped - expected (ULP)")
+        ax_s.set_title(rep.diagnosis.exact.describe() if rep.diagnosis and rep.diagnosis.exact
+                       else "mismatches")
+    fig.tight_layout()
+    fig.savefig(path, format="png", dpi=90)
+    plt.close(fig)
