@@ -19,7 +19,7 @@ from pyprecision.ir import (
     SingleValueTensor, Tensor, TensorContractOp, TensorScalarGEPOp, UnaryOp, Value, uint8, verify,
 )
 
-__all__ = ["run_ir", "round_to", "to_storage", "from_storage"]
+__all__ = ["run_ir", "round_to", "convert", "to_storage", "from_storage"]
 
 _FLOAT_STORAGE = {np.dtype(d.storage) for d in FLOAT_DTYPES}
 
@@ -56,10 +56,20 @@ def _wrap(a: np.ndarray, dt: DType) -> np.ndarray:
     return u.astype(np.int64)
 
 
+def convert(x: Any, src: DType | None, dst: DType) -> np.ndarray:
+    """Convert values of dtype ``src`` to ``dst``: the identity when the dtypes are equal (so a same-dtype
+    load, store, copy or cast never changes a value — not even an fp8 ±inf under saturation), else
+    ``round_to``. ``src=None`` means exact values of no particular dtype."""
+    if src is dst:
+        return np.asarray(x)
+    return round_to(x, dst)
+
+
 def to_storage(x: np.ndarray, dt: DType) -> np.ndarray:
     """Values (already representable in ``dt``) as an array of ``dt.np_dtype``."""
     if dt.is_float and dt.fmt is not None and dt.np_dtype != np.float32:
-        return np.asarray(pyprecision.cast(np.asarray(x, dtype=np.float64), dt.fmt))
+        # exact: the values are representable; saturate=False keeps an fp8 ±inf as ±inf
+        return np.asarray(pyprecision.cast(np.asarray(x, dtype=np.float64), dt.fmt, saturate=False))
     return np.asarray(x).astype(dt.np_dtype)
 
 
@@ -91,8 +101,8 @@ class _Frame:
         x = self.mem[id(ap.tensor)]
         return _view(x, ap.tensor.dtype, ap.reinterpret) if ap.reinterpret is not None else x
 
-    def write(self, ap: NeuronAP, x: np.ndarray, rows: np.ndarray | None = None) -> None:
-        x = round_to(x, ap.dtype)
+    def write(self, ap: NeuronAP, x: np.ndarray, src: DType | None, rows: np.ndarray | None = None) -> None:
+        x = convert(x, src, ap.dtype)
         if ap.reinterpret is not None:
             x = _view(x, ap.reinterpret, ap.tensor.dtype)
         buf = self.mem[id(ap.tensor)]
@@ -126,14 +136,14 @@ def _load(fr: _Frame, inst: Any) -> np.ndarray:
         x = x[fr.rows(inst.index, x.shape[0], f"generic_load @{inst.tensor.name}")]
     elif isinstance(inst, SBAtomLoad) and inst.has_partition_broadcast:
         x = np.broadcast_to(x, inst.result.shape)
-    return round_to(x, inst.result.dtype)
+    return convert(x, inst.src.dtype, inst.result.dtype)
 
 
 def _store(fr: _Frame, inst: Any) -> None:
     rows = None
     if isinstance(inst, GenericStore):
         rows = fr.rows(inst.index, inst.tensor.shape[0], f"generic_store @{inst.tensor.name}")
-    fr.write(inst.dst, fr.operand(inst.src), rows)
+    fr.write(inst.dst, fr.operand(inst.src), inst.src.dtype, rows)
 
 
 def _unary_float(kind: str, x: np.ndarray) -> np.ndarray:
@@ -170,6 +180,8 @@ def _unary(fr: _Frame, inst: UnaryOp) -> np.ndarray:
     x, sdt, rdt = fr.vals[id(src)], src.dtype, inst.result.dtype  # type: ignore[union-attr]
     if inst.kind == "bitcast":
         return _view(x, sdt, rdt)
+    if inst.kind in ("cast", "copy") and sdt is rdt:
+        return x
     if inst.kind == "cast" and sdt.is_float and rdt.is_integer:
         return from_storage(pyprecision.float_to_int(x, rdt.np_dtype), rdt)
     if inst.kind == "cast" and sdt.is_integer and rdt.is_float:
@@ -254,11 +266,11 @@ def _matmul(fr: _Frame, inst: TensorContractOp) -> np.ndarray:
 def _gep(fr: _Frame, inst: TensorScalarGEPOp) -> None:
     shape = inst.dst.shape
     a, b = (fr.operand(o, shape) for o in inst.operands)
-    fr.write(inst.dst, _binary_values(inst.kind, a, b, inst.dst.dtype.is_float))
+    fr.write(inst.dst, _binary_values(inst.kind, a, b, inst.dst.dtype.is_float), None)
 
 
 def _memcpy(fr: _Frame, inst: OffloadedMemCpy) -> None:
-    fr.write(inst.dst, fr.read(inst.src))
+    fr.write(inst.dst, fr.read(inst.src), inst.src.dtype)
 
 
 def _call(fr: _Frame, inst: CallOp) -> None:
@@ -267,31 +279,31 @@ def _call(fr: _Frame, inst: CallOp) -> None:
     g = fr.module.get_function(inst.callee)
     mem = _initial_memory(g)
     for ap, t in zip(inst.ins, g.inputs):
-        mem[id(t)] = round_to(fr.read(ap), t.dtype)
+        mem[id(t)] = convert(fr.read(ap), ap.dtype, t.dtype)
     _Frame(fr.module, g, mem).run()
     for ap, t in zip(inst.outs, g.outputs):
-        fr.write(ap, mem[id(t)])
+        fr.write(ap, mem[id(t)], t.dtype)
 
 
 def _opaque(fr: _Frame, inst: OpaqueOp) -> None:
     ins = [fr.read(a) for a in inst.ins]
     outs = inst.outs
     if inst.kernel == "copy" and len(ins) == len(outs):
-        for ap, x in zip(outs, ins):
+        for ap, x, a in zip(outs, ins, inst.ins):
             _need_shape(inst, ap, x)
-            fr.write(ap, x)
+            fr.write(ap, x, a.dtype)
     elif inst.kernel == "add" and len(outs) == 1 and ins:
         total = np.zeros(outs[0].shape)
         for x in ins:
             _need_shape(inst, outs[0], x)
             total = total + x.astype(np.float64)
-        fr.write(outs[0], total)
+        fr.write(outs[0], total, None)
     elif inst.kernel == "softmax" and len(ins) == 1 and len(outs) == 1:
         _need_shape(inst, outs[0], ins[0])
         x = ins[0].astype(np.float64)
         with np.errstate(all="ignore"):
             e = np.exp(x - np.max(x, axis=-1, keepdims=True))
-            fr.write(outs[0], e / np.sum(e, axis=-1, keepdims=True))
+            fr.write(outs[0], e / np.sum(e, axis=-1, keepdims=True), None)
     else:
         raise EmulationError(f"opaque kernel {inst.kernel!r} with {len(ins)} ins / {len(outs)} outs "
                              "is not known to the emulator (known: copy, add, softmax)")
@@ -331,6 +343,8 @@ def _bind_input(t: Tensor, x: Any) -> np.ndarray:
     if t.dtype.is_float:
         if not is_float:
             raise EmulationError(f"input @{t.name}: {t.dtype.name} tensor needs a float array, got {a.dtype}")
+        if a.dtype == t.dtype.np_dtype and t.dtype.fmt != "fp32r":
+            return from_storage(a, t.dtype)  # already in the declared dtype: bound unchanged
         return round_to(a.astype(np.float64), t.dtype)
     if a.dtype.kind not in "iub":
         raise EmulationError(f"input @{t.name}: {t.dtype.name} tensor needs an integer array, got {a.dtype}")
