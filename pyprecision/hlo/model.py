@@ -17,6 +17,8 @@ from pyprecision.hlo import attrs as A
 from pyprecision.hlo.shape import ProgramShape, Shape
 
 _SUFFIX = re.compile(r"\.(\d+)$")
+_TABLE_ROW = re.compile(r"(\d+) (.*)$")
+_SECTIONS = ("FileNames", "FunctionNames", "FileLocations", "StackFrames")
 
 
 @dataclass
@@ -122,7 +124,8 @@ class HloComputation:
     is_entry: bool = False
     signature_text: str = ""
     signature_snapshot: str = ""
-    header_attributes: str = ""  # verbatim ", execution_thread=..." text before " {"
+    header_attributes: str = ""  # verbatim ", ..." text before " {"
+    footer_attributes: str = ""  # verbatim ", execution_thread=..." text after the closing brace
     separator: str = "\n\n"      # text printed after the closing brace
 
     @property
@@ -242,6 +245,21 @@ class HloModule:
 
         raw = self.attr("entry_computation_layout")
         return None if raw is None else parse_program_shape(raw)
+
+    def stack_frame_tables(self) -> dict[str, dict[int, str]]:
+        """The ``FileNames`` / ``FunctionNames`` / ``FileLocations`` / ``StackFrames`` sections as
+        {section: {id: verbatim entry}} (e.g. ``'"f.py"'`` or ``'{file_location_id=1 ...}'``)."""
+        tables: dict[str, dict[int, str]] = {}
+        current: dict[int, str] | None = None
+        for line in self.preamble.splitlines():
+            m = _TABLE_ROW.match(line)
+            if line.strip() in _SECTIONS:
+                current = tables.setdefault(line.strip(), {})
+            elif m and current is not None:
+                current[int(m.group(1))] = m.group(2)
+            elif not line.strip():
+                current = None
+        return tables
 
     def fresh_name(self, base: str) -> str:
         """A new instruction name ``base.N`` unused anywhere in the module."""

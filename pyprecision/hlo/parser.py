@@ -10,6 +10,7 @@ import re
 
 from pyprecision.errors import ParseError
 from pyprecision.hlo import attrs as A
+from pyprecision.hlo._gc import paused_gc
 from pyprecision.hlo.model import HloComputation, HloInstruction, HloModule, TextStyle
 from pyprecision.hlo.shape import UNBOUNDED, Layout, ProgramShape, Shape
 from pyprecision.hlo.types import PrimitiveType, type_from_name
@@ -24,6 +25,7 @@ _WS = re.compile(r"(?:\s+|/\*.*?\*/|//[^\n]*)*", re.S)
 _INLINE_WS = re.compile(r"[ \t]*")
 _SECTIONS = ("FileNames", "FunctionNames", "FileLocations", "StackFrames")
 _SECTION_LINE = re.compile(r"(FileNames|FunctionNames|FileLocations|StackFrames)[ \t]*\n")
+_CALLEE = re.compile(r"%?([A-Za-z0-9_][\w.\-]*)")
 _CALL_KEYS = ("to_apply", "calls", "condition", "body", "branch_computations",
               "true_computation", "false_computation", "called_computations",
               "async_execution_thread_computations")
@@ -36,6 +38,8 @@ class _Cursor:
         self.text = text
         self.pos = 0
         self.filename = filename
+        #: (instruction, computation name, position) of every to_apply=/body=/calls=... reference
+        self.calls: list[tuple[HloInstruction, str, int]] = []
 
     def error(self, message: str, pos: int | None = None) -> ParseError:
         p = self.pos if pos is None else pos
@@ -221,7 +225,12 @@ def _parse_instruction(cur: _Cursor, style: TextStyle,
         cur.inline_ws()
         key = cur.match(_KEY, "an attribute name").group()
         cur.expect("=")
-        inst.attributes.append((key, cur.raw_value()))
+        at = cur.pos
+        value = cur.raw_value()
+        inst.attributes.append((key, value))
+        if key in _CALL_KEYS:
+            for m in _CALLEE.finditer(value):
+                cur.calls.append((inst, m.group(1), at + m.start(1)))
     return inst
 
 
@@ -296,6 +305,14 @@ def _parse_computation(cur: _Cursor, style: TextStyle) -> HloComputation:
         cur.ws()
         if cur.peek() == "}":
             cur.pos += 1
+            start = cur.pos
+            cur.inline_ws()
+            if cur.peek() == ",":   # "}, execution_thread=\"host\""
+                end = text.find("\n", cur.pos)
+                cur.pos = len(text) if end < 0 else end
+                comp.footer_attributes = text[start:cur.pos].rstrip()
+            else:
+                cur.pos = start
             break
         if not cur.peek():
             raise cur.error(f"computation '{name}' is not closed with '}}'")
@@ -317,6 +334,11 @@ def _parse_computation(cur: _Cursor, style: TextStyle) -> HloComputation:
 
 def parse(text: str, filename: str = "<string>") -> HloModule:
     """Parse HLO text into an :class:`HloModule`; raises ParseError ``file:line:col: message``."""
+    with paused_gc():
+        return _parse_module(text, filename)
+
+
+def _parse_module(text: str, filename: str) -> HloModule:
     cur = _Cursor(text, filename)
     cur.ws()
     cur.expect("HloModule")
@@ -346,11 +368,8 @@ def parse(text: str, filename: str = "<string>") -> HloModule:
         cur.pos = len(text) if nxt < 0 else nxt + 1
     module.preamble = text[pre_start:cur.pos]
     comps: list[HloComputation] = []
-    calls: list[tuple[HloInstruction, str, int]] = []
     while cur.pos < len(text):
-        comp_start = cur.pos
         comp = _parse_computation(cur, module.style)
-        calls.extend(_call_refs(comp, cur, comp_start))
         sep_start = cur.pos
         cur.ws()
         comp.separator = text[sep_start:cur.pos]
@@ -359,23 +378,12 @@ def parse(text: str, filename: str = "<string>") -> HloModule:
         raise cur.error("module has no computations")
     module.computations = comps
     by_name = {c.name: c for c in comps}
-    for inst, cname, at in calls:
+    for inst, cname, at in cur.calls:
         c = by_name.get(cname)
         if c is None:
             raise cur.error(f"unknown computation '{cname}' called by '{inst.name}'", at)
         inst.called_computations.append(c)
     return module
-
-
-def _call_refs(comp: HloComputation, cur: _Cursor, start: int) -> list[tuple[HloInstruction, str, int]]:
-    out = []
-    for inst in comp.instructions:
-        for key, value in inst.attributes:
-            if key in _CALL_KEYS:
-                for n in re.findall(r"%?([A-Za-z0-9_][\w.\-]*)", value):
-                    at = cur.text.find(value, start)
-                    out.append((inst, n, at if at >= 0 else start))
-    return out
 
 
 __all__ = ["parse", "parse_shape", "parse_program_shape", "PrimitiveType"]

@@ -6,6 +6,7 @@ byte for byte and new instructions look like XLA would print them.
 """
 from __future__ import annotations
 
+from pyprecision.hlo._gc import paused_gc
 from pyprecision.hlo.model import HloComputation, HloInstruction, HloModule, TextStyle
 
 
@@ -48,12 +49,17 @@ def computation_to_text(comp: HloComputation, style: TextStyle | None = None) ->
         sig = comp.signature_text if current == comp.signature_snapshot else current
     lines = [f"{head}{pct}{comp.name}{sig}{comp.header_attributes} {{"]
     lines.extend("  " + instruction_to_text(i, st) for i in comp.instructions)
-    lines.append("}")
+    lines.append("}" + comp.footer_attributes)
     return "\n".join(lines)
 
 
 def to_text(module: HloModule) -> str:
     """The whole module as HLO text."""
+    with paused_gc():
+        return _module_text(module)
+
+
+def _module_text(module: HloModule) -> str:
     header = f"HloModule {module.name}"
     header += "".join(f", {k}={v}" for k, v in module.attributes)
     out = [header, module.header_end, module.preamble]

@@ -40,7 +40,9 @@ class Layout:
 
     def without_element_size(self) -> Layout:
         """The same layout with ``E(n)`` removed (XLA's ChangeElementType to a byte-sized type)."""
-        return replace(self, extras=_E_FIELD.sub("", self.extras))
+        if "E(" not in self.extras:
+            return self
+        return Layout(self.minor_to_major, _E_FIELD.sub("", self.extras))
 
     def to_text(self) -> str:
         """``{1,0}`` or ``{0:E(4)}``."""
@@ -117,7 +119,7 @@ class Shape:
         layout = self.layout
         if layout is not None and not is_sub_byte(t):
             layout = layout.without_element_size()
-        return replace(self, element_type=t, layout=layout)
+        return Shape(t, self.dimensions, self.dynamic, layout, (), self.index_comments)
 
     def without_layout(self) -> Shape:
         """The same shape with every layout removed (XLA's HumanString form)."""

@@ -130,3 +130,25 @@ def test_hlo_room_never_imports_ir_or_passes() -> None:
             " 'pyprecision.tools', 'pyprecision.emulate'))]\n"
             "assert not bad, bad\n")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_stack_frame_tables_are_kept_and_readable() -> None:
+    from tests.hlo.conftest import SAMPLES
+
+    text = next(p for p in SAMPLES if p.name == "stack_frames.hlo.txt").read_text()
+    m = hlo.parse(text)
+    t = m.stack_frame_tables()
+    assert t["FileNames"] == {1: '"<embedded module>"', 2: '"yet/another/test.py"'}
+    assert t["StackFrames"][2] == "{file_location_id=2 parent_frame_id=2}"
+    assert m.entry.root.metadata["stack_frame_id"] == "2"
+    assert hlo.to_text(m) == text
+
+
+def test_execution_thread_and_conditional_calls() -> None:
+    from tests.hlo.conftest import SAMPLES
+
+    m = hlo.parse(next(p for p in SAMPLES if p.name == "misc_syntax.hlo.txt").read_text())
+    cond = m.entry.instruction("cond")
+    assert cond.called("true_computation").name == "true_branch"
+    assert cond.called("false_computation").name == "false_branch"
+    assert m.computation("async_comp").footer_attributes == ', execution_thread="host"'

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from pyprecision.errors import PassError
+from pyprecision.hlo._gc import paused_gc
 from pyprecision.hlo.model import HloModule
 from pyprecision.hlo.passes.base import HloPass
 from pyprecision.hlo.passes.batch_norm_training_upcast import BatchNormTrainingUpcast
@@ -34,10 +35,11 @@ def run_passes(module: HloModule, names: list[str] | tuple[str, ...] | str) -> b
         names = [n for n in names.split(",") if n.strip()]
     passes = [get_pass(n) for n in names]
     changed = False
-    for p in passes:
-        if p.run(module):
-            changed = True
-            verify(module, after=p.name)
+    with paused_gc():
+        for p in passes:
+            if p.run(module):
+                changed = True
+                verify(module, after=p.name)
     return changed
 
 

@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from pyprecision.hlo import rewrite as R
-from pyprecision.hlo.model import HloComputation, HloInstruction, HloModule
+from pyprecision.hlo.model import HloInstruction, HloModule
 from pyprecision.hlo.shape import Shape
 from pyprecision.hlo.types import PrimitiveType
 
@@ -34,13 +34,18 @@ class BatchNormTrainingUpcast:
 
     def run(self, module: HloModule) -> bool:
         """Rewrite every matching op, computation by computation; return whether any matched."""
-        matches = [(c, i) for c in module.computations for i in c.post_order() if self.matches(i)]
-        for comp, bnt in matches:
-            self._rewrite(module, comp, bnt)
-        return bool(matches)
+        changed = False
+        for comp in module.computations:
+            matches = [i for i in comp.post_order() if self.matches(i)]   # collect, then rewrite
+            rw = R.Rewrite(comp)
+            for bnt in matches:
+                self._rewrite(module, rw, bnt)
+            rw.commit()
+            changed |= bool(matches)
+        return changed
 
     @staticmethod
-    def _rewrite(module: HloModule, comp: HloComputation, bnt: HloInstruction) -> None:
+    def _rewrite(module: HloModule, rw: R.Rewrite, bnt: HloInstruction) -> None:
         new: list[HloInstruction] = []
         cvts = []
         for op in bnt.operands[:3]:                     # every operand widened to F32
@@ -60,5 +65,5 @@ class BatchNormTrainingUpcast:
             outs.append(cvt)
         tup = R.make(module, "tuple", Shape.tuple_of(orig_elems), outs)
         new.append(tup)
-        R.insert_before(comp, bnt, new)
-        R.replace_instruction(comp, bnt, tup)           # CHECK_OK(ReplaceInstruction(bf16Bnt, ...))
+        rw.insert_before(bnt, new)
+        rw.replace_instruction(bnt, tup)           # CHECK_OK(ReplaceInstruction(bf16Bnt, ...))

@@ -6,7 +6,7 @@ from typing import ClassVar
 
 from pyprecision.hlo import attrs as A
 from pyprecision.hlo import rewrite as R
-from pyprecision.hlo.model import HloComputation, HloInstruction, HloModule
+from pyprecision.hlo.model import HloInstruction, HloModule
 from pyprecision.hlo.shape import Shape
 from pyprecision.hlo.types import PrimitiveType, is_integer
 
@@ -44,12 +44,17 @@ class NeuronIntMatmulDowncast:
 
     def run(self, module: HloModule) -> bool:
         """Expand every matching dot; return whether any was found."""
-        matches = [(c, i) for c in module.computations for i in c.instructions if self.matches(i)]
-        for comp, dot in matches:
-            self._expand(module, comp, dot)
-        return bool(matches)
+        changed = False
+        for comp in module.computations:
+            matches = [i for i in comp.instructions if self.matches(i)]   # collect, then rewrite
+            rw = R.Rewrite(comp)
+            for dot in matches:
+                self._expand(module, rw, dot)
+            rw.commit()
+            changed |= bool(matches)
+        return changed
 
-    def _expand(self, module: HloModule, comp: HloComputation, dot: HloInstruction) -> None:
+    def _expand(self, module: HloModule, rw: R.Rewrite, dot: HloInstruction) -> None:
         """ExpandInstruction @0x1faa9b0, step for step."""
         new: list[HloInstruction] = []
         lhs, rhs = dot.operands[0], dot.operands[1]
@@ -63,8 +68,8 @@ class NeuronIntMatmulDowncast:
         new.append(result)
         for op in new:                                   # add_auto_cast_none on each new op
             self._add_auto_cast_none(op, dot)
-        R.insert_before(comp, dot, new)
-        R.replace_instruction(comp, dot, result)
+        rw.insert_before(dot, new)
+        rw.replace_instruction(dot, result)
 
     @staticmethod
     def _to_f32(module: HloModule, op: HloInstruction, new: list[HloInstruction]) -> HloInstruction:

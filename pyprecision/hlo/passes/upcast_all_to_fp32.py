@@ -7,7 +7,7 @@ from typing import ClassVar
 from pyprecision.errors import PassError
 from pyprecision.hlo import rewrite as R
 from pyprecision.hlo.literal import convert_literal_text
-from pyprecision.hlo.model import HloComputation, HloInstruction, HloModule
+from pyprecision.hlo.model import HloInstruction, HloModule
 from pyprecision.hlo.shape import Shape
 from pyprecision.hlo.types import PrimitiveType
 
@@ -54,21 +54,23 @@ class UpcastAllToFP32:
         """Retype the whole module; return whether any shape changed."""
         changed = False
         for comp in module.computations:
-            for inst in list(comp.instructions):
+            rw = R.Rewrite(comp)
+            for inst in comp.instructions:
                 new_shape = upcast_shape_to_fp32(inst.shape)
                 if new_shape.equal(inst.shape):         # Shape::Equal → skip
                     continue
                 changed = True
                 if inst.opcode == "constant":
-                    self._rebuild_constant(module, comp, inst, new_shape)
+                    self._rebuild_constant(module, rw, inst, new_shape)
                 else:
                     inst.shape = new_shape              # retyped in place
+            rw.commit()
         if changed:
             self._update_entry_layout(module)
         return changed
 
     @staticmethod
-    def _rebuild_constant(module: HloModule, comp: HloComputation, const: HloInstruction,
+    def _rebuild_constant(module: HloModule, rw: R.Rewrite, const: HloInstruction,
                           new_shape: Shape) -> None:
         """literal → ConvertToShape(newShape) → CreateConstant → ReplaceAllUsesWith → Remove."""
         src_types = {s.element_type for s in const.shape.leaves() if s.element_type != F32
@@ -80,9 +82,8 @@ class UpcastAllToFP32:
         literal = convert_literal_text(const.literal_text or "", src_types.pop(), F32)
         new = R.make(module, "constant", new_shape, [])
         new.literal_text = literal
-        R.insert_before(comp, const, [new])
-        R.replace_all_uses(comp, const, new)
-        R.remove(comp, const)
+        rw.insert_before(const, [new])
+        rw.replace_all_uses(const, new)
 
     @staticmethod
     def _update_entry_layout(module: HloModule) -> None:
