@@ -342,6 +342,15 @@ def while_bf16(x):
     return lax.while_loop(cond, body, (x, jnp.int32(0)))
 
 
+@case(lambda r: [floats(r, (3,), np.float32), ints(r, 0, 1, (), np.int32),
+                 ints(r, -1, 3, (), np.int32)],
+      "conditionals: lax.cond (pred form) and lax.switch (index form, clamped index)")
+def conditionals(x, p, k):
+    a = lax.cond(p > 0, lambda v: v * 2.0, lambda v: v - 1.0, x)
+    b = lax.switch(k, [lambda v: v + 1.0, lambda v: v * v, lambda v: -v], x)
+    return a, b
+
+
 @case(lambda r: [floats(r, (4, 6), np.float32)],
       "f32 reductions: sum/max/min over axes, mean, argmax-free")
 def reduce_f32(x):
@@ -540,13 +549,17 @@ def main(argv: list[str] | None = None) -> int:
         "modules": {},
     }
     only = {s for s in ns.only.split(",") if s}
+    path = os.path.join(outdir, "manifest.json")
+    if only and os.path.exists(path):  # regenerate a subset: keep the other modules' entries
+        with open(path) as fh:
+            manifest["modules"] = json.load(fh)["modules"]
     for c in CASES:
         if only and c.name not in only:
             continue
         manifest["modules"][c.name] = run_case(c, outdir)
         print(f"{c.name}: {len(manifest['modules'][c.name]['outputs'])} outputs")
     collect_dumps(outdir, manifest)
-    with open(os.path.join(outdir, "manifest.json"), "w") as fh:
+    with open(path, "w") as fh:
         json.dump(manifest, fh, indent=1, sort_keys=True)
         fh.write("\n")
     shutil.rmtree(_DUMP_DIR, ignore_errors=True)

@@ -4,7 +4,7 @@ Every instruction's result is rounded to its element type (``hlo_numeric.round_t
 core for bf16/f16/fp8, NumPy for f32, exact f64, wraparound integers, XLA float→int converts).
 Opcodes live in ``hlo_ops`` (elementwise), ``hlo_shape_ops`` (data movement) and ``hlo_dot``
 (dot, batch norm); this file holds the dispatcher and the opcodes that call computations
-(call, fusion, while, conditional-free control, reduce) plus tuples. Decisions (dot accumulation
+(call, fusion, while, conditional, reduce) plus tuples. Decisions (dot accumulation
 order, transcendental functions, reduce order): docs/decisions/hlo-eval.md.
 """
 from __future__ import annotations
@@ -95,6 +95,7 @@ class Evaluator:
             "call": self._call,
             "fusion": self._fusion,
             "while": self._while,
+            "conditional": self._conditional,
             "reduce": self._reduce,
         }
 
@@ -172,6 +173,24 @@ class Evaluator:
             state = self.call(body, [state])
         raise EmulationError(f"{inst.name}: while loop did not finish within "
                              f"{MAX_WHILE_ITERATIONS} iterations")
+
+    def _conditional(self, inst: Any, args: list[Value]) -> Value:
+        """conditional(pred, t_arg, f_arg), true_computation=, false_computation=; or
+        conditional(index, args...), branch_computations={...} (an index out of range takes the
+        last branch, as XLA does)."""
+        selector = np.asarray(args[0])
+        if inst.attr("branch_computations") is not None:
+            names = [n.strip().lstrip("%") for n in
+                     inst.attr("branch_computations").strip("{}").split(",") if n.strip()]
+            by_name = {c.name: c for c in inst.called_computations}
+            if not names or any(n not in by_name for n in names):
+                raise EmulationError(f"{inst.name}: cannot resolve branch_computations")
+            k = int(selector)
+            k = k if 0 <= k < len(names) else len(names) - 1
+            return self.call(by_name[names[k]], [args[1 + k]])
+        if bool(selector):
+            return self.call(self._called(inst, "true_computation"), [args[1]])
+        return self.call(self._called(inst, "false_computation"), [args[2]])
 
     def _reduce(self, inst: Any, args: list[Value]) -> Value:
         """reduce(inputs..., inits...), dimensions={...}: the reducer is applied sequentially

@@ -328,3 +328,28 @@ def test_fp8_e5m2_operands_widen_exactly() -> None:
     assert i.tolist() == [1, -3, 57344] and f.tolist() == [1.5, -3.5, 57344]
     assert s.dtype == ml_dtypes.float8_e5m2
     assert [float(v) for v in s] == [3.0, -7.0, np.inf]   # 114688 overflows e5m2 to inf
+
+
+def test_conditional_pred_and_index_forms() -> None:
+    comps = """neg {
+  p = f32[] parameter(0)
+  ROOT n = f32[] negate(p)
+}
+
+dbl {
+  p = f32[] parameter(0)
+  ROOT d = f32[] add(p, p)
+}
+
+"""
+    body = """  c = pred[] parameter(0)
+  k = s32[] parameter(1)
+  x = f32[] parameter(2)
+  a = f32[] conditional(c, x, x), true_computation=dbl, false_computation=neg
+  b = f32[] conditional(k, x, x), branch_computations={neg, dbl}
+  ROOT t = (f32[], f32[]) tuple(a, b)"""
+    x = np.array(3, np.float32)
+    for c, k, want in ((True, 0, [6, -3]), (False, 1, [-3, 6]), (False, 7, [-3, 6]),
+                       (True, -1, [6, 6])):   # an index out of range takes the last branch
+        got = run(body, np.array(c), np.array(k, np.int32), x, comps=comps)
+        assert [float(g) for g in got] == want
