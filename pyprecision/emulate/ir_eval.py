@@ -16,7 +16,7 @@ from pyprecision.errors import EmulationError
 from pyprecision.ir import (
     FLOAT_DTYPES, AffineLoad, AffineStore, BinaryOp, CallOp, DType, Function, GenericLoad, GenericStore,
     Instruction, Module, NeuronAP, OffloadedMemCpy, OpaqueOp, SBAtomLoad, ScalarValue, SelectOp,
-    SingleValueTensor, Tensor, TensorContractOp, TensorScalarGEPOp, UnaryOp, Value, uint8, verify,
+    SingleValueTensor, Tensor, TensorContractOp, TensorScalarGEPOp, UnaryOp, Value, verify,
 )
 
 __all__ = ["run_ir", "round_to", "convert", "to_storage", "from_storage"]

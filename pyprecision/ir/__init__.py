@@ -12,10 +12,8 @@ from pyprecision.ir.dtypes import (
     DTYPES, FLOAT_DTYPES, INTEGER_DTYPES, DType, as_dtype, bfloat16, dtype_from_name, float8_e5m2, float8e4,
     float8e4m3fn, float16, float32, float32r, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
 )
-from pyprecision.ir.instructions import (
-    BINARY_KINDS, COMPARE_KINDS, UNARY_KINDS, BinaryOp, Instruction, NeuronInst, SelectOp, TensorContractOp,
-    UnaryOp,
-)
+from pyprecision.ir.compute import BinaryOp, SelectOp, TensorContractOp, UnaryOp
+from pyprecision.ir.instructions import BINARY_KINDS, COMPARE_KINDS, UNARY_KINDS, Instruction, NeuronInst
 from pyprecision.ir.memory import (
     AffineLoad, AffineStore, CallOp, CallOpBase, GenericLoad, GenericStore, LoadInst, OffloadedMemCpy,
     OpaqueOp, SBAtomLoad, StoreInst, TensorScalarGEPOp,

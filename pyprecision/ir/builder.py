@@ -6,7 +6,8 @@ from typing import Any, Iterator
 
 from pyprecision.ir.core import Block, Function
 from pyprecision.ir.dtypes import DType, as_dtype
-from pyprecision.ir.instructions import BinaryOp, Instruction, Operand, SelectOp, TensorContractOp, UnaryOp
+from pyprecision.ir.compute import BinaryOp, SelectOp, TensorContractOp, UnaryOp
+from pyprecision.ir.instructions import Instruction, Operand
 from pyprecision.ir.memory import AffineLoad, AffineStore, SBAtomLoad
 from pyprecision.ir.values import NeuronAP, Tensor, Value
 

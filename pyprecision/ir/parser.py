@@ -12,9 +12,8 @@ import numpy as np
 from pyprecision.errors import ParseError
 from pyprecision.ir.core import Block, Function, Module
 from pyprecision.ir.dtypes import DType, dtype_from_name
-from pyprecision.ir.instructions import (
-    BINARY_KINDS, COMPARE_KINDS, UNARY_KINDS, BinaryOp, Instruction, SelectOp, TensorContractOp, UnaryOp,
-)
+from pyprecision.ir.compute import BinaryOp, SelectOp, TensorContractOp, UnaryOp
+from pyprecision.ir.instructions import BINARY_KINDS, COMPARE_KINDS, UNARY_KINDS, Instruction
 from pyprecision.ir.lexer import Token, tokenize_line
 from pyprecision.ir.memory import (
     AffineLoad, AffineStore, CallOp, CallOpBase, GenericLoad, GenericStore, OffloadedMemCpy, OpaqueOp,

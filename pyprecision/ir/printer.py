@@ -6,10 +6,10 @@ import base64
 import numpy as np
 
 from pyprecision.ir.core import Block, Function, Module
-from pyprecision.ir.instructions import BinaryOp, Instruction, SelectOp, TensorContractOp, UnaryOp
+from pyprecision.ir.compute import BinaryOp, SelectOp, TensorContractOp, UnaryOp
+from pyprecision.ir.instructions import Instruction
 from pyprecision.ir.memory import (
-    CallOp, CallOpBase, GenericLoad, GenericStore, LoadInst, OffloadedMemCpy, OpaqueOp, SBAtomLoad,
-    StoreInst, TensorScalarGEPOp,
+    CallOp, CallOpBase, LoadInst, OffloadedMemCpy, SBAtomLoad, StoreInst, TensorScalarGEPOp,
 )
 from pyprecision.ir.dtypes import INTEGER_DTYPES, DType
 from pyprecision.ir.values import NeuronAP, ScalarValue, SingleValueTensor, Tensor, Value

@@ -6,15 +6,13 @@ import numpy as np
 from pyprecision.errors import VerifyError
 from pyprecision.ir.core import Function, Module
 from pyprecision.ir.dtypes import uint8
-from pyprecision.ir.instructions import (
-    COMPARE_KINDS, FLOAT_ONLY_UNARY, INT_ONLY_BINARY, BinaryOp, Instruction, SelectOp, TensorContractOp,
-    UnaryOp,
-)
+from pyprecision.ir.compute import BinaryOp, SelectOp, TensorContractOp, UnaryOp
+from pyprecision.ir.instructions import COMPARE_KINDS, FLOAT_ONLY_UNARY, INT_ONLY_BINARY, Instruction
 from pyprecision.ir.memory import (
     CallOp, CallOpBase, GenericLoad, GenericStore, LoadInst, OffloadedMemCpy, OpaqueOp, SBAtomLoad,
     StoreInst, TensorScalarGEPOp,
 )
-from pyprecision.ir.values import ScalarValue, SingleValueTensor, Tensor, Use, Value
+from pyprecision.ir.values import ScalarValue, SingleValueTensor, Use, Value
 
 __all__ = ["verify", "verify_function"]
 
