@@ -14,6 +14,8 @@ from pyprecision.io.dtypes import (
 )
 from pyprecision.io.numpy_files import NPZ_METADATA_MEMBER, NpzWriter
 from pyprecision.io.raw import load_dump, read_raw
+from pyprecision.io.reencode import SCALE_SUFFIX, ReencodeOptions, amax_scale, reencode, tensor_seed
+from pyprecision.io.reencode_stats import ReencodeSummary, TensorResult
 from pyprecision.io.safetensors import (
     DTYPES_METADATA_KEY,
     SafetensorsWriter,
@@ -29,4 +31,6 @@ __all__ = [
     "atomic_file", "check_output_path",
     "parse_dtype", "safetensors_dtype", "safetensors_name_of_format", "SAFETENSORS_DTYPES",
     "DTYPES_METADATA_KEY", "NPZ_METADATA_MEMBER",
+    "reencode", "ReencodeOptions", "ReencodeSummary", "TensorResult", "SCALE_SUFFIX", "amax_scale",
+    "tensor_seed",
 ]

@@ -1,0 +1,77 @@
+"""Output side of a re-encode: one writer interface over safetensors and .npz, and the index."""
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any, Iterator, Protocol
+
+import numpy as np
+
+from pyprecision.errors import DumpError
+from pyprecision.formats import format as _format
+from pyprecision.io.atomic import atomic_file
+from pyprecision.io.dtypes import SAFETENSORS_DTYPES
+from pyprecision.io.numpy_files import NpzWriter
+from pyprecision.io.safetensors import SafetensorsWriter
+
+__all__ = ["Sink", "OutSpec", "open_sink", "write_index"]
+
+#: (tensor name, safetensors dtype name, shape, pyprecision format name or None)
+OutSpec = tuple[str, str, tuple[int, ...], "str | None"]
+
+
+class Sink(Protocol):
+    """Where encoded chunks go: ``write(name, chunk)`` appends to tensor ``name``; tensors are
+    written one after another in any order for safetensors, in declaration order for .npz."""
+
+    def write(self, name: str, chunk: np.ndarray) -> None: ...
+
+
+class _NpzSink:
+    def __init__(self, writer: NpzWriter, specs: Sequence[OutSpec]) -> None:
+        self._w = writer
+        self._specs = {s[0]: s for s in specs}
+        self._current: str | None = None
+
+    def write(self, name: str, chunk: np.ndarray) -> None:
+        if name != self._current:
+            _, st, shape, fmt = self._specs[name]
+            self._w.begin(name, _npz_dtype(st, fmt), shape)
+            self._current = name
+        self._w.write(chunk)
+
+
+def _npz_dtype(st: str, fmt: str | None) -> np.dtype:
+    """float16 / float32 / ints as themselves; bf16 and fp8 as their raw codes (uint)."""
+    dt = SAFETENSORS_DTYPES[st]
+    if fmt is not None and dt.kind == "V":
+        return _format(fmt).storage_dtype
+    if dt.kind == "V":
+        raise DumpError(f"{dt} cannot be stored in .npz without a pyprecision format name")
+    return dt
+
+
+@contextmanager
+def open_sink(path: str, kind: str, specs: Sequence[OutSpec], metadata: Mapping[str, str], *,
+              inputs: Iterable[Any], overwrite: bool) -> Iterator[Sink]:
+    """A writer for one output file (``kind``: safetensors | npz), committed on a clean exit."""
+    if kind == "safetensors":
+        with SafetensorsWriter(path, [(n, st, sh) for n, st, sh, _ in specs], metadata,
+                               inputs=inputs, overwrite=overwrite) as w:
+            yield w
+    else:
+        with NpzWriter(path, metadata, inputs=inputs, overwrite=overwrite) as nw:
+            yield _NpzSink(nw, specs)
+
+
+def write_index(path: str, index: Mapping[str, Any], weight_map: Mapping[str, str], total_size: int,
+                metadata: Mapping[str, Any], *, inputs: Iterable[Any], overwrite: bool) -> None:
+    """Write a ``*.safetensors.index.json`` for the output shards (atomically, last)."""
+    meta = dict(index.get("metadata") or {})
+    meta.update(metadata)
+    meta["total_size"] = total_size
+    doc = {**{k: v for k, v in index.items() if k not in ("metadata", "weight_map")},
+           "metadata": meta, "weight_map": dict(weight_map)}
+    with atomic_file(path, inputs, overwrite=overwrite) as fh:
+        fh.write(json.dumps(doc, indent=2).encode() + b"\n")
