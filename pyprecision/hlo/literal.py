@@ -40,6 +40,31 @@ def _float_value(tok: str) -> float:
     return float(tok)
 
 
+def literal_to_value(text: str, shape: Shape) -> np.ndarray | tuple:
+    """Like :func:`literal_to_array`, and a tuple constant ``( {1, 2}, 3 )`` gives a tuple of
+    values (nested tuples nest)."""
+    if not shape.is_tuple:
+        return literal_to_array(text, shape)
+    if is_elided(text):
+        raise ValueError("constant values were elided by XLA ({...})")
+    from pyprecision.hlo.attrs import scan_balanced
+
+    body = text.strip()
+    if not (body.startswith("(") and body.endswith(")")):
+        raise ValueError(f"tuple constant must be parenthesized, got {body[:20]!r}")
+    parts: list[str] = []
+    i, inner = 0, body[1:-1]
+    while i < len(inner):
+        j = scan_balanced(inner, i, ",")
+        if inner[i:j].strip():
+            parts.append(inner[i:j])
+        i = j + 1
+    if len(parts) != len(shape.tuple_shapes):
+        raise ValueError(f"tuple constant has {len(parts)} elements, shape {shape} needs "
+                         f"{len(shape.tuple_shapes)}")
+    return tuple(literal_to_value(p, s) for p, s in zip(parts, shape.tuple_shapes))
+
+
 def literal_to_array(text: str, shape: Shape) -> np.ndarray:
     """Values of an array constant as a NumPy array of the shape's element type.
 

@@ -99,13 +99,14 @@ class HloInstruction:
                 return c
         return None
 
-    def literal(self) -> np.ndarray:
-        """The constant's values as a NumPy array of the shape's element type (see literal.py)."""
-        from pyprecision.hlo.literal import literal_to_array
+    def literal(self) -> np.ndarray | tuple:
+        """The constant's values: a NumPy array of the shape's element type, or for a tuple
+        constant a tuple of them. ValueError for ``{...}`` elided constants (see literal.py)."""
+        from pyprecision.hlo.literal import literal_to_value
 
         if self.literal_text is None:
             raise ValueError(f"{self.name} is not a constant")
-        return literal_to_array(self.literal_text, self.shape)
+        return literal_to_value(self.literal_text, self.shape)
 
     def __repr__(self) -> str:
         return f"<HloInstruction {self.name} = {self.shape} {self.opcode}>"

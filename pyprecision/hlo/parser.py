@@ -301,6 +301,7 @@ def _parse_computation(cur: _Cursor, style: TextStyle) -> HloComputation:
         cur.pos = last
     cur.expect("{")
     pending: list[tuple[HloInstruction, str, int]] = []
+    by_name: dict[str, HloInstruction] = {}
     while True:
         cur.ws()
         if cur.peek() == "}":
@@ -316,10 +317,12 @@ def _parse_computation(cur: _Cursor, style: TextStyle) -> HloComputation:
             break
         if not cur.peek():
             raise cur.error(f"computation '{name}' is not closed with '}}'")
-        comp.instructions.append(_parse_instruction(cur, style, pending))
-    by_name = {i.name: i for i in comp.instructions}
-    if len(by_name) != len(comp.instructions):
-        raise cur.error(f"duplicate instruction name in computation '{name}'")
+        at = cur.pos
+        inst = _parse_instruction(cur, style, pending)
+        if inst.name in by_name:
+            raise cur.error(f"duplicate instruction name '{inst.name}'", at)
+        by_name[inst.name] = inst
+        comp.instructions.append(inst)
     for inst, op_name, at in pending:
         op = by_name.get(op_name)
         if op is None:

@@ -5,10 +5,14 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from pyprecision.errors import EmulationError, PyPrecisionError
+
+if TYPE_CHECKING:
+    from pyprecision.hlo import HloModule
 
 _RUN_HELP = """\
 Inputs: an .npz whose keys name the ENTRY parameters in parameter order, as arg0, arg1, ... (or
@@ -44,7 +48,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     run.set_defaults(func=run_run)
 
 
-def _read_module(path: str):  # type: ignore[no-untyped-def]
+def _read_module(path: str) -> HloModule:
     from pyprecision import hlo
 
     text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
@@ -76,7 +80,7 @@ def _logical(arr: np.ndarray, want: np.dtype) -> np.ndarray:
     return arr
 
 
-def load_inputs(module, path: str) -> list[np.ndarray]:  # type: ignore[no-untyped-def]
+def load_inputs(module: HloModule, path: str) -> list[np.ndarray]:
     """The ENTRY arguments from an .npz (see the ``hlo-run`` help for the key convention)."""
     from pyprecision.hlo import numpy_dtype
 

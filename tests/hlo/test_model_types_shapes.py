@@ -152,3 +152,22 @@ def test_execution_thread_and_conditional_calls() -> None:
     assert cond.called("true_computation").name == "true_branch"
     assert cond.called("false_computation").name == "false_branch"
     assert m.computation("async_comp").footer_attributes == ', execution_thread="host"'
+
+
+def test_tuple_constant_literal() -> None:
+    from tests.hlo.conftest import SAMPLES
+
+    m = hlo.parse(next(p for p in SAMPLES if p.name == "old_style_constants.hlo.txt").read_text())
+    a, b = m.entry.instruction("constant.2").literal()
+    assert a.tolist() == [[1.0], [2.0]] and b.tolist() == [2.0, 42.0]
+    four = m.entry.instruction("constant").literal()
+    assert four.shape == (3, 2, 1, 1) and four[2, 1, 0, 0] == np.float32(4.4)
+
+
+def test_duplicate_instruction_name_located() -> None:
+    from pyprecision.errors import ParseError
+
+    with pytest.raises(ParseError) as info:
+        hlo.parse("HloModule m\n\nENTRY e {\n  p = f32[] parameter(0)\n  p = f32[] negate(p)\n}\n")
+    assert (info.value.line, info.value.col) == (5, 3)
+    assert "duplicate instruction name 'p'" in info.value.message
