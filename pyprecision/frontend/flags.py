@@ -86,15 +86,15 @@ def add_precision_arguments(parser: argparse.ArgumentParser) -> None:
     )
     # spec 003 §2.3 — the legacy multi-token bag, nargs '+', default []
     parser.add_argument(
-        "--fast-math", nargs="+", choices=list(FAST_MATH_CHOICES), default=[],
+        "--fast-math", nargs="+", choices=list(FAST_MATH_CHOICES), default=[], metavar="TOKEN",
         help="Controls how the compiler makes tradeoffs between performance and accuracy for "
-        "fp32 operations. (Default: %(default)s)",
+        "fp32 operations. (Default: %(default)s) Tokens: " + ", ".join(FAST_MATH_CHOICES),
     )
     # spec 003 §3 — the internal compact flag, 10 modes, NO default
     parser.add_argument(
-        "--fp32-cast", action=_TrackedStore, choices=list(FP32_CAST_MODES),
+        "--fp32-cast", action=_TrackedStore, choices=list(FP32_CAST_MODES), metavar="MODE",
         help="(internal) the compact precision mode; the same (scope, dtype) pair as "
-        "--auto-cast/--auto-cast-type in one string.",
+        "--auto-cast/--auto-cast-type in one string. Modes: " + ", ".join(FP32_CAST_MODES),
     )
     # spec 003 §5 — the three EnableDisable booleans, defaults True / False / False
     _enable_disable(

@@ -203,13 +203,7 @@ def test_pipeline_on_examples_verifies_and_round_trips(mode: str) -> None:
     for path in sorted(EXAMPLES.glob("*.pir")):
         if path.stat().st_size > 100_000:
             continue
-        m = ir.parse(path.read_text(), filename=str(path)) if _parse_takes_filename() else \
-            ir.parse(path.read_text())
+        m = ir.parse(path.read_text(), filename=str(path))
         run_pipeline(m, mode, "gen3")
         roundtrip(m)
 
-
-def _parse_takes_filename() -> bool:
-    import inspect
-
-    return "filename" in inspect.signature(ir.parse).parameters

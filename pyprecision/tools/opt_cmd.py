@@ -1,0 +1,75 @@
+"""``pyprecision opt PROG`` — run the numeric-legalization passes on a loop-IR program.
+
+The mode comes from ``--auto-cast/--auto-cast-type`` or ``--fp32-cast`` (canonicalized exactly like
+neuronx-cc); ``--passes`` overrides the pipeline (``a,b{option=true},c``). Prints the transformed
+program (and, with ``--stats``, every statistic as ``//`` comment lines, so the output still parses).
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from pyprecision.frontend import add_precision_arguments, config_from_namespace
+from pyprecision.ir import parse, to_text
+from pyprecision.passes import (
+    GENERATIONS,
+    Statistics,
+    Target,
+    make_pass,
+    parse_pass_list,
+    pipeline_pass_names,
+    run_passes,
+    snapshot,
+)
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add the ``opt`` subcommand."""
+    parser = subparsers.add_parser(
+        "opt",
+        help="run AutoCast → DTypeMutator → cast elimination on a loop-IR program",
+        description="Run the numeric-legalization passes on a loop-IR program (text form).",
+        allow_abbrev=False,
+    )
+    parser.add_argument("prog", metavar="PROG", help="program file ('-' reads stdin)")
+    add_precision_arguments(parser)
+    parser.add_argument("--target", choices=sorted(GENERATIONS), default="gen2",
+                        help="hardware generation (default: %(default)s)")
+    parser.add_argument("--passes", metavar="A,B,C", default=None,
+                        help="comma-separated passes to run instead of the mode's pipeline; "
+                        "options as name{option=true}")
+    parser.add_argument("--stats", action="store_true", help="print every statistic")
+    parser.add_argument("-o", "--output", metavar="OUT", default=None,
+                        help="write the program here instead of stdout")
+    parser.set_defaults(func=run)
+
+
+def _read(path: str) -> tuple[str, str]:
+    if path == "-":
+        return sys.stdin.read(), "<stdin>"
+    with open(path, encoding="utf-8") as fh:
+        return fh.read(), path
+
+
+def run(args: argparse.Namespace) -> int:
+    """Parse, transform, print. User errors raise pyprecision errors (one line, exit 2 via cli)."""
+    config = config_from_namespace(args)
+    target = Target.from_config(config, args.target)
+    if args.passes is not None:
+        passes = parse_pass_list(args.passes, target)
+    else:
+        passes = [make_pass(name, target) for name in pipeline_pass_names(config)]
+    text, filename = _read(args.prog)
+    module = parse(text, filename=filename)
+    before = snapshot()
+    changed = run_passes(module, passes)
+    stats = Statistics(before, snapshot(), changed)
+    out = to_text(module)
+    if args.stats:
+        out += "".join(f"// {line}\n" for line in stats.to_text().splitlines())
+    if args.output:
+        with open(args.output, "w", encoding="utf-8") as fh:
+            fh.write(out)
+    else:
+        sys.stdout.write(out)
+    return 0
