@@ -42,14 +42,16 @@ from typing import Any
 
 # Modules that also get XLA's --xla_dump_to files and the compiled (optimized) text.
 DUMPED = ("dot_s8_s32", "dot_s32_big", "bf16_mix", "bnt_bf16", "while_loop", "reduce_f32",
-          "fp8_mix")
+          "fp8_mix", "int4_convert", "int4_param", "sharded_matmul", "psum_shard_map")
 
 _DUMP_DIR = tempfile.mkdtemp(prefix="gen_hlo_dump_")
 # No excess precision: by default XLA:CPU removes the f32->bf16->f32 convert pairs it inserts
 # around every bf16/fp8 op, so chains of low-precision ops run in f32 without rounding in between.
 # Turned off, XLA rounds every HLO result to its element type, as the HLO text says.
 NUMERIC_FLAGS = "--xla_allow_excess_precision=false"
+# Four host "devices", so that sharded modules and collectives (replica_groups) can be lowered.
 os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + f" {NUMERIC_FLAGS}"
+                           " --xla_force_host_platform_device_count=4"
                            f" --xla_dump_to={_DUMP_DIR}"
                            " --xla_dump_hlo_as_text"
                            f" --xla_dump_hlo_module_re=^jit_({'|'.join(DUMPED)})$").strip()
@@ -157,19 +159,23 @@ class Case:
     """One module: a function, its inputs, and whether it needs 64-bit types enabled."""
 
     def __init__(self, fn: Callable[..., Any], make_args: Callable[[np.random.RandomState], list],
-                 desc: str, x64: bool = False):
+                 desc: str, x64: bool = False, evaluable: bool = True,
+                 jit_kwargs: Callable[[], dict[str, Any]] | None = None):
         self.fn, self.make_args, self.desc, self.x64 = fn, make_args, desc, x64
+        self.evaluable = evaluable  # False: collectives etc. (text for the parser only)
+        self.jit_kwargs = jit_kwargs or dict
         self.name = fn.__name__
 
 
 CASES: list[Case] = []
 
 
-def case(make_args: Callable[[np.random.RandomState], list], desc: str,
-         x64: bool = False) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+def case(make_args: Callable[[np.random.RandomState], list], desc: str, x64: bool = False,
+         evaluable: bool = True, jit_kwargs: Callable[[], dict[str, Any]] | None = None
+         ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register ``fn`` as a module named ``jit_<fn.__name__>``."""
     def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
-        CASES.append(Case(fn, make_args, desc, x64))
+        CASES.append(Case(fn, make_args, desc, x64, evaluable, jit_kwargs))
         return fn
     return deco
 
@@ -422,6 +428,49 @@ def const_large(a):
     return a + jnp.asarray(np.arange(40, dtype=np.float32) * np.float32(0.1))
 
 
+@case(lambda r: [ints(r, -8, 7, (16,), ml_dtypes.int4)],
+      "an s4 parameter (optimized dumps show the 4-bit layout {0:E(4)})")
+def int4_param(a):
+    return lax.convert_element_type(a, jnp.int8) * 3
+
+
+def _mesh() -> Any:
+    from jax.sharding import Mesh
+    return Mesh(np.array(jax.devices()[:4]).reshape(2, 2), ("x", "y"))
+
+
+def _matmul_shardings() -> dict[str, Any]:
+    from jax.sharding import NamedSharding
+    from jax.sharding import PartitionSpec as PS
+    m = _mesh()
+    return {"in_shardings": (NamedSharding(m, PS("x", "y")), NamedSharding(m, PS("y", None)))}
+
+
+@case(lambda r: [floats(r, (8, 4), np.float32), floats(r, (4, 8), np.float32)],
+      "sharded f32 matmul on a 2x2 mesh of host devices: sharding={devices=[2,2]<=[4]}, "
+      "a Sharding custom-call, an escaped named scope in metadata",
+      jit_kwargs=_matmul_shardings)
+def sharded_matmul(a, b):
+    from jax.sharding import NamedSharding
+    from jax.sharding import PartitionSpec as PS
+    with jax.named_scope('scope "quoted"\\back'):
+        c = a @ b
+    return lax.with_sharding_constraint(c, NamedSharding(_mesh(), PS("x", None)))
+
+
+@case(lambda r: [floats(r, (8, 4), np.float32)],
+      "shard_map with psum: all-reduce with replica_groups, custom-calls (parser only)",
+      evaluable=False)
+def psum_shard_map(x):
+    try:
+        from jax import shard_map
+    except ImportError:  # older JAX
+        from jax.experimental.shard_map import shard_map
+    from jax.sharding import PartitionSpec as PS
+    return shard_map(lambda v: lax.psum(v, "x"), mesh=_mesh(), in_specs=PS("x", "y"),
+                     out_specs=PS(None, "y"))(x)
+
+
 def _bn_args(dtype: Any, shape: tuple[int, ...] = (4, 3, 2),
              fi: int = 1) -> Callable[[np.random.RandomState], list]:
     def make(r: np.random.RandomState) -> list:
@@ -477,7 +526,7 @@ def run_case(c: Case, outdir: str) -> dict[str, Any]:
     args = [np.asarray(a) for a in c.make_args(r)]
     _set_x64(c.x64)
     try:
-        jitted = jax.jit(c.fn)
+        jitted = jax.jit(c.fn, **c.jit_kwargs())
         lowered = jitted.lower(*args)
         text = lowered.as_text(dialect="hlo")
         outs = _flatten(jitted(*args))
@@ -511,7 +560,7 @@ def run_case(c: Case, outdir: str) -> dict[str, Any]:
         with open(os.path.join(outdir, files["compiled"]), "w") as fh:
             fh.write(compiled_text)
     return {"description": c.desc, "files": files, "x64": c.x64,
-            "elided_constants": "{...}" in text,
+            "elided_constants": "{...}" in text, "evaluable": c.evaluable and "{...}" not in text,
             "inputs": [_describe(a) for a in args], "outputs": [_describe(a) for a in outs]}
 
 

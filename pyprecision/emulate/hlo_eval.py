@@ -96,6 +96,7 @@ class Evaluator:
             "fusion": self._fusion,
             "while": self._while,
             "conditional": self._conditional,
+            "custom-call": _custom_call,
             "reduce": self._reduce,
         }
 
@@ -230,6 +231,15 @@ class Evaluator:
             for o, v in zip(out, r):
                 o[idx] = v
         return out
+
+
+def _custom_call(inst: Any, args: list[Value]) -> Value:
+    """Only the ``Sharding`` annotation (an identity on a single-program view) is known."""
+    target = inst.attr_str("custom_call_target")
+    if target == "Sharding" and len(args) == 1:
+        return args[0]
+    raise EmulationError(f"unsupported opcode 'custom-call' (custom_call_target={target!r}) in "
+                         f"instruction {inst.name}")
 
 
 def _array(v: Value, inst: Any) -> np.ndarray:
