@@ -144,3 +144,66 @@ def test_every_pass_on_real_data_unchanged_is_identical_changed_is_stable(path, 
         assert out == text
     else:
         assert out != text and hlo.to_text(hlo.parse(out)) == out
+
+
+@pytest.mark.parametrize("name", ["f64_mix", "elementwise_lowp"])
+def test_upcast_module_evaluates_in_f32_close_to_xla(name) -> None:
+    import json
+
+    import ml_dtypes
+    import numpy as np
+
+    from pyprecision.emulate import run_hlo
+
+    path = data_file("jax-0.10.2", f"{name}.hlo.txt")
+    z = np.load(data_file("jax-0.10.2", f"{name}.npz"))
+    dtypes = json.loads(str(z["__dtypes__"]))
+
+    def logical(key: str) -> np.ndarray:
+        a = z[key]
+        if a.dtype.kind in "ui" and hasattr(ml_dtypes, dtypes[key]):
+            return a.view(getattr(ml_dtypes, dtypes[key]))
+        return a
+
+    m = hlo.parse(path.read_text())
+    if "{...}" in path.read_text():
+        pytest.skip("elided constant")
+    assert hlo.run_passes(m, ["upcast-all-to-fp32"])
+    args = []
+    for p in m.entry.parameters:
+        a = logical(f"in{p.parameter_number}")
+        args.append(a.astype(np.float32) if p.shape.element_type == T.F32 else a)
+    outs = run_hlo(m, args)
+    n_out = len([k for k in z.files if k.startswith("out")])
+    assert len(outs) == n_out
+    for i, got in enumerate(outs):
+        want = logical(f"out{i}")
+        if np.issubdtype(want.dtype, np.integer) or want.dtype == np.bool_:
+            assert np.array_equal(got, want)
+        else:
+            assert got.dtype == np.float32
+            with np.errstate(over="ignore"):
+                np.testing.assert_allclose(got, want.astype(np.float32), rtol=0.07, atol=0.07)
+
+
+def test_upcast_removes_the_internal_fp8_quantization() -> None:
+    import numpy as np
+
+    from pyprecision.emulate import run_hlo
+
+    z = np.load(data_file("jax-0.10.2", "fp8_mix.npz"))
+    m = hlo.parse(data_file("jax-0.10.2", "fp8_mix.hlo.txt").read_text())
+    assert hlo.run_passes(m, ["upcast-all-to-fp32"])
+    f, g = z["in0"], z["in1"]
+    outs = run_hlo(m, [f, g])
+    assert all(o.dtype == np.float32 for o in outs)
+    # fp8e4m3fn(f) * 0.5 + 1.25 became plain F32 arithmetic; same for the f8e5m2 branch
+    assert np.array_equal(outs[0], f * np.float32(0.5) + np.float32(1.25))
+    assert np.array_equal(outs[1], g + np.float32(3))
+    assert np.array_equal(outs[2], f * g)
+    import ml_dtypes
+
+    xla = z["out0"].view(ml_dtypes.float8_e4m3fn).astype(np.float32)
+    assert np.array_equal(xla, outs[0].astype(ml_dtypes.float8_e4m3fn).astype(np.float32)) or \
+        not np.array_equal(xla, outs[0])           # XLA's fp8 result was quantized
+    assert not np.array_equal(xla, outs[0])
