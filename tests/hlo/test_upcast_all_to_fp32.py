@@ -204,6 +204,4 @@ def test_upcast_removes_the_internal_fp8_quantization() -> None:
     import ml_dtypes
 
     xla = z["out0"].view(ml_dtypes.float8_e4m3fn).astype(np.float32)
-    assert np.array_equal(xla, outs[0].astype(ml_dtypes.float8_e4m3fn).astype(np.float32)) or \
-        not np.array_equal(xla, outs[0])           # XLA's fp8 result was quantized
-    assert not np.array_equal(xla, outs[0])
+    assert not np.array_equal(xla, outs[0])       # XLA's fp8 result was quantized, ours is not
