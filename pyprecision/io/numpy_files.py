@@ -212,18 +212,21 @@ class NpzWriter:
             self._member = None
 
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        err: BaseException | None = None
         if exc_type is None:
             try:
                 self._finish()
                 assert self._zf is not None
                 self._zf.writestr(NPZ_METADATA_MEMBER, json.dumps(self._meta, indent=1))
-            except BaseException as err:  # noqa: BLE001 - abort the file, then re-raise
-                self._stack.__exit__(type(err), err, err.__traceback__)
-                raise
-        elif self._member is not None:
+            except BaseException as e:  # noqa: BLE001 - abort the file, then re-raise
+                err = e
+        if self._member is not None:
             try:
                 self._member.close()
             except Exception:  # noqa: BLE001 - the file is being discarded anyway
                 pass
             self._member = None
+        if err is not None:
+            self._stack.__exit__(type(err), err, err.__traceback__)
+            raise err
         self._stack.__exit__(exc_type, exc, tb)
