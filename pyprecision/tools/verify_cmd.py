@@ -115,24 +115,27 @@ def _policy(args: argparse.Namespace) -> Any:
 
 
 def _read_pair(args: argparse.Namespace, fmt: Any) -> tuple[np.ndarray, np.ndarray]:
-    from pyprecision.verify import RawSpec, parse_dtype, parse_shape, read_array
+    from pyprecision.verify import RawSpec, is_container, parse_dtype, parse_shape, read_array
 
     shape = parse_shape(args.shape) if args.shape is not None else None
     in_shape = parse_shape(args.input_shape) if args.input_shape is not None else shape
-    x = read_array(args.input, args.input_key,
-                   RawSpec(parse_dtype(args.input_dtype), in_shape, args.byte_order,
-                           args.input_offset))
-    if shape is None and x.ndim != 1 and not _is_container(args.dump):
-        shape = tuple(x.shape)  # a raw dump defaults to the input's shape
-    dtype = parse_dtype(args.dtype) if args.dtype else fmt.storage_dtype
-    d = read_array(args.dump, args.dump_key, RawSpec(dtype, shape, args.byte_order, args.offset))
-    if in_shape is None and not _is_container(args.input) and x.size == d.size:
-        x = x.reshape(d.shape)
+    if is_container(args.input):
+        in_spec = RawSpec(None, in_shape if args.input_shape is not None else None)
+    else:
+        in_spec = RawSpec(parse_dtype(args.input_dtype), in_shape, args.byte_order,
+                          args.input_offset)
+    x = read_array(args.input, args.input_key, in_spec)
+    dtype = parse_dtype(args.dtype) if args.dtype else None
+    if is_container(args.dump):
+        d_spec = RawSpec(dtype, shape)
+    else:
+        if shape is None and x.ndim != 1:
+            shape = tuple(x.shape)  # a raw dump defaults to the input's shape
+        d_spec = RawSpec(dtype or fmt.storage_dtype, shape, args.byte_order, args.offset)
+    d = read_array(args.dump, args.dump_key, d_spec)
+    if in_shape is None and not is_container(args.input) and x.size == d.size:
+        x = x.reshape(d.shape)  # a raw input without a shape takes the dump's
     return x, d
-
-
-def _is_container(path: str) -> bool:
-    return path.lower().endswith((".npy", ".npz", ".safetensors"))
 
 
 def _run_cast(args: argparse.Namespace) -> int:

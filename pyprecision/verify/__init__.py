@@ -7,7 +7,14 @@ emulator and checks every output. Reports render as text, JSON or a PNG.
 from pyprecision.verify.cast_check import CastReport, dump_as_codes, verify_cast
 from pyprecision.verify.compare import Comparison, compare_codes, ordered, ulp_histogram
 from pyprecision.verify.diagnose import Diagnosis, candidates, diagnose, stochastic_consistent
-from pyprecision.verify.dumps import RawSpec, parse_dtype, parse_shape, read_array, read_arrays
+from pyprecision.verify.dumps import (
+    RawSpec,
+    is_container,
+    parse_dtype,
+    parse_shape,
+    read_array,
+    read_arrays,
+)
 from pyprecision.verify.policy import CastPolicy
 from pyprecision.verify.render import mismatch_rows, plot_report, report_json, report_lines
 
@@ -15,6 +22,6 @@ __all__ = [
     "CastPolicy", "CastReport", "verify_cast", "dump_as_codes",
     "Comparison", "compare_codes", "ordered", "ulp_histogram",
     "Diagnosis", "diagnose", "candidates", "stochastic_consistent",
-    "RawSpec", "read_array", "read_arrays", "parse_dtype", "parse_shape",
+    "RawSpec", "is_container", "read_array", "read_arrays", "parse_dtype", "parse_shape",
     "report_json", "report_lines", "mismatch_rows", "plot_report",
 ]

@@ -90,10 +90,18 @@ def _vias(x: np.ndarray, target: Format) -> list[str | None]:
         if name == "fp32":
             if wide_input:
                 out.append(name)
-        elif name == E4_PAIR.get(target.name) or (
-                name != target.name and format(name).mantissa_bits > target.mantissa_bits):
+        elif name == E4_PAIR.get(target.name) or _finer(format(name), target):
             out.append(name)
     return out
+
+
+def _finer(mid: Format, target: Format) -> bool:
+    """Whether rounding through ``mid`` first can differ from rounding once: ``mid`` keeps more
+    mantissa bits, or as many with a wider exponent range (fp32r before fp16: the subnormals)."""
+    if mid.name == target.name:
+        return False
+    return mid.mantissa_bits > target.mantissa_bits or (
+        mid.mantissa_bits == target.mantissa_bits and mid.exponent_bits > target.exponent_bits)
 
 
 def candidates(requested: CastPolicy, x: np.ndarray) -> list[CastPolicy]:
