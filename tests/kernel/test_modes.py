@@ -90,3 +90,22 @@ def test_against_model(name: str, rounding: str, saturate: bool, nan: str) -> No
     want = rn.encode_f32_bits_np(name, bits, rounding=rounding, saturate=saturate, nan=nan,
                                  random_bits=r)
     assert _report(bits, want, got, r) == []
+
+
+# Decision (docs/decisions/kernel-tests.md, "nvidia NaN from overflow"): nan="nvidia" drops the
+# sign of every NaN the conversion produces, including fp8e4m3fn's overflow NaN and ±inf input.
+NVIDIA_FN_ROWS = (
+    (0xFF800000, False, 0x7F),  # -inf -> NaN, sign dropped
+    (0x7F800000, False, 0x7F),
+    (0xC47A0000, False, 0x7F),  # -1000 overflows -> NaN, sign dropped
+    (0xC3EE0000, False, 0x7F),  # -476
+    (0xC3E80000, False, 0xFE),  # -464 -> -448 (tie to even, no overflow)
+    (0xFF800000, True, 0xFE),  # saturating: -inf -> -max, not NaN
+    (0xC47A0000, True, 0xFE),
+)
+
+
+@pytest.mark.parametrize("row", NVIDIA_FN_ROWS, ids=lambda r: f"{r[0]:#x}-sat{r[1]}")
+def test_nvidia_policy_on_fn_overflow(row: tuple) -> None:
+    bits, sat, want = row
+    assert _enc1("fp8e4m3fn", bits, saturate=sat, nan="nvidia") == want
