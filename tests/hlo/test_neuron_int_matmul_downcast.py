@@ -83,7 +83,7 @@ def test_nimd_note_without_metadata() -> None:
     assert out.count('metadata={op_name=" Downcast for int support "}') == 4
 
 
-def test_nimd_gate_is_the_output_shape_not_the_operands() -> None:
+def test_nimd_NOTE_gate_is_the_output_shape_not_the_operands() -> None:
     # s8 x s8 -> f32: output not integer, untouched; s8 x s8 -> s8: integer output, rewritten
     float_out = SRC.replace("ROOT dot.3 = s32[2,4]", "ROOT dot.3 = f32[2,4]").replace(
         "->s32[2,4]", "->f32[2,4]")

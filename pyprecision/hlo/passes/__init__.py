@@ -1,7 +1,7 @@
 """The three HLO precision passes of spec 004, registered by name."""
 from __future__ import annotations
 
-from pyprecision.errors import PassError
+from pyprecision.errors import PassError, VerifyError
 from pyprecision.hlo._gc import paused_gc
 from pyprecision.hlo.model import HloModule
 from pyprecision.hlo.passes.base import HloPass
@@ -28,7 +28,8 @@ def get_pass(name: str) -> HloPass:
 
 def run_passes(module: HloModule, names: list[str] | tuple[str, ...] | str) -> bool:
     """Run the named passes in the given order (a list, or one comma-separated string); verify
-    the module after each; return whether any pass changed it."""
+    the module before and after each pass that changed it (a VerifyError carries the printed
+    module as a note); return whether any pass changed it."""
     from pyprecision.hlo.verifier import verify
 
     if isinstance(names, str):
@@ -36,10 +37,18 @@ def run_passes(module: HloModule, names: list[str] | tuple[str, ...] | str) -> b
     passes = [get_pass(n) for n in names]
     changed = False
     with paused_gc():
+        if passes:
+            verify(module)
         for p in passes:
             if p.run(module):
                 changed = True
-                verify(module, after=p.name)
+                try:
+                    verify(module, after=p.name)
+                except VerifyError as exc:
+                    from pyprecision.hlo.printer import to_text
+
+                    exc.add_note(to_text(module))
+                    raise
     return changed
 
 
