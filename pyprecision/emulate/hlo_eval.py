@@ -17,6 +17,7 @@ import numpy as np
 from pyprecision.emulate import hlo_dot
 from pyprecision.emulate.hlo_numeric import check_value, dtype_of
 from pyprecision.emulate.hlo_ops import ELEMENTWISE
+from pyprecision.emulate.hlo_reduce import fast_fold
 from pyprecision.emulate.hlo_shape_ops import SHAPE_OPS
 from pyprecision.errors import EmulationError
 
@@ -84,6 +85,7 @@ class Evaluator:
     def __init__(self, module: Any):
         self.module = module
         self._constants: dict[int, np.ndarray] = {}
+        self._order: dict[int, list[Any]] = {}
         self.handlers: dict[str, Callable[[Any, list[Any]], Value]] = {
             **ELEMENTWISE, **SHAPE_OPS,
             "dot": hlo_dot.dot,
@@ -108,7 +110,10 @@ class Evaluator:
             raise EmulationError(f"computation {comp.name} takes {len(params)} parameter(s), "
                                  f"got {len(args)}")
         env: dict[int, Value] = {id(p): a for p, a in zip(params, args)}
-        for inst in _needed(comp):
+        order = self._order.get(id(comp))
+        if order is None:
+            order = self._order[id(comp)] = _needed(comp)
+        for inst in order:
             if id(inst) in env:
                 continue
             if inst.opcode == "parameter":
@@ -208,6 +213,10 @@ class Evaluator:
                  if dims else x.reshape(out_shape + (1,)) for x in inputs]
         count = moved[0].shape[-1]
         accs = [np.broadcast_to(i, out_shape).copy() for i in inits]
+        if n == 1:
+            fast = fast_fold(comp, accs[0], moved[0])
+            if fast is not None:
+                return fast
         vector = all(i.opcode in _VECTORIZABLE for i in comp.instructions)
         for k in range(count):
             elems = [m[..., k] for m in moved]

@@ -353,3 +353,49 @@ dbl {
                        (True, -1, [6, 6])):   # an index out of range takes the last branch
         got = run(body, np.array(c), np.array(k, np.int32), x, comps=comps)
         assert [float(g) for g in got] == want
+
+
+def _reduce_module(t: str, op: str, n: int, decoy: bool) -> str:
+    # decoy: an unused constant in the reducer, which forces the general (per-element) path
+    extra = f"  z = {t}[] constant(0)\n" if decoy else ""
+    return f"""HloModule m
+
+red {{
+  x = {t}[] parameter(0)
+  y = {t}[] parameter(1)
+{extra}  ROOT r = {t}[] {op}(y, x)
+}}
+
+ENTRY main {{
+  a = {t}[3,{n}]{{1,0}} parameter(0)
+  i = {t}[] parameter(1)
+  ROOT r = {t}[3]{{0}} reduce(a, i), dimensions={{1}}, to_apply=red
+}}
+"""
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.sampled_from([("f32", "add"), ("f32", "multiply"), ("f32", "maximum"),
+                        ("f64", "add"), ("s32", "add"), ("s32", "multiply"), ("u8", "add"),
+                        ("s32", "minimum"), ("s32", "and"), ("pred", "or"), ("bf16", "add"),
+                        ("bf16", "maximum")]),
+       st.integers(1, 40), st.integers(0, 2 ** 32 - 1))
+def test_reduce_fast_paths_equal_the_sequential_fold(kind: tuple[str, str], n: int,
+                                                     seed: int) -> None:
+    t, op = kind
+    r = np.random.default_rng(seed)
+    dt = hlo.numpy_dtype(hlo.parse_shape(f"{t}[]").element_type)
+    if t == "pred":
+        a, i = r.integers(0, 2, (3, n)).astype(bool), np.array(False)
+    elif dt.kind in "iu":
+        info = np.iinfo(dt)
+        a = r.integers(info.min, info.max, (3, n), endpoint=True).astype(dt)
+        i = np.array(r.integers(info.min, info.max, endpoint=True)).astype(dt)
+    else:
+        scale = 1.1 if op == "multiply" else 1e4
+        a = (r.standard_normal((3, n)) * scale).astype(np.float32).astype(dt)
+        i = np.array(r.standard_normal()).astype(np.float32).astype(dt)
+    fast = run_hlo(hlo.parse(_reduce_module(t, op, n, decoy=False)), [a, i])[0]
+    slow = run_hlo(hlo.parse(_reduce_module(t, op, n, decoy=True)), [a, i])[0]
+    assert fast.dtype == slow.dtype
+    np.testing.assert_array_equal(fast.view(np.uint8), slow.view(np.uint8))

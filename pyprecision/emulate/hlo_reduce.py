@@ -1,0 +1,73 @@
+"""Fast paths for ``reduce`` whose reducer is one commutative binary op on its two parameters.
+
+The evaluator's rule for reduce is a sequential left fold from the init value over the reduced
+elements (docs/decisions/hlo-eval.md §5). For the common reducers that fold can run inside NumPy
+with the same result:
+
+* f32/f64 ``add`` / ``multiply``: ``np.add.accumulate`` is that sequential fold, one rounding per
+  step in the element type;
+* integer ``add`` / ``multiply``: wraparound arithmetic is a ring, so any order gives the same
+  result — exact int64 folding then one wrap;
+* ``maximum`` / ``minimum`` (NaN-propagating), ``and`` / ``or``: order-free and exact for every
+  type.
+
+Anything else (bf16/f16/fp8 sums, which round to the element type after every step, multi-output
+reducers, reducers with more instructions) returns None and takes the general path.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from pyprecision.emulate.hlo_numeric import compute_dtype, is_float_type, is_int_type, round_to
+from pyprecision.hlo import PrimitiveType
+
+P = PrimitiveType
+_ORDER_FREE = {"maximum": (np.maximum, np.logical_or), "minimum": (np.minimum, np.logical_and),
+               "and": (np.bitwise_and, np.logical_and), "or": (np.bitwise_or, np.logical_or)}
+_SEQUENTIAL = {"add": np.add, "multiply": np.multiply}
+
+
+def simple_reducer_opcode(comp: Any) -> str | None:
+    """The opcode of a reducer ``ROOT r = op(p0, p1)`` on two scalar parameters, else None."""
+    if len(comp.instructions) != 3:
+        return None
+    root = comp.root
+    params = comp.parameters
+    if len(params) != 2 or root.opcode not in (*_ORDER_FREE, *_SEQUENTIAL):
+        return None
+    if len(root.operands) != 2 or {id(o) for o in root.operands} != {id(p) for p in params}:
+        return None
+    if any(p.shape.is_tuple or p.shape.dimensions for p in params):
+        return None
+    return str(root.opcode)
+
+
+def fast_fold(comp: Any, init: np.ndarray, values: np.ndarray) -> np.ndarray | None:
+    """Fold ``values`` (reduced elements on the last axis) from ``init`` (the output shape) with
+    the reducer ``comp``, or None when no fast path applies."""
+    op = simple_reducer_opcode(comp)
+    if op is None:
+        return None
+    t = comp.root.shape.element_type
+    if op in _ORDER_FREE:
+        bitwise, logical = _ORDER_FREE[op]
+        if t == P.PRED:
+            return round_to(logical(init, logical.reduce(values, axis=-1)), t)
+        if op in ("and", "or") and not is_int_type(t):
+            return None
+        dt = compute_dtype(t)
+        x = np.concatenate([init[..., None].astype(dt), values.astype(dt)], axis=-1)
+        return round_to(bitwise.reduce(x, axis=-1), t)
+    if is_int_type(t):
+        dt = compute_dtype(t)
+        with np.errstate(all="ignore"):
+            folded = _SEQUENTIAL[op].reduce(values.astype(dt), axis=-1)
+            return round_to(_SEQUENTIAL[op](init.astype(dt), folded), t)
+    if is_float_type(t) and t in (P.F32, P.F64):
+        dt = compute_dtype(t)
+        x = np.concatenate([init[..., None].astype(dt), values.astype(dt)], axis=-1)
+        with np.errstate(all="ignore"):
+            return round_to(_SEQUENTIAL[op].accumulate(x, axis=-1)[..., -1], t)
+    return None
