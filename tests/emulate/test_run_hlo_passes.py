@@ -89,7 +89,7 @@ def test_downcast_partial_sums_are_within_2_24() -> None:
 
 
 @pytest.mark.parametrize("version", VERSIONS)
-def test_downcast_beyond_2_24_reproduces_int_dot_loss(version: str) -> None:
+def test_gotcha_no_overflow_guard_beyond_2_24_reproduces_int_dot_loss(version: str) -> None:
     text, (a, b), (xla,) = load(version, "dot_s32_big")
     assert max_partial_sum(a, b) > LIMIT
     exact = a.astype(np.int64) @ b.astype(np.int64)
@@ -155,6 +155,24 @@ def test_downcast_property_matches_int_dot_large(ab: tuple[np.ndarray, np.ndarra
     np.testing.assert_array_equal(got, pyprecision.int_dot(a, b, np.int32))
     orig = run_hlo(hlo.parse(text), [a, b])[0]
     np.testing.assert_array_equal(orig, (a.astype(np.int64) @ b.astype(np.int64)).astype(np.int32))
+
+
+def test_downcast_s4_operands_route_through_f32_exactly() -> None:
+    # s4 operands (int8 values) are integers too: converted to F32 like any other
+    text = """HloModule m
+
+ENTRY main {
+  a = s4[2,3]{1,0} parameter(0)
+  b = s4[3,2]{1,0} parameter(1)
+  ROOT d = s32[2,2]{1,0} dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+"""
+    a = np.array([[-8, 7, 3], [1, -1, 0]], np.int8)
+    b = np.array([[7, -8], [-8, 7], [2, 2]], np.int8)
+    m = downcast(text)
+    assert [i.shape.element_type for i in m.all_instructions() if i.opcode == "convert"][:2] \
+        == [PrimitiveType.F32, PrimitiveType.F32]
+    np.testing.assert_array_equal(run_hlo(m, [a, b])[0], a.astype(np.int64) @ b.astype(np.int64))
 
 
 # -- batch-norm-training-upcast -------------------------------------------------------------
