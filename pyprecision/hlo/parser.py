@@ -337,6 +337,8 @@ def _parse_computation(cur: _Cursor, style: TextStyle) -> HloComputation:
 
 def parse(text: str, filename: str = "<string>") -> HloModule:
     """Parse HLO text into an :class:`HloModule`; raises ParseError ``file:line:col: message``."""
+    if "\r\n" in text:
+        text = text.replace("\r\n", "\n")  # CRLF files: same lines and columns
     with paused_gc():
         return _parse_module(text, filename)
 

@@ -67,3 +67,8 @@ def test_model_reads_real_module() -> None:
     assert [p.parameter_number for p in m.entry.parameters] == [0, 1, 2]
     assert bnt.shape.is_tuple and len(bnt.shape.tuple_shapes) == 3
     assert m.entry_computation_layout().result.is_tuple
+
+
+def test_crlf_text_reads_like_lf_text() -> None:
+    text = next(p for p in SAMPLES if p.name == "old_style_while.hlo.txt").read_text()
+    assert hlo.to_text(hlo.parse(text.replace("\n", "\r\n"))) == text
