@@ -216,3 +216,20 @@ def test_bnt_upcast_leaves_f32_and_inference_alone() -> None:
         m = hlo.parse(text)
         assert hlo.run_passes(m, ["batch-norm-training-upcast"]) is False
         assert hlo.to_text(m) == text
+
+
+# -- upcast-all-to-fp32 ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_upcast_all_bf16_dot_rounds_back_to_the_original(version: str) -> None:
+    # a bf16 dot is an f32 dot rounded once to bf16 (docs/decisions/hlo-eval.md §4); after
+    # upcast-all-to-fp32 the module returns that f32 dot, parameters included become F32
+    text, (a, b), (want_bf16, want_f32) = load(version, "dot_bf16")
+    m = hlo.parse(text)
+    assert hlo.run_passes(m, ["upcast-all-to-fp32"]) is True
+    assert [p.shape.element_type for p in m.entry.parameters] == [PrimitiveType.F32] * 2
+    got = run_hlo(m, [a.astype(np.float32), b.astype(np.float32)])
+    assert [g.dtype for g in got] == [np.float32, np.float32]
+    np.testing.assert_array_equal(got[1], want_f32)
+    np.testing.assert_array_equal(got[0].astype(ml_dtypes.bfloat16).view(np.uint16),
+                                  want_bf16.view(np.uint16))
