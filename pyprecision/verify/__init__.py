@@ -4,8 +4,15 @@
 mismatching dump); ``verify_program`` runs an IR program or HLO module through the passes and the
 emulator and checks every output. Reports render as text, JSON or a PNG.
 """
-from pyprecision.verify.cast_check import CastReport, dump_as_codes, verify_cast
-from pyprecision.verify.compare import Comparison, compare_codes, ordered, ulp_histogram
+from pyprecision.verify.cast_check import CastReport, Report, dump_as_codes, verify_cast
+from pyprecision.verify.compare import (
+    CodeSpace,
+    Comparison,
+    code_space,
+    compare_codes,
+    ordered,
+    ulp_histogram,
+)
 from pyprecision.verify.diagnose import Diagnosis, candidates, diagnose, stochastic_consistent
 from pyprecision.verify.dumps import (
     RawSpec,
@@ -19,8 +26,8 @@ from pyprecision.verify.policy import CastPolicy
 from pyprecision.verify.render import mismatch_rows, plot_report, report_json, report_lines
 
 __all__ = [
-    "CastPolicy", "CastReport", "verify_cast", "dump_as_codes",
-    "Comparison", "compare_codes", "ordered", "ulp_histogram",
+    "CastPolicy", "CastReport", "Report", "verify_cast", "dump_as_codes",
+    "CodeSpace", "code_space", "Comparison", "compare_codes", "ordered", "ulp_histogram",
     "Diagnosis", "diagnose", "candidates", "stochastic_consistent",
     "RawSpec", "is_container", "read_array", "read_arrays", "parse_dtype", "parse_shape",
     "report_json", "report_lines", "mismatch_rows", "plot_report",

@@ -10,11 +10,18 @@ import numpy as np
 from pyprecision.errors import DumpError
 from pyprecision.formats import Format
 from pyprecision.kernel import decode, encode
-from pyprecision.verify.compare import Comparison, compare_codes, is_nan_code, ulp_histogram
+from pyprecision.verify.compare import (
+    CodeSpace,
+    Comparison,
+    code_space,
+    compare_codes,
+    is_nan_code,
+    ulp_histogram,
+)
 from pyprecision.verify.diagnose import Diagnosis, diagnose
 from pyprecision.verify.policy import E4_PAIR, CastPolicy
 
-__all__ = ["CastReport", "verify_cast", "dump_as_codes"]
+__all__ = ["Report", "CastReport", "verify_cast", "dump_as_codes"]
 
 _E4_DTYPES = {np.dtype(ml_dtypes.float8_e4m3): "fp8e4", np.dtype(ml_dtypes.float8_e4m3fn): "fp8e4m3fn"}
 
@@ -51,16 +58,24 @@ def dump_as_codes(dump: np.ndarray, f: Format) -> tuple[np.ndarray, bool, list[s
 
 
 @dataclass
-class CastReport:
-    """Everything the cast check found (see :mod:`pyprecision.verify.render` for the output)."""
+class Report:
+    """One comparison and everything found about it (rendered by :mod:`pyprecision.verify.render`).
 
-    policy: CastPolicy
+    ``label`` names what was compared; ``space`` is the code space of the compared elements;
+    ``inputs`` the flat input array of a cast check (None for program outputs); ``policy`` the
+    CastPolicy of a cast check; ``counts`` maps a column (input, expected, dumped) to counts of
+    NaN / inf / overflow / saturated elements; ``diagnosis`` has ``summary()`` and ``to_json()``.
+    """
+
+    label: str
+    space: CodeSpace
     shape: tuple[int, ...]
-    inputs: np.ndarray
     comparison: Comparison
     max_ulp_allowed: int
     counts: dict[str, dict[str, int]]
-    diagnosis: Diagnosis | None
+    inputs: np.ndarray | None = None
+    policy: CastPolicy | None = None
+    diagnosis: Any = None
     notes: list[str] = field(default_factory=list)
     kind: str = "cast"
 
@@ -69,14 +84,13 @@ class CastReport:
         """Every element within the allowed ULP distance."""
         return self.comparison.within(self.max_ulp_allowed)
 
-    @property
-    def fmt(self) -> Format:
-        """The format of the compared codes."""
-        return self.policy.fmt
-
     def histogram(self) -> list[dict[str, object]]:
         """The ULP histogram rows."""
         return ulp_histogram(self.comparison)
+
+
+#: The report of a cast check (a Report with ``policy`` and ``inputs`` set).
+CastReport = Report
 
 
 def _counts(x: np.ndarray, codes: np.ndarray, policy: CastPolicy,
@@ -134,5 +148,6 @@ def verify_cast(x: Any, dump: Any, policy: CastPolicy, *, max_ulp: int = 0,
     diag = None
     if run_diagnosis and cmp.mismatches:
         diag = diagnose(policy, flat_x, cmp.dumped, nan_by_class=by_class)
-    return CastReport(policy=policy, shape=tuple(xa.shape), inputs=flat_x, comparison=cmp,
-                      max_ulp_allowed=max_ulp, counts=counts, diagnosis=diag, notes=notes)
+    return Report(label=policy.describe(), space=code_space(f), shape=tuple(xa.shape),
+                  comparison=cmp, max_ulp_allowed=max_ulp, counts=counts, inputs=flat_x,
+                  policy=policy, diagnosis=diag, notes=notes)

@@ -9,34 +9,89 @@ Special cases, stated once (docs/decisions/verify.md):
   means bit-exact (+0 and -0 are 1 apart, not 0);
 * two NaN codes that differ (sign or payload) are 1 apart: same value class, other encoding;
 * a NaN against a non-NaN is *unbounded*: beyond every ``--max-ulp`` (reported as ``None``).
+
+Besides the cast formats, program outputs are compared in the code space of float32 (its bits)
+and of integers (where the distance is the plain difference).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
-from pyprecision.formats import Format
+from pyprecision.formats import Format, format
 from pyprecision.kernel import decode
 
-__all__ = ["Comparison", "compare_codes", "ordered", "is_nan_code", "ulp_histogram"]
+__all__ = ["CodeSpace", "code_space", "Comparison", "compare_codes", "ordered", "is_nan_code",
+           "ulp_histogram"]
 
 
-def _sign_mask(f: Format) -> int:
-    return 1 << (f.bits - 1)
+@dataclass(frozen=True)
+class CodeSpace:
+    """The codes of one element type: a cast format, float32 (``fmt`` None, kind float) or an
+    integer type (kind int; a code is the integer itself)."""
+
+    name: str
+    kind: str
+    bits: int
+    storage_dtype: np.dtype
+    shift: int = 0
+    fmt: Format | None = None
+
+    def values(self, codes: np.ndarray) -> np.ndarray:
+        """Decoded values (float32 for floats, int64 / uint64 for integers)."""
+        if self.fmt is not None:
+            return decode(np.asarray(codes, self.storage_dtype), self.fmt)
+        if self.kind == "float":
+            return np.asarray(codes, self.storage_dtype).view(np.float32)
+        return np.asarray(codes)
+
+    def is_nan(self, codes: np.ndarray) -> np.ndarray:
+        """True where a code is a NaN code."""
+        if self.kind != "float":
+            return np.zeros(np.shape(codes), bool)
+        return np.isnan(self.values(codes))
+
+    def ordered(self, codes: np.ndarray) -> np.ndarray:
+        """Each code's position on the number line (int64; integers are their own position)."""
+        if self.kind != "float":
+            return np.asarray(codes).astype(np.int64)
+        c = np.asarray(codes).astype(np.int64)
+        sign = (c >> (self.bits - 1)) & 1
+        mag = (c & ((1 << (self.bits - 1)) - 1)) >> self.shift
+        return np.where(sign != 0, -mag, mag)
+
+    def hex(self, code: Any) -> str:
+        """A code as it is usually written: hex for floats, decimal for integers."""
+        if self.kind != "float":
+            return str(int(code))
+        return f"0x{int(code):0{self.bits // 4}x}"
 
 
-def is_nan_code(codes: np.ndarray, f: Format) -> np.ndarray:
+def code_space(what: Any) -> CodeSpace:
+    """The code space of a Format (or format name), ``"float32"``, or an integer numpy dtype."""
+    if isinstance(what, CodeSpace):
+        return what
+    if isinstance(what, Format) or (isinstance(what, str) and what not in ("float32", "fp32")):
+        f = format(what)
+        return CodeSpace(f.name, "float", f.bits, f.storage_dtype, f.storage_shift, f)
+    dt = np.dtype(np.float32) if isinstance(what, str) else np.dtype(what)
+    if dt == np.float32:
+        return CodeSpace("float32", "float", 32, np.dtype(np.uint32))
+    if dt.kind in "iub":
+        return CodeSpace(dt.name, "int", dt.itemsize * 8, dt)
+    return code_space(format(dt))
+
+
+def is_nan_code(codes: np.ndarray, f: Any) -> np.ndarray:
     """True where a code is one of the format's NaN codes."""
-    return np.isnan(decode(codes, f))
+    return code_space(f).is_nan(codes)
 
 
-def ordered(codes: np.ndarray, f: Format) -> np.ndarray:
+def ordered(codes: np.ndarray, f: Any) -> np.ndarray:
     """Each code's position on the number line (int64): ±(magnitude >> storage shift)."""
-    c = codes.astype(np.int64)
-    sign = (c & _sign_mask(f)) != 0
-    mag = (c & (_sign_mask(f) - 1)) >> f.storage_shift
-    return np.where(sign, -mag, mag)
+    return code_space(f).ordered(codes)
 
 
 @dataclass
@@ -93,20 +148,19 @@ class Comparison:
         return np.flatnonzero(~self.equal)
 
 
-def compare_codes(expected: np.ndarray, dumped: np.ndarray, f: Format,
+def compare_codes(expected: np.ndarray, dumped: np.ndarray, f: Any,
                   nan_by_class: bool = False) -> Comparison:
-    """Compare two code arrays of format ``f`` element by element (see the module docstring).
-
-    With ``nan_by_class`` any NaN equals any NaN (for dumps of decoded values, whose NaN codes are
-    not observable).
-    """
-    e = np.ascontiguousarray(expected, dtype=f.storage_dtype).reshape(-1)
-    d = np.ascontiguousarray(dumped, dtype=f.storage_dtype).reshape(-1)
+    """Compare two code arrays of ``f`` (a Format, a CodeSpace, ...) element by element (see the
+    module docstring). With ``nan_by_class`` any NaN equals any NaN (for dumps of decoded values,
+    whose NaN codes are not observable)."""
+    space = code_space(f)
+    e = np.ascontiguousarray(expected, dtype=space.storage_dtype).reshape(-1)
+    d = np.ascontiguousarray(dumped, dtype=space.storage_dtype).reshape(-1)
     equal = e == d
-    e_nan, d_nan = is_nan_code(e, f), is_nan_code(d, f)
+    e_nan, d_nan = space.is_nan(e), space.is_nan(d)
     if nan_by_class:
         equal |= e_nan & d_nan
-    dist = np.abs(ordered(e, f) - ordered(d, f))
+    dist = np.abs(space.ordered(e) - space.ordered(d))
     dist = np.where(equal, 0, np.maximum(dist, 1))
     dist[~equal & e_nan & d_nan] = 1
     unbounded = ~equal & (e_nan != d_nan)

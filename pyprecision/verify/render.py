@@ -8,8 +8,7 @@ from typing import Any
 import numpy as np
 
 from pyprecision.errors import PyPrecisionError
-from pyprecision.kernel import decode
-from pyprecision.verify.cast_check import CastReport
+from pyprecision.verify.cast_check import Report
 
 __all__ = ["report_json", "report_lines", "mismatch_rows", "plot_report"]
 
@@ -42,36 +41,40 @@ def _input_value(x: np.ndarray, i: int) -> float | int:
     return float(np.float64(v))
 
 
-def mismatch_rows(rep: CastReport, limit: int) -> list[dict[str, Any]]:
-    """The first ``limit`` mismatches: index, input (value and bits), expected/dumped bits and
-    values, ULP distance (None when unbounded)."""
-    cmp, f = rep.comparison, rep.fmt
+def mismatch_rows(rep: Report, limit: int) -> list[dict[str, Any]]:
+    """The first ``limit`` mismatches: index, input (value and bits, cast checks only),
+    expected/dumped bits and values, ULP distance (None when unbounded)."""
+    cmp, space = rep.comparison, rep.space
     idx = cmp.mismatch_indices()[:max(limit, 0)]
-    exp_v, dmp_v = decode(cmp.expected[idx], f), decode(cmp.dumped[idx], f)
+    exp_v, dmp_v = space.values(cmp.expected[idx]), space.values(cmp.dumped[idx])
     rows = []
     for k, i in enumerate(idx):
         i = int(i)
-        rows.append({
+        row: dict[str, Any] = {
             "index": [int(j) for j in np.unravel_index(i, rep.shape)] if rep.shape else [],
             "flat_index": i,
-            "input": _num(_input_value(rep.inputs, i)),
-            "input_bits": _input_bits(rep.inputs, i),
-            "expected_bits": _hex(cmp.expected[i], f.bits),
-            "dumped_bits": _hex(cmp.dumped[i], f.bits),
-            "expected": _num(exp_v[k]),
-            "dumped": _num(dmp_v[k]),
+        }
+        if rep.inputs is not None:
+            row["input"] = _num(_input_value(rep.inputs, i))
+            row["input_bits"] = _input_bits(rep.inputs, i)
+        row.update({
+            "expected_bits": space.hex(cmp.expected[i]),
+            "dumped_bits": space.hex(cmp.dumped[i]),
+            "expected": _num(exp_v[k]) if space.kind == "float" else int(exp_v[k]),
+            "dumped": _num(dmp_v[k]) if space.kind == "float" else int(dmp_v[k]),
             "ulp": None if cmp.unbounded[i] else int(cmp.ulp[i]),
         })
+        rows.append(row)
     return rows
 
 
-def report_json(rep: CastReport, show: int = 10) -> dict[str, Any]:
+def report_json(rep: Report, show: int = 10) -> dict[str, Any]:
     """The report as a JSON object (schema in docs/verify.md)."""
     cmp = rep.comparison
     return {
         "kind": rep.kind,
-        "format": rep.fmt.name,
-        "policy": rep.policy.to_json(),
+        "format": rep.space.name,
+        "policy": rep.policy.to_json() if rep.policy is not None else None,
         "shape": list(rep.shape),
         "elements": cmp.elements,
         "matches": cmp.matches,
@@ -105,13 +108,13 @@ def _show(v: Any) -> str:
     return str(v)
 
 
-def report_lines(rep: CastReport, show: int = 10, title: str | None = None) -> list[str]:
+def report_lines(rep: Report, show: int = 10, title: str | None = None) -> list[str]:
     """The human-readable report."""
     cmp = rep.comparison
     n = cmp.elements
     pct = f" ({100.0 * cmp.matches / n:.2f}%)" if n else ""
     max_ulp = cmp.max_ulp()
-    out = [title or f"verify: {rep.policy.describe()}"]
+    out = [title or f"verify: {rep.label}"]
     out += [f"elements:    {n}", f"matches:     {cmp.matches}{pct}", f"mismatches:  {cmp.mismatches}",
             "max ULP:     " + (str(max_ulp) if max_ulp is not None else
                                f"unbounded ({int(cmp.unbounded.sum())} NaN against a number; "
@@ -121,22 +124,19 @@ def report_lines(rep: CastReport, show: int = 10, title: str | None = None) -> l
     if cmp.mismatches:
         out.append("ULP histogram:")
         out += _table([[str(r["bucket"]), str(r["count"])] for r in rep.histogram()])
-    c = rep.counts
-    out.append("counts:")
-    out += _table([["", "input", "expected", "dumped"],
-                   ["NaN", str(c["input"]["nan"]), str(c["expected"]["nan"]), str(c["dumped"]["nan"])],
-                   ["inf", str(c["input"]["inf"]), str(c["expected"]["inf"]), str(c["dumped"]["inf"])],
-                   ["beyond max", str(c["input"]["overflow"]), "", ""],
-                   ["saturated", "", str(c["expected"]["saturated"]), str(c["dumped"]["saturated"])]])
+    out += _counts_table(rep.counts)
     rows = mismatch_rows(rep, show)
     if rows:
         out.append(f"first {len(rows)} mismatches:")
-        table = [["index", "input", "input bits", "expected", "dumped", "ULP"]]
+        with_input = rep.inputs is not None
+        table = [["index"] + (["input", "input bits"] if with_input else [])
+                 + ["expected", "dumped", "ULP"]]
         for r in rows:
-            table.append([str(tuple(r["index"])), _show(r["input"]), r["input_bits"] or "-",
-                          f"{r['expected_bits']} ({_show(r['expected'])})",
-                          f"{r['dumped_bits']} ({_show(r['dumped'])})",
-                          "unbounded" if r["ulp"] is None else str(r["ulp"])])
+            table.append([str(tuple(r["index"]))]
+                         + ([_show(r["input"]), r["input_bits"] or "-"] if with_input else [])
+                         + [f"{r['expected_bits']} ({_show(r['expected'])})",
+                            f"{r['dumped_bits']} ({_show(r['dumped'])})",
+                            "unbounded" if r["ulp"] is None else str(r["ulp"])])
         out += _table(table)
     if rep.diagnosis is not None:
         out.append("diagnosis: " + rep.diagnosis.summary())
@@ -146,7 +146,21 @@ def report_lines(rep: CastReport, show: int = 10, title: str | None = None) -> l
     return out
 
 
-def _verdict(rep: CastReport) -> str:
+_COUNT_LABELS = {"nan": "NaN", "inf": "inf", "overflow": "beyond max", "saturated": "saturated"}
+
+
+def _counts_table(counts: dict[str, dict[str, int]]) -> list[str]:
+    cols = list(counts)
+    if not cols:
+        return []
+    rows = [[""] + cols]
+    for key, label in _COUNT_LABELS.items():
+        if any(key in counts[c] for c in cols):
+            rows.append([label] + [str(counts[c][key]) if key in counts[c] else "" for c in cols])
+    return ["counts:"] + _table(rows)
+
+
+def _verdict(rep: Report) -> str:
     cmp = rep.comparison
     if rep.ok:
         what = "bit-exact" if cmp.mismatches == 0 else f"within {rep.max_ulp_allowed} ULP"
@@ -155,7 +169,7 @@ def _verdict(rep: CastReport) -> str:
     return f"result: FAIL ({beyond} elements beyond --max-ulp {rep.max_ulp_allowed})"
 
 
-def plot_report(reports: list[tuple[str, CastReport]], path: str | Path) -> None:
+def plot_report(reports: list[tuple[str, Report]], path: str | Path) -> None:
     """Write a PNG: per report, the ULP histogram and the signed ULP error of each mismatch
     against its input value."""
     try:
@@ -178,16 +192,15 @@ def plot_report(reports: list[tuple[str, CastReport]], path: str | Path) -> None
         ax_h.set_title(f"{name}: {cmp.mismatches} of {cmp.elements} mismatch")
         idx = cmp.mismatch_indices()
         if idx.size:
-            from pyprecision.verify.compare import ordered
-
-            signed = ordered(cmp.dumped[idx], rep.fmt) - ordered(cmp.expected[idx], rep.fmt)
-            xs = rep.inputs[idx].astype(np.float64)
+            signed = rep.space.ordered(cmp.dumped[idx]) - rep.space.ordered(cmp.expected[idx])
+            xs = (rep.inputs[idx].astype(np.float64) if rep.inputs is not None
+                  else idx.astype(np.float64))
             ax_s.scatter(xs, signed, s=8, color="tab:red")
         ax_s.axhline(0, color="grey", linewidth=0.8)
-        ax_s.set_xlabel("input value")
+        ax_s.set_xlabel("input value" if rep.inputs is not None else "flat index")
         ax_s.set_ylabel("dumped - expected (ULP)")
-        ax_s.set_title(rep.diagnosis.exact.describe() if rep.diagnosis and rep.diagnosis.exact
-                       else "mismatches")
+        exact = getattr(rep.diagnosis, "exact", None)
+        ax_s.set_title(exact.describe() if exact is not None else "mismatches")
     fig.tight_layout()
     fig.savefig(path, format="png", dpi=90)
     plt.close(fig)
