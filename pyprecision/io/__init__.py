@@ -14,7 +14,7 @@ from pyprecision.io.dtypes import (
 )
 from pyprecision.io.numpy_files import NPZ_METADATA_MEMBER, NpzWriter
 from pyprecision.io.raw import load_dump, read_raw
-from pyprecision.io.reencode import SCALE_SUFFIX, ReencodeOptions, amax_scale, reencode, tensor_seed
+from pyprecision.io.reencode_core import SCALE_SUFFIX, ReencodeOptions, amax_scale, reencode, tensor_seed
 from pyprecision.io.reencode_stats import ReencodeSummary, TensorResult
 from pyprecision.io.safetensors import (
     DTYPES_METADATA_KEY,
