@@ -40,6 +40,28 @@ def _float_value(tok: str) -> float:
     return float(tok)
 
 
+def _tuple_parts(text: str, count: int, shape: Shape) -> list[str]:
+    """The verbatim element texts of a tuple literal ``( a, b )`` (whitespace kept)."""
+    from pyprecision.hlo.attrs import scan_balanced
+
+    body = text.strip()
+    if not (body.startswith("(") and body.endswith(")")):
+        raise ValueError(f"tuple constant must be parenthesized, got {body[:20]!r}")
+    lead = text.index("(")
+    inner = text[lead + 1:text.rindex(")")]
+    parts: list[str] = []
+    i = 0
+    while i <= len(inner):
+        j = scan_balanced(inner, i, ",")
+        parts.append(inner[i:j])
+        i = j + 1
+    if len(parts) == 1 and not parts[0].strip():
+        parts = []
+    if len(parts) != count:
+        raise ValueError(f"tuple constant has {len(parts)} elements, shape {shape} needs {count}")
+    return parts
+
+
 def literal_to_value(text: str, shape: Shape) -> np.ndarray | tuple:
     """Like :func:`literal_to_array`, and a tuple constant ``( {1, 2}, 3 )`` gives a tuple of
     values (nested tuples nest)."""
@@ -47,22 +69,24 @@ def literal_to_value(text: str, shape: Shape) -> np.ndarray | tuple:
         return literal_to_array(text, shape)
     if is_elided(text):
         raise ValueError("constant values were elided by XLA ({...})")
-    from pyprecision.hlo.attrs import scan_balanced
-
-    body = text.strip()
-    if not (body.startswith("(") and body.endswith(")")):
-        raise ValueError(f"tuple constant must be parenthesized, got {body[:20]!r}")
-    parts: list[str] = []
-    i, inner = 0, body[1:-1]
-    while i < len(inner):
-        j = scan_balanced(inner, i, ",")
-        if inner[i:j].strip():
-            parts.append(inner[i:j])
-        i = j + 1
-    if len(parts) != len(shape.tuple_shapes):
-        raise ValueError(f"tuple constant has {len(parts)} elements, shape {shape} needs "
-                         f"{len(shape.tuple_shapes)}")
+    parts = _tuple_parts(text, len(shape.tuple_shapes), shape)
     return tuple(literal_to_value(p, s) for p, s in zip(parts, shape.tuple_shapes))
+
+
+def convert_literal_to_shape(text: str, shape: Shape, new_shape: Shape) -> str:
+    """Re-spell a literal of ``shape`` for ``new_shape`` (same structure; leaves whose type
+    changed to F32 are converted with :func:`convert_literal_text`, others kept verbatim)."""
+    if not shape.is_tuple:
+        if shape.element_type == new_shape.element_type:
+            return text
+        return convert_literal_text(text, shape.element_type, new_shape.element_type)
+    if is_elided(text):
+        return text
+    parts = _tuple_parts(text, len(shape.tuple_shapes), shape)
+    new = [convert_literal_to_shape(p, s, n)
+           for p, s, n in zip(parts, shape.tuple_shapes, new_shape.tuple_shapes)]
+    lead, tail = text.index("("), text.rindex(")")
+    return text[:lead + 1] + ",".join(new) + text[tail:]
 
 
 def literal_to_array(text: str, shape: Shape) -> np.ndarray:

@@ -205,3 +205,17 @@ def test_upcast_removes_the_internal_fp8_quantization() -> None:
 
     xla = z["out0"].view(ml_dtypes.float8_e4m3fn).astype(np.float32)
     assert not np.array_equal(xla, outs[0])       # XLA's fp8 result was quantized, ours is not
+
+
+def test_upcast_tuple_constant_converts_only_its_float_leaves() -> None:
+    src = """HloModule t
+
+ENTRY main.2 {
+  ROOT c.1 = (bf16[2]{0}, s32[], (f16[], f32[])) constant(( {0.1001, 2}, 7, (0.30005, 0.1) ))
+}
+
+"""
+    changed, out = run(src)
+    assert changed
+    assert ("ROOT constant.3 = (f32[2]{0}, s32[], (f32[], f32[])) "
+            "constant(( {0.100097656, 2}, 7, (0.300048828, 0.1) ))") in out

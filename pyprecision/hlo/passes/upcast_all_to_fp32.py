@@ -6,7 +6,7 @@ from typing import ClassVar
 
 from pyprecision.errors import PassError
 from pyprecision.hlo import rewrite as R
-from pyprecision.hlo.literal import convert_literal_text
+from pyprecision.hlo.literal import convert_literal_to_shape
 from pyprecision.hlo.model import HloInstruction, HloModule
 from pyprecision.hlo.shape import Shape
 from pyprecision.hlo.types import PrimitiveType
@@ -73,13 +73,10 @@ class UpcastAllToFP32:
     def _rebuild_constant(module: HloModule, rw: R.Rewrite, const: HloInstruction,
                           new_shape: Shape) -> None:
         """literal → ConvertToShape(newShape) → CreateConstant → ReplaceAllUsesWith → Remove."""
-        src_types = {s.element_type for s in const.shape.leaves() if s.element_type != F32
-                     and upcast_shape_to_fp32(s).element_type == F32}
-        other = [s for s in const.shape.leaves() if s.element_type not in src_types]
-        if len(src_types) != 1 or (const.shape.is_tuple and other):
-            raise PassError(f"{module.name}: cannot convert the mixed-type tuple constant "
-                            f"'{const.name}'")
-        literal = convert_literal_text(const.literal_text or "", src_types.pop(), F32)
+        try:
+            literal = convert_literal_to_shape(const.literal_text or "", const.shape, new_shape)
+        except ValueError as exc:
+            raise PassError(f"{module.name}: cannot convert constant '{const.name}': {exc}") from None
         new = R.make(module, "constant", new_shape, [])
         new.literal_text = literal
         rw.insert_before(const, [new])
