@@ -99,9 +99,17 @@ class HloInstruction:
                 return c
         return None
 
-    def literal(self) -> np.ndarray | tuple:
-        """The constant's values: a NumPy array of the shape's element type, or for a tuple
-        constant a tuple of them. ValueError for ``{...}`` elided constants (see literal.py)."""
+    def literal(self) -> np.ndarray:
+        """The constant's values as a NumPy array of the shape's element type. ValueError for
+        tuple constants (use :meth:`literal_value`) and ``{...}`` elided ones (see literal.py)."""
+        from pyprecision.hlo.literal import literal_to_array
+
+        if self.literal_text is None:
+            raise ValueError(f"{self.name} is not a constant")
+        return literal_to_array(self.literal_text, self.shape)
+
+    def literal_value(self) -> np.ndarray | tuple:
+        """Like :meth:`literal`, and a tuple constant gives a (nested) tuple of arrays."""
         from pyprecision.hlo.literal import literal_to_value
 
         if self.literal_text is None:

@@ -158,7 +158,9 @@ def test_tuple_constant_literal() -> None:
     from tests.hlo.conftest import SAMPLES
 
     m = hlo.parse(next(p for p in SAMPLES if p.name == "old_style_constants.hlo.txt").read_text())
-    a, b = m.entry.instruction("constant.2").literal()
+    a, b = m.entry.instruction("constant.2").literal_value()
+    with pytest.raises(ValueError, match="tuple"):
+        m.entry.instruction("constant.2").literal()
     assert a.tolist() == [[1.0], [2.0]] and b.tolist() == [2.0, 42.0]
     four = m.entry.instruction("constant").literal()
     assert four.shape == (3, 2, 1, 1) and four[2, 1, 0, 0] == np.float32(4.4)
