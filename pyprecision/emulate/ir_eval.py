@@ -107,7 +107,7 @@ class _Frame:
             x = _view(x, ap.reinterpret, ap.tensor.dtype)
         buf = self.mem[id(ap.tensor)]
         if rows is None:
-            self.mem[id(ap.tensor)] = np.array(np.broadcast_to(x, buf.shape), dtype=buf.dtype)
+            self.mem[id(ap.tensor)] = np.array(np.broadcast_to(x, buf.shape), dtype=buf.dtype, order="C")
             return
         x = np.broadcast_to(x, (len(rows),) + buf.shape[1:])
         for i, r in enumerate(rows):  # sequential: a later row wins on a repeated index
@@ -327,7 +327,7 @@ def _initial_memory(f: Function) -> dict[int, np.ndarray]:
     for t in f.tensors:
         if isinstance(t, SingleValueTensor):
             v = np.array(t.value, dtype=np.float64 if t.dtype.is_float else object)
-            mem[id(t)] = np.array(np.broadcast_to(round_to(v, t.dtype), t.shape))
+            mem[id(t)] = np.array(np.broadcast_to(round_to(v, t.dtype), t.shape), order="C")
         elif t.is_const:
             mem[id(t)] = from_storage(t.value, t.dtype)  # type: ignore[arg-type]
         else:
@@ -380,4 +380,4 @@ def run_ir(module: Module | Function, inputs: dict[str, np.ndarray], function: s
     for t in f.inputs:
         mem[id(t)] = _bind_input(t, inputs[t.name])
     _Frame(mod, f, mem).run()
-    return {t.name: to_storage(mem[id(t)], t.dtype) for t in f.outputs}
+    return {t.name: np.ascontiguousarray(to_storage(mem[id(t)], t.dtype)) for t in f.outputs}

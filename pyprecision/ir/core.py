@@ -103,6 +103,7 @@ class Function:
         self._next_id = 0
         self._names: set[str] = set()
         self._name_counter = 0
+        self._suffix: dict[str, int] = {}
 
     def __repr__(self) -> str:
         return f"<Function @{self.name}>"
@@ -210,9 +211,10 @@ class Function:
         elif base not in self._names:
             name = base
         else:
-            k = 1
+            k = self._suffix.get(base, 1)
             while f"{base}.{k}" in self._names:
                 k += 1
+            self._suffix[base] = k + 1
             name = f"{base}.{k}"
         self._names.add(name)
         return name

@@ -181,6 +181,7 @@ class Tensor:
         self.value = value
         self.function: Function | None = None
         self._aps: dict[NeuronAP, None] = {}
+        self._counts = {"load": 0, "store": 0}  # O(1) n_loads / n_stores
 
     def __repr__(self) -> str:
         return f"@{self.name}"
@@ -239,12 +240,12 @@ class Tensor:
     @property
     def n_loads(self) -> int:
         """Number of read accesses."""
-        return sum(1 for ap in self._aps if ap.role == "load")
+        return self._counts["load"]
 
     @property
     def n_stores(self) -> int:
         """Number of write accesses."""
-        return sum(1 for ap in self._aps if ap.role == "store")
+        return self._counts["store"]
 
     @property
     def single_def_single_use(self) -> bool:
@@ -381,15 +382,18 @@ class NeuronAP:
         """Make this view access ``new`` instead (updating both tensors' access lists)."""
         attached = self in self.tensor._aps
         if attached:
-            del self.tensor._aps[self]
+            self._detach()
         self.tensor = new
         if attached:
-            new._aps[self] = None
+            self._attach()
 
     replace_tensor = replaceTensor
 
     def _attach(self) -> None:
-        self.tensor._aps[self] = None
+        if self not in self.tensor._aps:
+            self.tensor._aps[self] = None
+            self.tensor._counts[self.role] += 1
 
     def _detach(self) -> None:
-        self.tensor._aps.pop(self, None)
+        if self.tensor._aps.pop(self, 0) is None:
+            self.tensor._counts[self.role] -= 1

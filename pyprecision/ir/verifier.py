@@ -89,6 +89,9 @@ def verify_function(f: Function) -> None:
         for ap in t._aps:
             if ap.owner is None or ap.owner.function is not f:
                 raise VerifyError(f"in @{f.name}: tensor @{t.name} is accessed by an instruction not in the function")
+        if t._counts["load"] != sum(ap.role == "load" for ap in t._aps) or \
+                t._counts["store"] != sum(ap.role == "store" for ap in t._aps):
+            raise VerifyError(f"in @{f.name}: tensor @{t.name} has stale access counts")
 
 
 def _name(inst: Instruction) -> str:

@@ -145,3 +145,11 @@ def test_dense_payload_is_little_endian_element_bytes():
 def test_random_programs_roundtrip(m):
     text = ir.to_text(m)
     assert ir.to_text(ir.parse(text)) == text
+
+
+@pytest.mark.slow
+def test_100k_instruction_program_roundtrips_and_verifies():
+    text = _gen().generate_program(100_000)
+    m = ir.parse(text)
+    assert sum(1 for _ in m.main.instructions()) >= 100_000
+    assert ir.to_text(m) == text
