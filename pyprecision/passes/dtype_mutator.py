@@ -66,6 +66,7 @@ class DTypeMutator:
     mutate_multi_users: bool = False
     f: Function | None = field(default=None, compare=False)
     tensor_map: dict[Any, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
+    _single_load: set[int] | None = field(default=None, init=False, repr=False, compare=False)
 
     # -- lifecycle (spec 002 :48, :51) ---------------------------------------------------------------
     def reset(self) -> None:
@@ -89,6 +90,9 @@ class DTypeMutator:
     def run_on_function(self, f: Function) -> bool:
         """Walk the casts in program order; drop the weights the const-fold orphaned."""
         changed = False
+        # which const tensors have exactly one reader, counted once (keeps the walk linear)
+        single = {id(t) for t in f.tensors if t.is_const and t.n_loads == 1}
+        object.__setattr__(self, "_single_load", single)
         for inst in list(f.instructions()):
             if not (isinstance(inst, UnaryOp) and inst.is_cast and inst.parent is not None):
                 continue
@@ -104,6 +108,7 @@ class DTypeMutator:
         for original in {key[0] for key in self.tensor_map}:
             if not original.accesses and f.has_tensor(original.name):
                 f.remove_tensor(original)  # replaced by its casted clone everywhere
+        object.__setattr__(self, "_single_load", None)
         return changed
 
     # -- spec 002 :162 -----------------------------------------------------------------------------
@@ -169,7 +174,11 @@ class DTypeMutator:
         """Re-encode the weight once (memoized in ``tensor_map``) and point the load at it."""
         assert self.f is not None or load.function is not None
         f = self.f if self.f is not None else load.function
-        casted = static_cast_load_tensor(load, as_dtype(dtype), f, self.tensor_map)  # type: ignore[arg-type]
+        single = self._single_load
+        casted = static_cast_load_tensor(
+            load, as_dtype(dtype), f, self.tensor_map,  # type: ignore[arg-type]
+            None if single is None else (lambda t: id(t) in single),
+        )
         if casted:
             DTypeMutator.casted_weights += casted
         DTypeMutator.folded_cast_load += 1  # :79

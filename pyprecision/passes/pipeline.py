@@ -32,24 +32,30 @@ def _verify(unit: Module | Function, when: str) -> None:
         raise
 
 
+def _text(unit: Module | Function) -> str:
+    try:
+        return to_text(unit)  # type: ignore[arg-type]
+    except Exception as exc:  # noqa: BLE001 - a note must never hide the real error
+        return f"<unprintable IR: {type(exc).__name__}: {exc}>"
+
+
 def run_passes(unit: Module | Function, passes: Sequence[Any]) -> dict[str, bool]:
     """Run ``passes`` in order, verifying before the first and after each; returns name → changed.
 
     A pass that breaks the IR raises VerifyError naming it, with the printed IR attached as a note;
-    an unexpected exception inside a pass becomes a PassError with the IR it started from.
+    an unexpected exception inside a pass becomes a PassError with the IR as the pass left it.
     """
     _verify(unit, "before the pipeline")
     changed: dict[str, bool] = {}
     for p in passes:
-        before = to_text(unit)  # type: ignore[arg-type]
         try:
             result = bool(p.run(unit))
         except PyPrecisionError as exc:
-            exc.add_note(f"in pass {p.name}; IR before it:\n{before}")
+            exc.add_note(f"in pass {p.name}; IR when it stopped:\n{_text(unit)}")
             raise
         except Exception as exc:  # noqa: BLE001 - a broken invariant inside a pass
             err = PassError(f"pass {p.name} failed: {type(exc).__name__}: {exc}")
-            err.add_note(f"IR before it:\n{before}")
+            err.add_note(f"IR when it stopped:\n{_text(unit)}")
             raise err from exc
         try:
             verify(unit)

@@ -1,6 +1,7 @@
 """staticCastLoadTensor (spec 002 :54–:79): the compile-time weight cast, re-encoded by the C core."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -30,18 +31,22 @@ def _splat_value(tensor: SingleValueTensor, dtype: DType) -> float | int:
 
 
 def static_cast_load_tensor(
-    load: Instruction, dtype: DType, f: Function, tensor_map: dict[Any, Tensor]
+    load: Instruction, dtype: DType, f: Function, tensor_map: dict[Any, Tensor],
+    single_load: Callable[[Tensor], bool] | None = None,
 ) -> int:
     """Point ``load`` at a copy of its weight re-encoded to ``dtype``; returns the bytes newly cast
     (0 for a memo hit or a splat).
 
+    ``single_load(tensor)`` answers "is this load the tensor's only reader" (default: count the
+    accesses; the pass passes a per-function precomputed answer so the walk stays linear).
     Raises PassError("Can only cast weight") when the tensor is not const (:56).
     """
     tensor: Tensor = load.tensor  # type: ignore[attr-defined]
     if not tensor.is_const:  # :56 THE GUARD (an assert in the seed; kept under python -O)
         raise PassError("Can only cast weight")
     load.mutateDstTy(dtype)  # :58 push the dst type onto the load
-    if isinstance(tensor, SingleValueTensor) and tensor.n_loads == 1:  # :61 (decision P12)
+    only_reader = single_load if single_load is not None else (lambda t: t.n_loads == 1)
+    if isinstance(tensor, SingleValueTensor) and only_reader(tensor):  # :61 (decision P12)
         tensor.value = _splat_value(tensor, dtype)
         tensor.mutateTensorTy(dtype)  # :62 a splat just flips its dtype in place
         return 0
