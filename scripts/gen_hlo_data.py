@@ -116,6 +116,8 @@ def _shaped(shape: tuple[int, ...], dtype: Any) -> Any:
 bnt_p = Primitive("batch_norm_training")
 bnt_p.multiple_results = True
 bni_p = Primitive("batch_norm_inference")
+bng_p = Primitive("batch_norm_grad")
+bng_p.multiple_results = True
 
 
 @bnt_p.def_abstract_eval
@@ -128,6 +130,13 @@ def _bnt_abstract(x: Any, scale: Any, offset: Any, *, epsilon: float, feature_in
 def _bni_abstract(x: Any, scale: Any, offset: Any, mean: Any, var: Any, *, epsilon: float,
                   feature_index: int) -> Any:
     return _shaped(x.shape, x.dtype)
+
+
+@bng_p.def_abstract_eval
+def _bng_abstract(x: Any, scale: Any, mean: Any, var: Any, grad: Any, *, epsilon: float,
+                  feature_index: int) -> Any:
+    return [_shaped(x.shape, x.dtype), _shaped(scale.shape, x.dtype),
+            _shaped(scale.shape, x.dtype)]
 
 
 def _attrs(epsilon: float, feature_index: int) -> tuple[Any, Any]:
@@ -147,7 +156,14 @@ def _bni_lower(ctx: Any, x: Any, scale: Any, offset: Any, mean: Any, var: Any, *
     return op.results
 
 
+def _bng_lower(ctx: Any, x: Any, scale: Any, mean: Any, var: Any, grad: Any, *, epsilon: float,
+               feature_index: int) -> Any:
+    op = hlo_dialect.BatchNormGradOp(x, scale, mean, var, grad, *_attrs(epsilon, feature_index))
+    return op.results
+
+
 mlir.register_lowering(bnt_p, _bnt_lower)
+mlir.register_lowering(bng_p, _bng_lower)
 mlir.register_lowering(bni_p, _bni_lower)
 
 
@@ -498,6 +514,23 @@ def bnt_f32(x, s, o):
       "bf16 batch-norm-inference (custom lowering)")
 def bni_bf16(x, s, o, m, v):
     return bni_p.bind(x, s, o, m, v, epsilon=1e-3, feature_index=1)
+
+
+@case(lambda r: _bn_args(ml_dtypes.bfloat16)(r)[:2]
+      + [floats(r, (3,), ml_dtypes.bfloat16),
+         (np.abs(floats(r, (3,), np.float32)) + 0.5).astype(ml_dtypes.bfloat16),
+         floats(r, (4, 3, 2), ml_dtypes.bfloat16)],
+      "bf16 batch-norm-grad (custom lowering; batch-norm-training-upcast must leave it alone)")
+def bng_bf16(x, s, m, v, g):
+    return tuple(bng_p.bind(x, s, m, v, g, epsilon=1e-3, feature_index=1))
+
+
+@case(lambda r: _bn_args(np.float32, (4, 2, 3), 2)(r)[:2]
+      + [floats(r, (3,), np.float32), np.abs(floats(r, (3,), np.float32)) + 0.5,
+         floats(r, (4, 2, 3), np.float32)],
+      "f32 batch-norm-grad, feature_index=2")
+def bng_f32(x, s, m, v, g):
+    return tuple(bng_p.bind(x, s, m, v, g, epsilon=1e-5, feature_index=2))
 
 
 # --------------------------------------------------------------------------------------------

@@ -139,3 +139,25 @@ def batch_norm_inference(inst: Any, args: list[np.ndarray]) -> np.ndarray:
     y = (xs - _feature_view(mean, fi, n)) / np.sqrt(_feature_view(var, fi, n) + eps) \
         * _feature_view(scale, fi, n) + _feature_view(offset, fi, n)
     return round_to(y, inst.shape.element_type)
+
+
+def batch_norm_grad(inst: Any, args: list[np.ndarray]) -> tuple[np.ndarray, ...]:
+    """(grad operand, grad scale, grad offset) of batch norm at the given mean/variance:
+    x̂ = (x - mean)/sqrt(var + eps), grad_offset = Σ dy, grad_scale = Σ dy·x̂,
+    grad_x = scale/sqrt(var + eps) · (dy - grad_offset/N - x̂·grad_scale/N)."""
+    _check_float(inst)
+    x, scale, mean, var, dy = args
+    eps, fi = _bn_params(inst, x)
+    n = x.ndim
+    axes = tuple(d for d in range(n) if d != fi)
+    count = x.size // x.shape[fi] if x.shape[fi] else 0
+    xs = np.asarray(widen(x), dtype=np.float64)
+    g = np.asarray(widen(dy), dtype=np.float64)
+    inv = 1.0 / np.sqrt(_feature_view(var, fi, n) + eps)
+    xhat = (xs - _feature_view(mean, fi, n)) * inv
+    d_offset = g.sum(axis=axes, keepdims=True)
+    d_scale = (g * xhat).sum(axis=axes, keepdims=True)
+    dx = _feature_view(scale, fi, n) * inv * (g - d_offset / count - xhat * d_scale / count)
+    ts = [s.element_type for s in inst.shape.tuple_shapes]
+    return (round_to(dx, ts[0]), round_to(d_scale.reshape(-1), ts[1]),
+            round_to(d_offset.reshape(-1), ts[2]))

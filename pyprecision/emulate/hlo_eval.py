@@ -91,6 +91,7 @@ class Evaluator:
             "dot": hlo_dot.dot,
             "batch-norm-training": hlo_dot.batch_norm_training,
             "batch-norm-inference": hlo_dot.batch_norm_inference,
+            "batch-norm-grad": hlo_dot.batch_norm_grad,
             "tuple": lambda inst, a: tuple(a),
             "get-tuple-element": _get_tuple_element,
             "constant": self._constant,

@@ -210,8 +210,8 @@ def test_bnt_upcast_outputs_stay_bf16_and_equal_f32_rounded_once(version: str,
         np.testing.assert_array_equal(g.view(np.uint16), r.astype(ml_dtypes.bfloat16).view(np.uint16))
 
 
-def test_bnt_upcast_leaves_f32_and_inference_alone() -> None:
-    for name in ("bnt_f32", "bni_bf16"):
+def test_bnt_upcast_leaves_f32_inference_and_grad_alone() -> None:
+    for name in ("bnt_f32", "bni_bf16", "bng_bf16"):
         text, _, _ = load("jax-0.10.2", name)
         m = hlo.parse(text)
         assert hlo.run_passes(m, ["batch-norm-training-upcast"]) is False
