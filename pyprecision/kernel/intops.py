@@ -45,9 +45,9 @@ def float_to_int(x: Any, dtype: Any, *, threads: int | None = None) -> np.ndarra
 class IntDotReport:
     """How the F32 route compares with the exact integer product."""
 
-    changed: int                       # output elements that differ from the exact result
+    changed: int                       # output elements that differ from the exact product
     first: tuple[int, int] | None      # index of the first one (C order), or None
-    exact: np.ndarray                  # int64 product, wrapped to the output dtype
+    exact: np.ndarray                  # the exact product, int64 (not narrowed to the output)
     max_abs_diff: int                  # largest |route - exact| over all elements
 
 
@@ -57,7 +57,8 @@ def int_dot(a: Any, b: Any, out_dtype: Any = np.int32, report: bool = False, *,
 
     Operands are rounded once to float32 (RNE); each product is rounded to float32 and added to a
     float32 accumulator in increasing k without FMA; the result converts back with XLA semantics.
-    With ``report=True`` also returns an :class:`IntDotReport` against the exact int64 product.
+    With ``report=True`` also returns an :class:`IntDotReport` against the exact int64 product
+    (a result the output dtype cannot hold counts as changed: the F32 route saturates it).
     """
     dt = _int_dtype(out_dtype)
     A, ta = _args.as_source(a, "a")
@@ -78,11 +79,11 @@ def int_dot(a: Any, b: Any, out_dtype: Any = np.int32, report: bool = False, *,
     result = float_to_int(acc, dt, threads=threads)
     if not report:
         return result
-    exact = (A.astype(np.int64) @ B.astype(np.int64)).astype(dt)
-    diff = result != exact
+    exact = A.astype(np.int64) @ B.astype(np.int64)
+    diff = result.astype(np.int64) != exact
     idx = np.flatnonzero(diff)
     first = tuple(int(i) for i in np.unravel_index(idx[0], diff.shape)) if idx.size else None
-    gap = np.abs(result.astype(np.int64) - exact.astype(np.int64)) if exact.size else np.zeros(0)
+    gap = np.abs(result.astype(np.int64) - exact) if exact.size else np.zeros(0, np.int64)
     return result, IntDotReport(
         changed=int(idx.size), first=first, exact=exact,  # type: ignore[arg-type]
         max_abs_diff=int(gap.max()) if gap.size else 0,
