@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from pyprecision import hlo
-from tests.hlo.conftest import data_file
+from hlo_testdata import data_file
 
 BNT = data_file("jax-0.10.2", "bnt_bf16.hlo.txt")
 

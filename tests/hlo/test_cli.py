@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from pyprecision.tools.cli import main
-from tests.hlo.conftest import data_file
+from hlo_testdata import data_file
 
 
 def test_hlo_opt_without_passes_prints_back_unchanged(tmp_path, capsys) -> None:

@@ -117,7 +117,7 @@ def test_literal_values() -> None:
 
 
 def test_instruction_literal_from_real_data() -> None:
-    from tests.hlo.conftest import data_file
+    from hlo_testdata import data_file
 
     m = hlo.parse(data_file("jax-0.10.2", "bf16_mix.hlo.txt").read_text())
     consts = [i for i in m.all_instructions() if i.opcode == "constant" and i.shape.rank]
@@ -133,7 +133,7 @@ def test_hlo_room_never_imports_ir_or_passes() -> None:
 
 
 def test_stack_frame_tables_are_kept_and_readable() -> None:
-    from tests.hlo.conftest import SAMPLES
+    from hlo_testdata import SAMPLES
 
     text = next(p for p in SAMPLES if p.name == "stack_frames.hlo.txt").read_text()
     m = hlo.parse(text)
@@ -145,7 +145,7 @@ def test_stack_frame_tables_are_kept_and_readable() -> None:
 
 
 def test_execution_thread_and_conditional_calls() -> None:
-    from tests.hlo.conftest import SAMPLES
+    from hlo_testdata import SAMPLES
 
     m = hlo.parse(next(p for p in SAMPLES if p.name == "misc_syntax.hlo.txt").read_text())
     cond = m.entry.instruction("cond")
@@ -155,7 +155,7 @@ def test_execution_thread_and_conditional_calls() -> None:
 
 
 def test_tuple_constant_literal() -> None:
-    from tests.hlo.conftest import SAMPLES
+    from hlo_testdata import SAMPLES
 
     m = hlo.parse(next(p for p in SAMPLES if p.name == "old_style_constants.hlo.txt").read_text())
     a, b = m.entry.instruction("constant.2").literal_value()

@@ -7,7 +7,7 @@ import pytest
 import pyprecision
 from pyprecision import hlo
 from pyprecision.hlo.passes import NeuronIntMatmulDowncast
-from tests.hlo.conftest import data_file
+from hlo_testdata import data_file
 
 SRC = """HloModule m, entry_computation_layout={(s8[2,3]{1,0}, s8[3,4]{1,0})->s32[2,4]{1,0}}
 

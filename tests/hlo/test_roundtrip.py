@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from pyprecision import hlo
-from tests.hlo.conftest import ALL_TEXTS, REAL_DATA, SAMPLES
+from hlo_testdata import ALL_TEXTS, REAL_DATA, SAMPLES
 
 
 def test_there_is_real_xla_data_and_samples() -> None:

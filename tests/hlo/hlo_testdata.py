@@ -1,4 +1,4 @@
-"""Shared helpers for the HLO tests: sample and real-data file lists."""
+"""Shared helpers for the HLO tests (a plain module, importable under any pytest import mode)."""
 from __future__ import annotations
 
 from pathlib import Path
