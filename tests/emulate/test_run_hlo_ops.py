@@ -399,3 +399,32 @@ def test_reduce_fast_paths_equal_the_sequential_fold(kind: tuple[str, str], n: i
     slow = run_hlo(hlo.parse(_reduce_module(t, op, n, decoy=True)), [a, i])[0]
     assert fast.dtype == slow.dtype
     np.testing.assert_array_equal(fast.view(np.uint8), slow.view(np.uint8))
+
+
+_ML_TYPES = {"bf16": ml_dtypes.bfloat16, "f16": np.float16,
+             "f8e4m3fn": ml_dtypes.float8_e4m3fn, "f8e5m2": ml_dtypes.float8_e5m2}
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.sampled_from(sorted(_ML_TYPES)), st.sampled_from(["add", "subtract", "multiply",
+                                                              "divide"]),
+       st.integers(0, 2 ** 32 - 1))
+def test_low_precision_arithmetic_matches_ml_dtypes(t: str, op: str, seed: int) -> None:
+    # ml_dtypes (and numpy's float16) compute in f32 and round to nearest even, overflowing to
+    # inf (NaN for f8e4m3fn) — the same rule as the evaluator's per-op rounding, independently
+    # implemented
+    dt = _ML_TYPES[t]
+    r = np.random.default_rng(seed)
+    a = (r.standard_normal(64) * 10 ** r.uniform(-3, 4, 64)).astype(np.float32).astype(dt)
+    b = (r.standard_normal(64) * 10 ** r.uniform(-3, 4, 64)).astype(np.float32).astype(dt)
+    body = f"""  a = {t}[64]{{0}} parameter(0)
+  b = {t}[64]{{0}} parameter(1)
+  ROOT c = {t}[64]{{0}} {op}(a, b)"""
+    (got,) = run(body, a, b)
+    fn = {"add": np.add, "subtract": np.subtract, "multiply": np.multiply, "divide": np.divide}[op]
+    with np.errstate(all="ignore"):
+        want = fn(a.astype(np.float32), b.astype(np.float32)).astype(dt)
+    assert got.dtype == want.dtype
+    g, w = got.astype(np.float32), want.astype(np.float32)
+    assert np.array_equal(np.isnan(g), np.isnan(w))
+    np.testing.assert_array_equal(g[~np.isnan(g)], w[~np.isnan(w)])

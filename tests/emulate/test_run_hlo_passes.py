@@ -233,3 +233,24 @@ def test_upcast_all_bf16_dot_rounds_back_to_the_original(version: str) -> None:
     np.testing.assert_array_equal(got[1], want_f32)
     np.testing.assert_array_equal(got[0].astype(ml_dtypes.bfloat16).view(np.uint16),
                                   want_bf16.view(np.uint16))
+
+
+def _evaluable_modules() -> list:
+    out = []
+    for v in VERSIONS:
+        man = json.loads((DATA / v / "manifest.json").read_text())
+        out += [pytest.param(v, n, id=f"{v}-{n}") for n, e in sorted(man["modules"].items())
+                if e.get("evaluable", True)]
+    return out
+
+
+@pytest.mark.parametrize("version,name", _evaluable_modules())
+def test_every_module_still_evaluates_after_the_int_and_bnt_passes(version: str,
+                                                                   name: str) -> None:
+    # the two passes keep the ENTRY signature, so XLA's inputs still fit and the outputs keep
+    # XLA's dtypes and shapes
+    text, ins, want = load(version, name)
+    m = hlo.parse(text)
+    hlo.run_passes(m, ["batch-norm-training-upcast", "neuron-int-matmul-downcast"])
+    got = run_hlo(m, ins)
+    assert [(g.dtype, g.shape) for g in got] == [(w.dtype, w.shape) for w in want]
