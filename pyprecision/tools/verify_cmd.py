@@ -81,8 +81,8 @@ def _add_program_arguments(group: Any) -> None:
     from pyprecision.frontend import add_precision_arguments
 
     add_precision_arguments(group)
-    group.add_argument("--target", default=None,
-                       help="hardware target of the passes (e.g. trn1, trn2; default: the passes')")
+    group.add_argument("--target", default=None, choices=["gen2", "gen3", "gen4"],
+                       help=".pir programs: hardware generation of the passes (default gen2)")
     group.add_argument("--passes", default=None,
                        help="HLO modules: comma-separated HLO passes to run before evaluating")
 
@@ -149,32 +149,44 @@ def _run_cast(args: argparse.Namespace) -> int:
 
 
 def _emit(args: argparse.Namespace, reports: list[tuple[str, Any]], title: str,
-          extra: dict[str, Any] | None = None) -> None:
+          extra: dict[str, Any] | None = None, diagnosis: Any = None) -> None:
     from pyprecision.verify import plot_report, report_json, report_lines
 
+    program = extra is not None
     if args.plot:
         plot_report([(name or "dump", rep) for name, rep in reports], args.plot)
     if args.json:
-        if len(reports) == 1 and not reports[0][0]:
-            doc = report_json(reports[0][1], args.show)
-        else:
-            doc = _program_json(reports, args.show, extra or {})
+        doc = _program_json(reports, args.show, extra or {}) if program else \
+            report_json(reports[0][1], args.show)
         json.dump(doc, sys.stdout, indent=2)
         sys.stdout.write("\n")
         return
-    lines: list[str] = []
-    if len(reports) == 1 and not reports[0][0]:
+    if not program:
         lines = report_lines(reports[0][1], args.show, title)
     else:
-        lines.append(title)
+        lines = [title]
         for key, value in (extra or {}).items():
-            lines.append(f"{key}: {value}")
+            if key != "diagnosis":
+                lines.append(f"{key}: {_plain(value)}")
         for name, rep in reports:
             lines.append("")
-            lines += report_lines(rep, args.show, f"output {name}: {rep.policy.format}")
+            lines += report_lines(rep, args.show, f"output {name} ({rep.space.name})")
+        lines.append("")
+        if diagnosis is not None:
+            lines.append("diagnosis: " + diagnosis.summary())
+            lines += ["  also exact: " + alt.describe() for alt in diagnosis.alternatives]
+        ok = all(rep.ok for _, rep in reports)
+        lines.append(f"program result: {'OK' if ok else 'FAIL'} ({len(reports)} outputs, "
+                     f"{sum(r.comparison.mismatches for _, r in reports)} mismatching elements)")
     if args.plot:
         lines.append(f"plot: {args.plot}")
     print("\n".join(lines))
+
+
+def _plain(value: Any) -> str:
+    if isinstance(value, (list, tuple)):
+        return " ".join(str(v) for v in value) if value else "-"
+    return str(value)
 
 
 def _program_json(reports: list[tuple[str, Any]], show: int, extra: dict[str, Any]) -> dict[str, Any]:
@@ -196,11 +208,38 @@ def _program_json(reports: list[tuple[str, Any]], show: int, extra: dict[str, An
     }
 
 
+def _program_flags(args: argparse.Namespace) -> list[str]:
+    """The precision flags as typed, rebuilt from the namespace (the canonical pair, or the mode)."""
+    from pyprecision.frontend import config_from_namespace
+
+    config = config_from_namespace(args)  # raises FlagError on conflicting flags
+    flags = ["--fp32-cast", config.fp32_cast_mode] if config.source == "fp32-cast" else \
+        ["--auto-cast", config.auto_cast, "--auto-cast-type", config.auto_cast_type]
+    for name in ("mixed-precision-accumulation", "saturate-infinity", "internal-native-int64"):
+        value = getattr(args, "enable_" + name.replace("-", "_"))
+        default = name == "mixed-precision-accumulation"
+        if value != default:
+            flags.append(("--enable-" if value else "--disable-") + name)
+    if args.internal_experimental_unsafe_fp8e4m3fn_as_fp8e4m3:
+        flags.append("--experimental-unsafe-fp8e4m3fn-as-fp8e4m3")
+    if args.fast_math:
+        flags += ["--fast-math", *args.fast_math]
+    return flags
+
+
 def _run_program(args: argparse.Namespace) -> int:
-    try:
-        from pyprecision.verify import verify_program  # type: ignore[attr-defined]
-    except ImportError:
-        raise DumpError("the program check is not available in this build") from None
-    result = verify_program(args)
-    _emit(args, result.reports, result.title, result.extra)
-    return 0 if result.ok else 1
+    from pyprecision.verify import is_hlo_path, verify_program
+
+    hlo = is_hlo_path(args.program)
+    if hlo and args.target:
+        raise CastError("--target applies to .pir programs; HLO modules take --passes")
+    if not hlo and args.passes:
+        raise CastError("--passes applies to HLO modules; .pir programs take precision flags")
+    passes = [n.strip() for n in (args.passes or "").split(",") if n.strip()]
+    check = verify_program(args.program, args.inputs, args.dump, flags=_program_flags(args),
+                           target=args.target, hlo_passes=passes, max_ulp=args.max_ulp,
+                           run_diagnosis=not args.no_diagnosis)
+    extra = dict(check.extra)
+    extra["diagnosis"] = check.diagnosis.to_json() if check.diagnosis else None
+    _emit(args, check.reports, check.title, extra, check.diagnosis)
+    return 0 if check.ok else 1

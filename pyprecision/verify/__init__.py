@@ -23,6 +23,13 @@ from pyprecision.verify.dumps import (
     read_arrays,
 )
 from pyprecision.verify.policy import CastPolicy
+from pyprecision.verify.program_check import (
+    FlagSet,
+    ProgramCheck,
+    ProgramDiagnosis,
+    is_hlo_path,
+    verify_program,
+)
 from pyprecision.verify.render import mismatch_rows, plot_report, report_json, report_lines
 
 __all__ = [
@@ -31,4 +38,5 @@ __all__ = [
     "Diagnosis", "diagnose", "candidates", "stochastic_consistent",
     "RawSpec", "is_container", "read_array", "read_arrays", "parse_dtype", "parse_shape",
     "report_json", "report_lines", "mismatch_rows", "plot_report",
+    "verify_program", "ProgramCheck", "ProgramDiagnosis", "FlagSet", "is_hlo_path",
 ]

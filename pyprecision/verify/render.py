@@ -122,8 +122,8 @@ def report_lines(rep: Report, show: int = 10, title: str | None = None) -> list[
             f"mean ULP:    {cmp.mean_ulp():.4g}"]
     out += [f"note: {note}" for note in rep.notes]
     if cmp.mismatches:
-        out.append("ULP histogram:")
-        out += _table([[str(r["bucket"]), str(r["count"])] for r in rep.histogram()])
+        out.append("ULP histogram (non-empty buckets):")
+        out += _table([[str(r["bucket"]), str(r["count"])] for r in rep.histogram() if r["count"]])
     out += _counts_table(rep.counts)
     rows = mismatch_rows(rep, show)
     if rows:
