@@ -27,7 +27,7 @@ def _generator():  # type: ignore[no-untyped-def]
 
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark and print the table."""
-    import pyprecision.ir as ir
+    from pyprecision import ir
     from pyprecision.passes import run_pipeline
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])

@@ -123,7 +123,7 @@ def fast_math_after_canonicalize(auto_cast: str, fast_math: list[str]) -> list[s
 def encode_token(auto_cast: str, auto_cast_type: str) -> str:
     """Spec 003 §4.2: the 4-part join ``"fp32-cast-" + scope + "-" + dtype`` — a concatenation, not a
     table lookup, so every pair (even ``none``) produces a token."""
-    return "".join((TOKEN_PREFIX, auto_cast, "-", auto_cast_type))
+    return f"{TOKEN_PREFIX}{auto_cast}-{auto_cast_type}"
 
 
 def decode_token(token: str) -> tuple[str, str]:

@@ -9,8 +9,8 @@ from pyprecision.ir import (
     Function,
     GenericLoad,
     GenericStore,
-    IRBuilder,
     Instruction,
+    IRBuilder,
     LoadInst,
     Module,
     OffloadedMemCpy,
@@ -137,8 +137,10 @@ class AutoCastFP32:
         assert block is not None and load.result is not None
         builder = IRBuilder(function=load.function)
         name = f"{self.dtype.name}.{load.tensor.name}"  # dtype2str(self.dtype) + tensor.name_str
+        replacement: Instruction
         if self.disable_inline_cast:  # STANDALONE: fp32 load + make_cast
             newload: Instruction = load.clone()
+            assert newload.result is not None
             replacement = make_cast(newload.result, self.dtype, name, load.function)
         else:  # INLINE: the load itself produces the narrow dtype
             newload = load.clone(load.function.unique_name(name))  # type: ignore[union-attr]
@@ -166,7 +168,7 @@ class AutoCastFP32:
     def transform_instruction(self, inst: Instruction) -> bool:
         """The skip rules in order, then the per-kind transforms."""
         # SKIP-RULE 1: opaque / call ops are not transformed (the boundary owns their I/O)
-        if isinstance(inst, OpaqueOp) or isinstance(inst, CallOpBase):
+        if isinstance(inst, (OpaqueOp, CallOpBase)):
             return False
         if isinstance(inst, LoadInst):
             return self.transform_load(inst)

@@ -10,8 +10,8 @@ import numpy as np
 from pyprecision.ir import (
     CallOpBase,
     Function,
-    IRBuilder,
     Instruction,
+    IRBuilder,
     LoadInst,
     OffloadedMemCpy,
     OpaqueOp,
@@ -53,7 +53,7 @@ def truncated_dtype(load: Instruction) -> DType | None:
     if not (isinstance(user, UnaryOp) and user.is_cast and user.data is result):
         return None
     dt = user.dtype
-    if not (dt.is_float and result.dtype.is_float and dt.bits < result.dtype.bits):
+    if dt is None or not (dt.is_float and result.dtype.is_float and dt.bits < result.dtype.bits):
         return None
     return dt
 
@@ -82,9 +82,13 @@ class AutoCastTCInputs(AutoCastFP32):
         """Cast the stationary (operands[0]) then the moving (operands[1]) operand."""
         builder = IRBuilder(function=tc.function)
         transpose = is_matmult_transpose(tc)
-        changed = self.cast_tc_operand(tc.operands[0], builder=builder, transpose=transpose)
+        stationary = tc.operands[0]
+        assert isinstance(stationary, Value)
+        changed = self.cast_tc_operand(stationary, builder=builder, transpose=transpose)
         # re-read operands[1]: when stationary is moving, the first call already rewired it
-        changed |= self.cast_tc_operand(tc.operands[1], builder=builder, transpose=transpose)
+        moving = tc.operands[1]
+        assert isinstance(moving, Value)
+        changed |= self.cast_tc_operand(moving, builder=builder, transpose=transpose)
         return changed
 
     def cast_tc_operand(self, v: Value, builder: IRBuilder, transpose: bool = False) -> bool:

@@ -10,7 +10,7 @@ Three rules, applied in one forward walk plus a backward dead sweep:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import ClassVar, TypeGuard
 
 from pyprecision.ir import Function, Instruction, Module, UnaryOp, Value
 from pyprecision.ir.dtypes import (
@@ -56,7 +56,7 @@ def is_exact_cast(src: DType, dst: DType) -> bool:
     return magnitude_bits <= significand
 
 
-def _is_cast(inst: object) -> bool:
+def _is_cast(inst: object) -> TypeGuard[UnaryOp]:
     return isinstance(inst, UnaryOp) and inst.is_cast
 
 
@@ -108,8 +108,9 @@ class CastElimination:
         """Rule 2: read through exact inner casts."""
         changed = False
         inner = _producer(cast)
-        while _is_cast(inner) and is_exact_cast(inner.data.dtype, inner.dtype):  # type: ignore[union-attr]
-            cast.set_operand(0, inner.data)  # type: ignore[union-attr]
+        while _is_cast(inner) and inner.dtype is not None \
+                and is_exact_cast(inner.data.dtype, inner.dtype):
+            cast.set_operand(0, inner.data)
             CastElimination.folded_cast_chains += 1
             changed = True
             inner = _producer(cast)

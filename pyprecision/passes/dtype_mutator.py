@@ -101,7 +101,7 @@ class DTypeMutator:
                 continue
             if data.dtype == inst.dtype:
                 continue  # an identity cast: cast-elimination's job
-            if not (data.dtype.is_float and inst.dtype.is_float):
+            if not (data.dtype.is_float and inst.dtype is not None and inst.dtype.is_float):
                 continue  # only float→float casts can be absorbed (decision P10)
             state = self.match_or_mutate_dst_ty(operand=data.owner, dtype=inst.dtype)
             changed |= state.mutated
@@ -148,9 +148,9 @@ class DTypeMutator:
         """DMA-carries-the-cast vs const-fold. ``self.dtype`` of the seed is read as the load's
         dtype at :131 and as the requested dtype at :146 (decision P11)."""
         dtype = as_dtype(dtype)
-        if load.has_partition_broadcast and dtype == float16:  # :130
-            if load.dtype == bfloat16 or load.dtype == float32r:  # :131
-                return MutateState.Mismatch
+        if (load.has_partition_broadcast and dtype == float16  # :130
+                and (load.dtype == bfloat16 or load.dtype == float32r)):  # :131
+            return MutateState.Mismatch
         if dtype == float8_e5m2:  # :136 unsupported target for a load
             return MutateState.Mismatch
         if load.load_const:  # :141 CONSTANT (weight) load

@@ -53,7 +53,7 @@ def run_passes(unit: Module | Function, passes: Sequence[Any]) -> dict[str, bool
         except PyPrecisionError as exc:
             exc.add_note(f"in pass {p.name}; IR when it stopped:\n{_text(unit)}")
             raise
-        except Exception as exc:  # noqa: BLE001 - a broken invariant inside a pass
+        except Exception as exc:
             err = PassError(f"pass {p.name} failed: {type(exc).__name__}: {exc}")
             err.add_note(f"IR when it stopped:\n{_text(unit)}")
             raise err from exc

@@ -47,7 +47,7 @@ def static_cast_load_tensor(
     load.mutateDstTy(dtype)  # :58 push the dst type onto the load
     only_reader = single_load if single_load is not None else (lambda t: t.n_loads == 1)
     if isinstance(tensor, SingleValueTensor) and only_reader(tensor):  # :61 (decision P12)
-        tensor.value = _splat_value(tensor, dtype)
+        tensor.value = _splat_value(tensor, dtype)  # type: ignore[assignment]
         tensor.mutateTensorTy(dtype)  # :62 a splat just flips its dtype in place
         return 0
     key = (tensor, dtype)  # the memo is keyed by (weight, dtype) (decision P12)
@@ -57,13 +57,13 @@ def static_cast_load_tensor(
         name = f.unique_tensor_name(f"{tensor.name}_{dtype.name}")  # :67-:69 uniquely named
         f.allocateId()  # :70
         new_tensor = tensor.clone(name)  # :73
-        if isinstance(new_tensor, SingleValueTensor):
-            new_tensor.value = _splat_value(tensor, dtype)
+        if isinstance(new_tensor, SingleValueTensor) and isinstance(tensor, SingleValueTensor):
+            new_tensor.value = _splat_value(tensor, dtype)  # type: ignore[assignment]
         else:
             new_tensor.value = static_cast_values(tensor.value, dtype)  # :73 compile-time cast
         new_tensor.mutateTensorTy(dtype)
         f.add_tensor(new_tensor)
         tensor_map[key] = new_tensor  # :74 MEMOIZE
         added = tensor.size_in_bytes  # :75 casted_weights += size_in_bytes
-    load.dma_access.replaceTensor(new_tensor)  # :77
+    load.dma_access.replaceTensor(new_tensor)  # type: ignore[attr-defined]  # :77
     return added

@@ -2,11 +2,11 @@
 from __future__ import annotations
 
 import textwrap
-from pathlib import Path
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-import pyprecision.ir as ir
+from pyprecision import ir
 from pyprecision.ir.dtypes import as_dtype
 
 #: the repository's example programs

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-import pyprecision.ir as ir
+from pyprecision import ir
 from pyprecision.passes import AutoCastFP32, Target
 
 from .helpers import assert_unchanged, canon, parse, run

@@ -1,7 +1,7 @@
 """AutoCastTCInputs (spec 000 §4, §6) and AutoCastInputs (§8)."""
 from __future__ import annotations
 
-import pyprecision.ir as ir
+from pyprecision import ir
 from pyprecision.passes import REGISTRY, AutoCastInputs, AutoCastTCInputs, Target
 
 from .helpers import EXAMPLES, TargetDouble, assert_unchanged, canon, parse, run

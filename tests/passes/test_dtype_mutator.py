@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import pyprecision
-import pyprecision.ir as ir
+from pyprecision import ir
 from pyprecision.errors import PassError
 from pyprecision.passes import REGISTRY, DTypeMutator, MutateState, Target
 

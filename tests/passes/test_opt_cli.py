@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-import pyprecision.ir as ir
+from pyprecision import ir
 from pyprecision.tools.cli import main
 
 from .helpers import EXAMPLES

@@ -6,7 +6,7 @@ from typing import ClassVar
 
 import pytest
 
-import pyprecision.ir as ir
+from pyprecision import ir
 from pyprecision.errors import PassError, VerifyError
 from pyprecision.frontend import parse_flags
 from pyprecision.passes import (

@@ -5,8 +5,9 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from ir.strategies import inputs_for, modules  # tests/ is on sys.path (rootdir-relative packages)
 
-import pyprecision.ir as ir
+from pyprecision import ir
 from pyprecision.emulate import run_ir
 from pyprecision.passes import (
     AutoCastTCInputs,
@@ -18,7 +19,6 @@ from pyprecision.passes import (
     pipeline_pass_names,
 )
 
-from ir.strategies import inputs_for, modules  # tests/ is on sys.path (rootdir-relative packages)
 from .helpers import TargetDouble, parse
 
 SETTINGS = settings(max_examples=40, deadline=None,
@@ -29,8 +29,8 @@ MODES = ["all", "all-fp32r", "all-fp8e4", "experimental-all-fp16", "matmult", "m
 
 def same_outputs(a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> None:
     assert a.keys() == b.keys()
-    for k in a:
-        x, y = np.asarray(a[k]).astype(np.float64), np.asarray(b[k]).astype(np.float64)
+    for k, value in a.items():
+        x, y = np.asarray(value).astype(np.float64), np.asarray(b[k]).astype(np.float64)
         np.testing.assert_array_equal(x, y, err_msg=k)  # NaN == NaN positionally
 
 
