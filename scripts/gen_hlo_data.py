@@ -438,6 +438,18 @@ def shape_ops(x, y):
     return t.reshape(3, 8), s, c, io, io2 + x
 
 
+@case(lambda r: [floats(r, (6,), np.float32), np.asarray(5, np.int32)],
+      "scan (while + dynamic-slice/dynamic-update-slice), dynamic_slice with a start that XLA "
+      "clamps, pad (edge and interior, negative), reverse")
+def scan_ops(x, i):
+    def step(c, v):
+        return c + v * 2.0, c
+    c, ys = lax.scan(step, jnp.float32(0), x)
+    ds = lax.dynamic_slice(x, (i,), (3,))
+    dus = lax.dynamic_update_slice(x, jnp.ones(2, jnp.float32), (i,))
+    return c, ys, ds, dus, jnp.pad(x, (1, 2)), lax.pad(x, 0.0, [(1, -1, 1)]), jnp.flip(x)
+
+
 @case(lambda r: [floats(r, (40,), np.float32)],
       "a 40-element constant (the older JAX prints it elided as {...})")
 def const_large(a):
