@@ -6,6 +6,8 @@ dtypes, the passes the pipeline would run, tensorizer options and the boolean to
 from __future__ import annotations
 
 import argparse
+import sys
+from typing import Any, NoReturn
 
 from pyprecision.frontend import PrecisionConfig, add_precision_arguments, config_from_namespace
 
@@ -20,7 +22,27 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         allow_abbrev=False,
     )
     add_precision_arguments(parser)
+    one_line_errors(parser)
     parser.set_defaults(func=run)
+
+
+def one_line_errors(parser: argparse.ArgumentParser) -> None:
+    """Make ``parser`` report a bad flag or value as ONE line on stderr (exit 2), not usage+error."""
+
+    def error(message: str) -> NoReturn:
+        sys.stderr.write(f"{parser.prog}: error: {message}\n")
+        raise SystemExit(2)
+
+    parser.error = error  # type: ignore[method-assign]
+    known = parser.parse_known_args
+
+    def parse_known_args(args: Any = None, namespace: Any = None) -> Any:
+        ns, extras = known(args, namespace)
+        if extras:  # report here, before the top-level parser prints its usage block
+            error(f"unrecognized arguments: {' '.join(extras)}")
+        return ns, extras
+
+    parser.parse_known_args = parse_known_args  # type: ignore[method-assign]
 
 
 def _fmt(value: object) -> str:

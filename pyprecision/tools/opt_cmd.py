@@ -21,6 +21,7 @@ from pyprecision.passes import (
     run_passes,
     snapshot,
 )
+from pyprecision.tools.flags_cmd import one_line_errors
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -41,6 +42,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     parser.add_argument("--stats", action="store_true", help="print every statistic")
     parser.add_argument("-o", "--output", metavar="OUT", default=None,
                         help="write the program here instead of stdout")
+    one_line_errors(parser)
     parser.set_defaults(func=run)
 
 

@@ -358,3 +358,16 @@ def test_whole_pipeline_text_for_a_weight() -> None:
       affine_store %c2, @z
     }
     """)
+
+
+def test_note_n_loads_statistic_is_not_the_tensor_attribute() -> None:
+    # the statistic DTypeMutator.n_loads (class counter) and gate 4's dst.tensor.n_loads (uses of a
+    # value) share a name; the registered description tells them apart
+    m = parse(EXP_CAST)
+    e = inst(m, "e")
+    assert e.dst.tensor.n_loads == 1
+    assert isinstance(DTypeMutator.n_loads, int)
+    assert REGISTRY["DTypeMutator.n_loads"].description == "Number of load whose tensor type mutated"
+    before = DTypeMutator.n_loads
+    dm().run(m)  # an op retype, not a load: the load statistic does not move
+    assert DTypeMutator.n_loads == before

@@ -91,4 +91,6 @@ def test_opt_unknown_mode_or_target_exit_2(capsys: pytest.CaptureFixture[str], a
     with pytest.raises(SystemExit) as exc:
         main(["opt", str(EXAMPLES / "mlp.pir"), *argv])
     assert exc.value.code == 2
-    assert "Traceback" not in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1 and "invalid choice" in err

@@ -130,3 +130,13 @@ def test_crash_inside_a_pass_becomes_pass_error_with_ir() -> None:
     with pytest.raises(PassError, match="pass crasher failed: KeyError") as exc:
         run_passes(m, [_Crasher()])
     assert canon(TEXT) in "\n".join(exc.value.__notes__)
+
+
+@pytest.mark.slow
+def test_pipeline_on_the_generated_10k_program() -> None:
+    m = ir.parse((EXAMPLES / "big_10k.pir").read_text())
+    n = sum(1 for _ in m.main.instructions())
+    stats = run_pipeline(m, "matmult", "gen3")
+    assert n >= 10_000
+    assert stats["DTypeMutator.folded_cast_load"] > 0
+    assert ir.to_text(ir.parse(ir.to_text(m))) == ir.to_text(m)
