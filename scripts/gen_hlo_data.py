@@ -450,6 +450,15 @@ def scan_ops(x, i):
     return c, ys, ds, dus, jnp.pad(x, (1, 2)), lax.pad(x, 0.0, [(1, -1, 1)]), jnp.flip(x)
 
 
+@case(lambda r: [floats(r, (4, 5), np.float32), np.array([3, 0, 9, -1], np.int32),
+                 ints(r, 0, 4, (4, 2), np.int32)],
+      "gathers: y[1:3, ::2] (a gather in 0.4.x), integer-array indexing with out-of-range "
+      "indices (clamped), take_along_axis (batching dims in newer XLA)")
+def gather_ops(x, idx, idx2):
+    return (x[1:3, ::2], x[:, idx], x[idx % 4], jnp.take_along_axis(x, idx2, axis=1),
+            x[idx2[:, 0], idx2[:, 1]])
+
+
 @case(lambda r: [floats(r, (40,), np.float32)],
       "a 40-element constant (the older JAX prints it elided as {...})")
 def const_large(a):
