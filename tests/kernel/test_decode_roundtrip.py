@@ -8,6 +8,7 @@ import pyprecision as pp
 
 from . import refmodel as rm
 from . import refmodel_np as rn
+from .isas import available
 
 SMALL = ("bf16", "fp16", "fp8e4", "fp8e4m3fn", "fp8e5")
 
@@ -26,10 +27,11 @@ def _mismatches(codes: np.ndarray, want: np.ndarray, got: np.ndarray) -> list:
 @pytest.mark.parametrize("name", rm.FORMAT_NAMES)
 def test_decode_every_code_is_exact(name: str) -> None:
     codes = all_codes(name)
-    got = pp.decode(codes, name)
-    assert got.dtype == np.float32 and got.shape == codes.shape
     want = rn.decode_np(name, codes)
-    assert _mismatches(codes, want, got.view(np.uint32)) == []
+    for isa in available():
+        got = pp.decode(codes, name, isa=isa)
+        assert got.dtype == np.float32 and got.shape == codes.shape
+        assert _mismatches(codes, want, got.view(np.uint32)) == [], isa
 
 
 def test_decode_spec_examples() -> None:
@@ -59,6 +61,9 @@ def test_every_code_round_trips(name: str, rounding: str) -> None:
     rbits = np.random.default_rng(3).integers(0, 1 << 32, codes.size, dtype=np.uint64)
     kw = {"random_bits": rbits.astype(np.uint32)} if rounding == "stochastic" else {}
     back = pp.encode(vals, name, rounding=rounding, saturate=False, **kw)
+    for isa in available():
+        assert np.array_equal(
+            pp.encode(vals, name, rounding=rounding, saturate=False, isa=isa, **kw), back), isa
     isnan = np.array([rm.is_nan_code(fmt, int(c)) for c in codes])
     assert _mismatches(codes[~isnan], codes[~isnan], back[~isnan]) == []
     sign = (codes[isnan].astype(np.int64) & fmt.sign_bit)

@@ -9,14 +9,18 @@ import pyprecision as pp
 
 from . import refmodel as rm
 from . import refmodel_np as rn
+from .isas import available
 from .edge_table import (COLUMNS, EDGE_TABLE, MODE_ROWS, NVIDIA_NAN, OVERFLOW_ROWS,
                          SATURATE_ROWS)
 from .samples import mode_sample_f32_bits
 
 
 def _enc1(name: str, bits: int, **kw: object) -> int:
+    """encode of one float32 through every code path (they must agree)."""
     x = np.array([bits], np.uint32).view(np.float32)
-    return int(pp.encode(x, name, **kw)[0])  # type: ignore[arg-type]
+    got = {isa: int(pp.encode(x, name, isa=isa, **kw)[0]) for isa in available()}  # type: ignore
+    assert len(set(got.values())) == 1, {k: hex(v) for k, v in got.items()}
+    return got[None]
 
 
 def _report(bits: np.ndarray, want: np.ndarray, got: np.ndarray, r: np.ndarray | None) -> list:
@@ -85,11 +89,12 @@ def test_against_model(name: str, rounding: str, saturate: bool, nan: str) -> No
         r = np.random.default_rng(bits.size).integers(0, 1 << 32, bits.size, dtype=np.uint64)
         r = r.astype(np.uint32)
         kw["random_bits"] = r
-    got = pp.encode(bits.view(np.float32), name, rounding=rounding, saturate=saturate, nan=nan,
-                    **kw)
     want = rn.encode_f32_bits_np(name, bits, rounding=rounding, saturate=saturate, nan=nan,
                                  random_bits=r)
-    assert _report(bits, want, got, r) == []
+    for isa in available():
+        got = pp.encode(bits.view(np.float32), name, rounding=rounding, saturate=saturate,
+                        nan=nan, isa=isa, **kw)
+        assert _report(bits, want, got, r) == [], isa
 
 
 # Decision (docs/decisions/kernel-tests.md, "nvidia NaN from overflow"): nan="nvidia" drops the

@@ -9,6 +9,7 @@ import pyprecision as pp
 
 from . import refmodel as rm
 from . import refmodel_np as rn
+from .isas import available
 from .samples import boundary_f32_bits
 
 # Literal double-rounding cases: rounding first to float32 lands exactly on a tie of the
@@ -40,8 +41,9 @@ DOUBLE_ROUNDING = (
 def test_double_rounding_cases(row: tuple) -> None:
     value, dtype, name, want = row
     x = np.array([value], dtype)
-    got = int(pp.encode(x, name, saturate=False)[0])
-    assert got == want, hex(got)
+    for isa in available():
+        got = int(pp.encode(x, name, saturate=False, isa=isa)[0])
+        assert got == want, (isa, hex(got))
     ex = rm.exact_from_int(value) if isinstance(value, int) else rm.exact_from_float(value)
     assert rm.encode_exact(rm.FORMATS[name], ex) == want  # the model agrees with the literal
 
@@ -83,11 +85,12 @@ def _check(name: str, x: np.ndarray, rounding: str, saturate: bool | None, nan: 
     if rounding == "stochastic":
         r = np.random.default_rng(x.size).integers(0, 1 << 32, x.shape, dtype=np.uint64)
         kw["random_bits"] = r = r.astype(np.uint32)
-    got = pp.encode(x, name, rounding=rounding, saturate=saturate, nan=nan, **kw)
     want = rn.encode_np(name, x, rounding, saturate, nan, r)
-    bad = np.flatnonzero(want != got)
-    assert bad.size == 0, [(x.dtype.name, repr(x[i]), None if r is None else int(r[i]),
-                            hex(int(want[i])), hex(int(got[i]))) for i in bad[:8]]
+    for isa in available():
+        got = pp.encode(x, name, rounding=rounding, saturate=saturate, nan=nan, isa=isa, **kw)
+        bad = np.flatnonzero(want != got)
+        assert bad.size == 0, [(isa, x.dtype.name, repr(x[i]), None if r is None else int(r[i]),
+                                hex(int(want[i])), hex(int(got[i]))) for i in bad[:8]]
 
 
 @pytest.mark.parametrize("name", rm.FORMAT_NAMES)

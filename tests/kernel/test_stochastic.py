@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 import pyprecision as pp
 
 from . import refmodel as rm
+from .isas import available
 from .samples import boundary_f32_bits, f32
 
 FMTS = rm.FORMAT_NAMES
@@ -45,11 +46,12 @@ def test_threshold_is_exactly_floor_f_2_32(name: str) -> None:
             xs.append(b)
             rs.append(r)
             want.append(rm.encode_exact(fmt, x, "stochastic", False, "ml_dtypes", r))
-    got = pp.encode(f32(np.array(xs, np.uint32)), name, rounding="stochastic", saturate=False,
-                    random_bits=np.array(rs, np.uint32))
-    bad = [(hex(xs[i]), hex(rs[i]), hex(want[i]), hex(int(got[i])))
-           for i in range(len(xs)) if int(got[i]) != want[i]]
-    assert bad == []
+    for isa in available():
+        got = pp.encode(f32(np.array(xs, np.uint32)), name, rounding="stochastic",
+                        saturate=False, random_bits=np.array(rs, np.uint32), isa=isa)
+        bad = [(hex(xs[i]), hex(rs[i]), hex(want[i]), hex(int(got[i])))
+               for i in range(len(xs)) if int(got[i]) != want[i]]
+        assert bad == [], isa
 
 
 def test_f_below_2_pow_minus_32_never_rounds_up() -> None:

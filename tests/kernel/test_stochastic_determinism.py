@@ -15,6 +15,7 @@ import pytest
 import pyprecision as pp
 
 from . import refmodel as rm
+from .isas import available
 from .refmodel_np import encode_np
 
 N = (1 << 22) + 13  # several internal blocks, an odd tail
@@ -43,6 +44,8 @@ def test_same_seed_same_bits_for_any_thread_count(name: str) -> None:
     auto = pp.encode(x, name, rounding="stochastic", seed=7)
     assert np.array_equal(one, two)
     assert np.array_equal(one, auto)
+    for isa in available():
+        assert np.array_equal(pp.encode(x, name, rounding="stochastic", seed=7, isa=isa), one), isa
     assert not np.array_equal(one, pp.encode(x, name, rounding="stochastic", seed=8, threads=2))
 
 

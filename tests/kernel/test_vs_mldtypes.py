@@ -11,6 +11,7 @@ import pytest
 import pyprecision as pp
 
 from . import refmodel as rm
+from .isas import available
 from .samples import stratified_f32_bits
 from .test_refmodel import ml_reference
 
@@ -27,34 +28,40 @@ def test_stratified_2_24_against_mldtypes(name: str) -> None:
     bits = stratified_f32_bits(name)
     assert bits.size >= 1 << 24
     x = bits.view(np.float32)
-    got = pp.encode(x, name, rounding="rne", saturate=False, nan="ml_dtypes")
-    assert got.dtype == rm.FORMATS[name].storage
     want = ml_reference(name, bits)
-    assert _report(bits, want, got) == [], f"{int(np.sum(want != got))} mismatches"
+    for isa in available():
+        for threads in (None, 1) if isa is None else (None,):
+            got = pp.encode(x, name, rounding="rne", saturate=False, nan="ml_dtypes", isa=isa,
+                            threads=threads)
+            assert got.dtype == rm.FORMATS[name].storage
+            assert _report(bits, want, got) == [], (isa, threads, int(np.sum(want != got)))
 
 
-def exhaustive_mismatches(name: str, chunk: int = EXHAUSTIVE_CHUNK) -> tuple[int, list]:
-    """Sweep all 2^32 float32 inputs in chunks; return (mismatch count, first few)."""
+def exhaustive_mismatches(name: str, chunk: int = EXHAUSTIVE_CHUNK) -> dict:
+    """Sweep all 2^32 float32 inputs in chunks through every code path; return
+    {isa: (mismatch count, first few (input, expected, got))}."""
     fmt = rm.FORMATS[name]
-    count, first = 0, []
+    res: dict = {isa: (0, []) for isa in available()}
     out = np.empty(chunk, fmt.storage)
     for start in range(0, 1 << 32, chunk):
         bits = np.arange(start, start + chunk, dtype=np.uint64).astype(np.uint32)
-        got = pp.encode(bits.view(np.float32), name, rounding="rne", saturate=False,
-                        nan="ml_dtypes", out=out)
         want = ml_reference(name, bits)
-        n = int(np.count_nonzero(want != got))
-        if n:
-            count += n
-            first += _report(bits, want, got, 10 - len(first)) if len(first) < 10 else []
-    return count, first
+        for isa in available():
+            got = pp.encode(bits.view(np.float32), name, rounding="rne", saturate=False,
+                            nan="ml_dtypes", out=out, isa=isa)
+            n = int(np.count_nonzero(want != got))
+            if n:
+                count, first = res[isa]
+                res[isa] = (count + n, first + _report(bits, want, got, max(0, 10 - len(first))))
+    return res
 
 
 @pytest.mark.exhaustive
 @pytest.mark.parametrize("name", rm.FORMAT_NAMES)
 def test_exhaustive_all_float32_against_mldtypes(name: str) -> None:
     t0 = time.perf_counter()
-    count, first = exhaustive_mismatches(name)
-    print(f"\nexhaustive {name}: {count} mismatches in 2^32 inputs, "
-          f"{time.perf_counter() - t0:.1f} s")
-    assert count == 0, first
+    res = exhaustive_mismatches(name)
+    for isa, (count, _) in res.items():
+        print(f"\nexhaustive {name} isa={isa or 'auto'}: {count} mismatches in 2^32 inputs")
+    print(f"exhaustive {name}: {time.perf_counter() - t0:.1f} s")
+    assert {isa: r for isa, r in res.items() if r[0]} == {}
