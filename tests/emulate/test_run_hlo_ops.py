@@ -428,3 +428,16 @@ def test_low_precision_arithmetic_matches_ml_dtypes(t: str, op: str, seed: int) 
     g, w = got.astype(np.float32), want.astype(np.float32)
     assert np.array_equal(np.isnan(g), np.isnan(w))
     np.testing.assert_array_equal(g[~np.isnan(g)], w[~np.isnan(w)])
+
+
+def test_compare_totalorder() -> None:
+    # XLA's total order: -NaN < -inf < -1 < -0 < +0 < 1 < inf < NaN
+    body = """  a = f32[4]{0} parameter(0)
+  b = f32[4]{0} parameter(1)
+  ROOT lt = pred[4]{0} compare(a, b), direction=LT, type=TOTALORDER"""
+    a = np.array([-0.0, 1, np.inf, -np.nan], np.float32)
+    b = np.array([0.0, np.nan, np.nan, -np.inf], np.float32)
+    (lt,) = run(body, a, b)
+    assert lt.tolist() == [True, True, True, True]
+    (gt,) = run(body, b, a)
+    assert gt.tolist() == [False, False, False, False]
