@@ -1,15 +1,17 @@
 """Element types of the loop-level IR: one canonical text spelling per dtype, its numpy storage type and,
 for the narrow floats, the name of the cast-core format that rounds to it.
 
-This table is the only place that maps IR dtypes to cast-core format names.
+This table is the only place that maps IR dtypes to cast-core format names; the narrow formats' widths and
+numpy value dtypes are read from ``pyprecision.formats`` (the C core's one table), never retyped here.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
 
-import ml_dtypes
 import numpy as np
+
+from pyprecision.formats import format as _format
 
 __all__ = [
     "DType", "DTYPES", "dtype_from_name", "FLOAT_DTYPES", "INTEGER_DTYPES",
@@ -86,12 +88,20 @@ class DType:
 
 
 float32 = DType("float32", 32, "float", np.float32)
-float32r = DType("float32r", 32, "float", np.float32, "fp32r")
-bfloat16 = DType("bfloat16", 16, "float", ml_dtypes.bfloat16, "bf16")
-float16 = DType("float16", 16, "float", np.float16, "fp16")
-float8e4 = DType("float8e4", 8, "float", ml_dtypes.float8_e4m3, "fp8e4")
-float8e4m3fn = DType("float8e4m3fn", 8, "float", ml_dtypes.float8_e4m3fn, "fp8e4m3fn")
-float8_e5m2 = DType("float8_e5m2", 8, "float", ml_dtypes.float8_e5m2, "fp8e5")
+
+
+def _narrow(name: str, fmt: str) -> DType:
+    """A narrow float dtype whose width and numpy value dtype come from the cast core's format table."""
+    f = _format(fmt)
+    return DType(name, f.bits, "float", f.dtype, fmt)
+
+
+float32r = _narrow("float32r", "fp32r")
+bfloat16 = _narrow("bfloat16", "bf16")
+float16 = _narrow("float16", "fp16")
+float8e4 = _narrow("float8e4", "fp8e4")
+float8e4m3fn = _narrow("float8e4m3fn", "fp8e4m3fn")
+float8_e5m2 = _narrow("float8_e5m2", "fp8e5")
 int8 = DType("int8", 8, "int", np.int8)
 int16 = DType("int16", 16, "int", np.int16)
 int32 = DType("int32", 32, "int", np.int32)
