@@ -139,7 +139,12 @@ def test_seeded_path_equals_random_bits_path_with_the_generators_words(words: np
         with np.errstate(over="ignore"):
             x = (rng.uniform(-1.5, 1.5, n) * fmt.max_value).astype(np.float32)
         x[: n // 4] = rng.uniform(-4, 4, n // 4)
-        for src in (x, x.astype(np.float64) * (1 + 2.0**-30)):
+        x[:12] = np.array([0x7FC00000, 0xFFC00000, 0x7F800001, 0x7F800000, 0xFF800000, 0,
+                           0x80000000, 1, 0x80000001, 0x7F7FFFFF, 0xFF7FFFFF, 0x80800000],
+                          np.uint32).view(np.float32)
+        with np.errstate(invalid="ignore"):
+            x64 = x.astype(np.float64) * (1 + 2.0**-30)
+        for src in (x, x64):
             seeded = pp.encode(src, name, rounding="stochastic", seed=424242, saturate=False)
             given = pp.encode(src, name, rounding="stochastic", random_bits=words, saturate=False)
             assert np.array_equal(seeded, given), name
