@@ -51,7 +51,7 @@ class UnaryOp(Instruction):
         return self.kind != "bitcast" and self.result is not None and self.result.dtype.is_float
 
     def clone(self, name: str | None = None) -> "UnaryOp":
-        return UnaryOp(self.kind, self._operands[0], self._clone_result(name))  # type: ignore[arg-type]
+        return UnaryOp(self.kind, self._op(0), self._clone_result(name))  # type: ignore[arg-type]
 
 
 class BinaryOp(Instruction):
@@ -92,7 +92,7 @@ class BinaryOp(Instruction):
         return not self.is_compare and self.result is not None and self.result.dtype.is_float
 
     def clone(self, name: str | None = None) -> "BinaryOp":
-        return BinaryOp(self.kind, self._operands[0], self._operands[1], self._clone_result(name))  # type: ignore[arg-type]
+        return BinaryOp(self.kind, self._op(0), self._op(1), self._clone_result(name))  # type: ignore[arg-type]
 
 
 class SelectOp(Instruction):
@@ -129,8 +129,7 @@ class SelectOp(Instruction):
         return self.result is not None and self.result.dtype.is_float
 
     def clone(self, name: str | None = None) -> "SelectOp":
-        o = self._operands
-        return SelectOp(o[0], o[1], o[2], self._clone_result(name))  # type: ignore[arg-type]
+        return SelectOp(self._op(0), self._op(1), self._op(2), self._clone_result(name))  # type: ignore[arg-type]
 
 
 class TensorContractOp(Instruction):
@@ -158,4 +157,4 @@ class TensorContractOp(Instruction):
         return False  # the PE writes its fp32 PSUM accumulator; see docs/decisions/ir.md
 
     def clone(self, name: str | None = None) -> "TensorContractOp":
-        return TensorContractOp(self._operands[0], self._operands[1], self._clone_result(name))  # type: ignore[arg-type]
+        return TensorContractOp(self._op(0), self._op(1), self._clone_result(name))  # type: ignore[arg-type]

@@ -258,6 +258,12 @@ class Instruction:
         a fresh name from the function, or the old name + ``.clone``)."""
         raise NotImplementedError(type(self).__name__)
 
+    def _op(self, i: int) -> Operand:
+        """Operand ``i`` for a clone: values are shared, immediate scalars copied (they are retyped in
+        place by mutate_fp32, which must not reach the original)."""
+        op = self._operands[i]
+        return ScalarValue(op.value, op.dtype) if isinstance(op, ScalarValue) else op
+
     def _clone_result(self, name: str | None) -> Value | None:
         if self.result is None:
             return None

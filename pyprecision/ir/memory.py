@@ -100,7 +100,7 @@ class GenericLoad(LoadInst):
 
     def clone(self, name: str | None = None) -> "GenericLoad":
         ap, res = self._clone_args(name)
-        return GenericLoad(ap, res, self._operands[0])  # type: ignore[arg-type]
+        return GenericLoad(ap, res, self._op(0))  # type: ignore[arg-type]
 
 
 class StoreInst(Instruction):
@@ -140,7 +140,7 @@ class AffineStore(StoreInst):
     opname = "affine_store"
 
     def clone(self, name: str | None = None) -> "AffineStore":
-        return AffineStore(self._operands[0], NeuronAP(self.dst.tensor, self.dst.reinterpret, "store"))
+        return AffineStore(self._op(0), NeuronAP(self.dst.tensor, self.dst.reinterpret, "store"))
 
 
 class GenericStore(StoreInst):
@@ -158,8 +158,8 @@ class GenericStore(StoreInst):
         self.aps[0].index = self._operands[1]  # type: ignore[assignment]
 
     def clone(self, name: str | None = None) -> "GenericStore":
-        return GenericStore(self._operands[0], NeuronAP(self.dst.tensor, self.dst.reinterpret, "store"),
-                            self._operands[1])  # type: ignore[arg-type]
+        return GenericStore(self._op(0), NeuronAP(self.dst.tensor, self.dst.reinterpret, "store"),
+                            self._op(1))  # type: ignore[arg-type]
 
 
 class TensorScalarGEPOp(Instruction):
@@ -203,7 +203,7 @@ class TensorScalarGEPOp(Instruction):
         return self.allowed
 
     def clone(self, name: str | None = None) -> "TensorScalarGEPOp":
-        return TensorScalarGEPOp(self.kind, self._operands[0], self._operands[1],  # type: ignore[arg-type]
+        return TensorScalarGEPOp(self.kind, self._op(0), self._op(1),  # type: ignore[arg-type]
                                  NeuronAP(self.dst.tensor, self.dst.reinterpret, "store"), self.allowed)
 
 

@@ -47,6 +47,8 @@ def test_every_instruction_clones():
             text_c = text_c.replace(f"%{c.result.name} =", f"%{inst.result.name} =")
         assert text_c == text_o
         assert [op for op in c.operands] == [op for op in inst.operands]
+        for a, b in zip(c.operands, inst.operands):  # values shared, scalars copied (retyped in place)
+            assert (a is b) == isinstance(a, ir.Value)
         c.insert_after(inst)
     ir.verify(m)
     assert sum(1 for _ in f.instructions()) == 2 * len(originals)
