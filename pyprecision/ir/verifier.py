@@ -1,6 +1,8 @@
 """The IR verifier: structure, SSA def-before-use, use lists, tensor accesses, types and shapes."""
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from pyprecision.errors import VerifyError
@@ -15,6 +17,8 @@ from pyprecision.ir.memory import (
 from pyprecision.ir.values import ScalarValue, SingleValueTensor, Use, Value
 
 __all__ = ["verify", "verify_function"]
+
+_NAME = re.compile(r"[A-Za-z0-9_.$]+\Z")
 
 
 class _Fail(Exception):
@@ -80,6 +84,8 @@ def verify_function(f: Function) -> None:
                 r = inst.result
                 if r.owner is not inst:
                     raise VerifyError(_where(f, inst) + f"%{r.name} does not point back to its definition")
+                if not _NAME.match(r.name):
+                    raise VerifyError(_where(f, inst) + f"value name {r.name!r} is not printable (use [A-Za-z0-9_.$])")
                 if r.name in names:
                     raise VerifyError(_where(f, inst) + f"value %{r.name} is defined twice")
                 names.add(r.name)
@@ -103,6 +109,8 @@ def _check_tensors(f: Function) -> None:
         if t.function is not f:
             raise VerifyError(f"in @{f.name}: tensor @{t.name} has a wrong parent function")
         where = f"in @{f.name}: tensor @{t.name}: "
+        if not _NAME.match(t.name):
+            raise VerifyError(where + "the name is not printable (use [A-Za-z0-9_.$])")
         if t.kind == "const":
             if isinstance(t, SingleValueTensor):
                 if not isinstance(t.value, (int, float)):

@@ -175,3 +175,14 @@ def test_verify_error_names_source_location():
     with pytest.raises(VerifyError) as ei:
         ir.parse(text, "loc.pir")
     assert str(ei.value).startswith("loc.pir:9:3: in @main: 'exp':")
+
+
+def test_unprintable_names_rejected():
+    m = _module()
+    m.main.entry.first.result.name = "x-1"
+    with pytest.raises(VerifyError, match="value name 'x-1' is not printable"):
+        ir.verify(m)
+    f = ir.Function("g")
+    f.add_tensor(ir.Tensor("a b", (1,), "float32", "input"))
+    with pytest.raises(VerifyError, match="the name is not printable"):
+        ir.verify(f)
