@@ -207,3 +207,13 @@ def test_pipeline_on_examples_verifies_and_round_trips(mode: str) -> None:
         run_pipeline(m, mode, "gen3")
         roundtrip(m)
 
+
+
+@SETTINGS
+@given(m=modules(), name=st.sampled_from(["auto-cast-fp32", "auto-cast-inputs", "auto-cast-tc-inputs",
+                                          "dtype-mutator", "cast-elimination"]),
+       mode=st.sampled_from(MODES), gen=st.sampled_from(["gen2", "gen3"]))
+def test_changed_flag_is_exactly_a_text_change(m: ir.Module, name: str, mode: str, gen: str) -> None:
+    before = ir.to_text(m)
+    changed = make_pass(name, Target.from_config(mode, gen)).run(m)
+    assert changed == (ir.to_text(m) != before)
