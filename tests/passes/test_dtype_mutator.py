@@ -163,6 +163,11 @@ def test_gates_7_and_8_order_and_can_mutate_dst_ty_quirk() -> None:
     assert dm().match_or_mutate_dst_ty(probe, "bfloat16") is MutateState.Mismatch
     # gate 8 is an attribute read (a property), never a call
     assert probe.read == ["dtype", "dst", "reinterpret", "has_single_user", "canMutateDstTy"]  # type: ignore[attr-defined]
+    # with mutate_multi_users a multi-user operand passes gate 7 and is decided by gate 8
+    probe.read.clear()  # type: ignore[attr-defined]
+    probe.attrs.update(has_single_user=False)  # type: ignore[attr-defined]
+    assert dm(multi=True).match_or_mutate_dst_ty(probe, "bfloat16") is MutateState.Mismatch
+    assert probe.read[-2:] == ["has_single_user", "canMutateDstTy"]  # type: ignore[attr-defined]
 
 
 def test_quirk_can_mutate_dst_ty_is_a_property() -> None:
