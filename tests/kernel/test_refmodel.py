@@ -9,6 +9,8 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from . import refmodel as rm
 from . import refmodel_np as rn
@@ -143,3 +145,23 @@ def test_mldtypes_formats_match_spec_table() -> None:
         assert float(ml_dtypes.finfo(fmt.dtype).max) == fmt.max_value
         mx = np.array([fmt.max_bits], fmt.storage).view(fmt.dtype).astype(np.float64)[0]
         assert mx == fmt.max_value
+
+
+@settings(max_examples=200, deadline=None)
+@given(name=st.sampled_from(FMTS), rounding=st.sampled_from(rm.ROUNDINGS),
+       sat=st.sampled_from((None, False, True)), nan=st.sampled_from(rm.NAN_POLICIES),
+       f64=st.lists(st.floats(), min_size=1, max_size=20),
+       ints=st.lists(st.integers(-(2**63), 2**63 - 1), min_size=1, max_size=20),
+       r=st.integers(0, 2**32 - 1))
+def test_vectorized_model_equals_fraction_model_hypothesis(
+        name: str, rounding: str, sat: bool | None, nan: str, f64: list, ints: list,
+        r: int) -> None:
+    fmt = rm.FORMATS[name]
+    with np.errstate(over="ignore"):
+        f32s = np.array(f64, np.float64).astype(np.float32)
+    for src, conv in ((np.array(f64), rm.exact_from_float), (f32s, rm.exact_from_float),
+                      (np.array(ints, np.int64), rm.exact_from_int)):
+        words = np.full(src.size, r, np.uint32)
+        got = rn.encode_np(fmt, src, rounding, sat, nan, words)
+        for v, g in zip(src.tolist(), got.tolist()):
+            assert g == rm.encode_exact(fmt, conv(v), rounding, sat, nan, r), (v, g)
