@@ -220,6 +220,8 @@ class AutoCastFP32:
         if isinstance(inst, TensorScalarGEPOp) and self.dtype not in inst.allowed_dtypes:
             return False
         changed = self._cast_source(inst)
+        if isinstance(inst, TensorScalarGEPOp) and isinstance(inst.scalar, ScalarValue):
+            changed |= mutate_fp32(inst.scalar, self.dtype)  # the GEP's scalar rides along
         if not self.on_call_edge(inst.tensor):
             changed |= mutate_fp32(inst, self.dtype)  # narrow the dst dtype
         return changed

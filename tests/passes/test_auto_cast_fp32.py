@@ -376,3 +376,24 @@ def test_bitcast_and_reinterpreted_views_untouched() -> None:
     }
     """
     assert_unchanged(acast("all"), text)
+
+
+def test_float_tensor_scalar_gep_narrows_like_a_store() -> None:
+    text = """
+    func @main {
+      tensor @w : const float32[3] = splat 2.0
+      tensor @t : internal float32[3]
+      tensor @y : output float32[3]
+    ^bb0:
+      %w = affine_load @w : float32[3]
+      tensor_scalar_gep.mul %w, float32 0.5 -> @t {allowed = [float32, bfloat16]}
+      %r = affine_load @t : float32[3]
+      affine_store %r, @y
+    }
+    """
+    _, out = run(acast("all"), text)
+    assert "tensor_scalar_gep.mul %bfloat16.w, bfloat16 0.5 -> @t" in out
+    assert "tensor @t : internal bfloat16[3]" in out
+    # a GEP whose allowed set lacks the dtype is left alone
+    _, out16 = run(acast("experimental-all-fp16"), text)
+    assert "tensor @t : internal float32[3]" in out16
