@@ -31,7 +31,8 @@ def test_model_reproduces_edge_table(row: tuple) -> None:
 
 def test_model_reproduces_saturate_overflow_and_mode_rows() -> None:
     for name, bits, want in SATURATE_ROWS:
-        assert rm.encode_exact(rm.FORMATS[name], rm.exact_from_f32_bits(bits), saturate=True) == want
+        x = rm.exact_from_f32_bits(bits)
+        assert rm.encode_exact(rm.FORMATS[name], x, saturate=True) == want
     for name, bits, want in OVERFLOW_ROWS:
         assert rm.encode_exact(rm.FORMATS[name], rm.exact_from_f32_bits(bits)) == want
     for name, rnd, bits, want in MODE_ROWS:
@@ -48,7 +49,8 @@ def _mixed_sources(name: str, rng: np.random.Generator, n: int) -> list[np.ndarr
     eps = rng.choice([0.0, 2.0**-40, -(2.0**-40), 2.0**-60, 2.0**-52, -(2.0**-53)], n)
     f64s = np.concatenate([mids * (1 + eps), [np.inf, -np.inf, np.nan, 1e300, -1e-300, 5e-324]])
     k = rng.integers(0, 64, n)
-    big = rng.integers(0, 1 << 62, n).astype(np.uint64) >> (62 - np.minimum(k, 62)).astype(np.uint64)
+    shift = (62 - np.minimum(k, 62)).astype(np.uint64)
+    big = rng.integers(0, 1 << 62, n).astype(np.uint64) >> shift
     tie = (np.uint64(1) << k.astype(np.uint64)) + (np.uint64(1) << np.maximum(
         k - fmt.mantissa_bits - 1, 0).astype(np.uint64))
     fixed = np.array([0, 2**64 - 1, 2**63, 2**63 - 1, 255, 256], dtype=np.uint64)
