@@ -23,7 +23,7 @@ from pyprecision.errors import DumpError, FormatError
 from pyprecision.formats import Format, format as _format
 from pyprecision.io.dtypes import safetensors_dtype, safetensors_name_of_format
 from pyprecision.io.reencode_stats import ReencodeSummary, TensorResult, count_specials
-from pyprecision.io.reencode_write import Sink, open_sink, write_index
+from pyprecision.io.reencode_write import QUEUE_DEPTH, BackgroundWriter, open_sink, write_index
 from pyprecision.io.store import TensorStore, input_files, open_tensors
 from pyprecision.io.tensors import TensorInfo
 from pyprecision.kernel import NAN_POLICIES, ROUNDINGS, encode, random_words
@@ -32,6 +32,8 @@ __all__ = ["ReencodeOptions", "reencode", "tensor_seed", "amax_scale", "SCALE_SU
 
 #: Name suffix of the companion tensor holding a tensor's scale (``--scale amax``).
 SCALE_SUFFIX = ".scale"
+#: Rotating output buffers per tensor: one being encoded, one being written, QUEUE_DEPTH queued.
+BUFFERS = QUEUE_DEPTH + 2
 
 
 @dataclass(frozen=True)
@@ -50,7 +52,7 @@ class ReencodeOptions:
     threads: int | None = None
     verify: bool = False
     overwrite: bool = False
-    chunk_elements: int = 1 << 23
+    chunk_elements: int = 1 << 20
 
     def checked(self) -> ReencodeOptions:
         """Validated copy with the format's default saturation and a seed filled in."""
@@ -117,24 +119,26 @@ def encode_chunks(x: np.ndarray, f: Format, o: ReencodeOptions, name: str,
     """Encode ``x`` chunk by chunk, handing each chunk's codes (and its input bytes) to ``emit``.
 
     Bit-identical to one whole-tensor ``encode`` (stochastic words come from the tensor's own
-    generator stream by flat index).
+    generator stream by flat index). ``emit`` may hold on to a chunk until ``BUFFERS - 2`` later
+    chunks have been emitted (the background writer's queue depth).
     """
     flat = _source(x)
     n = flat.size
     kw = {"rounding": o.rounding, "saturate": o.saturate, "nan": o.nan}
     tseed = tensor_seed(int(o.seed), name) if o.rounding == "stochastic" else 0
     step = max(1, int(o.chunk_elements))
-    bufs = [np.empty(min(n, step), f.storage_dtype) for _ in range(2)]
+    bufs = [np.empty(min(n, step), f.storage_dtype) for _ in range(BUFFERS)]
+    scratch = np.empty(min(n, step), f.storage_dtype)
     for k, start in enumerate(range(0, n, step)):
         c = flat[start:start + step]
         nbytes = c.nbytes
         if scale is not None:
             c = c.astype(np.float64) / np.float64(scale)
         rb = random_words(tseed, c.size, start) if o.rounding == "stochastic" else None
-        out = bufs[k % 2][: c.size]
+        out = bufs[k % BUFFERS][: c.size]
         encode(c, f, **kw, random_bits=rb, threads=o.threads, out=out)
         if result is not None:
-            count_specials(out, c, f, kw, rb, result)
+            count_specials(out, c, f, kw, rb, result, scratch)
         emit(out, nbytes)
 
 
@@ -233,7 +237,8 @@ def _write_file(store: TensorStore, fin: str, fout: str, kind: str, o: ReencodeO
     if o.scale:
         meta["pyprecision.scales"] = json.dumps(
             {t.name: t.name + SCALE_SUFFIX for t in tensors if o.selects(t)}, sort_keys=True)
-    with open_sink(fout, kind, specs, meta, inputs=inputs, overwrite=o.overwrite) as sink:
+    with open_sink(fout, kind, specs, meta, inputs=inputs, overwrite=o.overwrite) as final, \
+            BackgroundWriter(final, progress) as sink:
         for t in tensors:
             x = store.load(t.name)
             enc = o.selects(t)
@@ -243,14 +248,13 @@ def _write_file(store: TensorStore, fin: str, fout: str, kind: str, o: ReencodeO
                                bytes_out=t.size * f.bits // 8 if enc else t.nbytes)
 
             def emit(chunk: np.ndarray, nbytes: int, name: str = t.name) -> None:
-                sink.write(name, chunk)
-                progress(nbytes)
+                sink.write(name, chunk, nbytes)
 
             if enc:
                 s = amax_scale(x, f) if o.scale else None
                 encode_chunks(x, f, o, t.name, s, res, emit)
                 if s is not None:
-                    sink.write(t.name + SCALE_SUFFIX, np.array(s, np.float32))
+                    sink.write(t.name + SCALE_SUFFIX, np.array(s, np.float32), 0)
                     res.scale, res.bytes_out = float(s), res.bytes_out + 4
             else:
                 _copy_chunks(x, max(1, o.chunk_elements), emit)

@@ -105,18 +105,21 @@ def _size(n: int) -> str:
 
 
 def count_specials(codes: np.ndarray, src: np.ndarray, f: Format, opts: dict[str, Any],
-                   random_bits: np.ndarray | None, result: TensorResult) -> None:
+                   random_bits: np.ndarray | None, result: TensorResult,
+                   scratch: np.ndarray | None = None) -> None:
     """Add this chunk's NaN / inf / overflowed / saturated counts to ``result``.
 
     ``overflowed``: finite inputs that became inf or NaN (non-saturating). ``saturated``: inputs
     (finite or inf) clamped to ±max that would have become inf/NaN without saturation. Codes are
-    ordered by magnitude (max < inf < NaN), so one compare on the codes finds the few candidates.
+    ordered by magnitude (max < inf < NaN), so the largest magnitude tells whether there is any
+    candidate at all; ``scratch`` (the codes' dtype, at least as long) avoids an allocation.
     """
     sign = 1 << (f.bits - 1)
-    mag = np.bitwise_and(codes, codes.dtype.type(sign - 1))
-    special = mag >= f.max_bits
-    if not special.any():
+    out = None if scratch is None else scratch[: codes.size].reshape(codes.shape)
+    mag = np.bitwise_and(codes, codes.dtype.type(sign - 1), out=out)
+    if mag.size == 0 or int(mag.max()) < f.max_bits:
         return
+    special = mag >= f.max_bits
     idx = np.flatnonzero(special)
     m = mag[idx].astype(np.int64)
     x = np.asarray(src[idx]).astype(np.float64)

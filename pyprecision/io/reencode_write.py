@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+import queue
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, Iterator, Protocol
 
@@ -15,7 +17,10 @@ from pyprecision.io.dtypes import SAFETENSORS_DTYPES
 from pyprecision.io.numpy_files import NpzWriter
 from pyprecision.io.safetensors import SafetensorsWriter
 
-__all__ = ["Sink", "OutSpec", "open_sink", "write_index"]
+__all__ = ["Sink", "OutSpec", "open_sink", "write_index", "BackgroundWriter", "QUEUE_DEPTH"]
+
+#: Chunks that may wait for the background writer (the encoder runs ahead by this much).
+QUEUE_DEPTH = 2
 
 #: (tensor name, safetensors dtype name, shape, pyprecision format name or None)
 OutSpec = tuple[str, str, tuple[int, ...], "str | None"]
@@ -50,6 +55,46 @@ def _npz_dtype(st: str, fmt: str | None) -> np.dtype:
     if dt.kind == "V":
         raise DumpError(f"{dt} cannot be stored in .npz without a pyprecision format name")
     return dt
+
+
+class BackgroundWriter:
+    """Writes chunks to ``sink`` on a thread while the caller encodes the next ones.
+
+    ``write(name, chunk, nbytes)`` queues a chunk (the caller must not reuse its buffer until
+    QUEUE_DEPTH more chunks are queued) and reports ``nbytes`` to ``progress`` once written. An
+    error on the thread is re-raised in the caller at the next ``write`` or on exit.
+    """
+
+    def __init__(self, sink: Sink, progress: Callable[[int], None]) -> None:
+        self._sink, self._progress = sink, progress
+        self._queue: queue.Queue[tuple[str, np.ndarray, int] | None] = queue.Queue(QUEUE_DEPTH)
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="reencode-writer", daemon=True)
+
+    def _run(self) -> None:
+        while (item := self._queue.get()) is not None:
+            if self._error is None:
+                try:
+                    self._sink.write(item[0], item[1])
+                    self._progress(item[2])
+                except BaseException as exc:  # noqa: BLE001 - handed to the caller
+                    self._error = exc
+
+    def __enter__(self) -> BackgroundWriter:
+        self._thread.start()
+        return self
+
+    def write(self, name: str, chunk: np.ndarray, nbytes: int) -> None:
+        """Queue ``chunk`` for tensor ``name``."""
+        if self._error is not None:
+            raise self._error
+        self._queue.put((name, chunk, nbytes))
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        self._queue.put(None)
+        self._thread.join()
+        if exc_type is None and self._error is not None:
+            raise self._error
 
 
 @contextmanager
