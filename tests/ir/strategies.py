@@ -42,6 +42,13 @@ def modules(draw: Any, max_instructions: int = 24, allow_narrow_inputs: bool = T
         shape = draw(st.sampled_from(_SHAPES))
         t = f.add_tensor(ir.Tensor(f"in{i}", shape, draw(dt), "input"))
         vals.append(b.create_load(t, name=f"x{i}").result)
+    if draw(st.booleans()):  # an integer index path: gather rows of the first input
+        n = draw(st.sampled_from((2, 3)))
+        src = f.get_tensor("in0")
+        it = f.add_tensor(ir.Tensor("idx", (n,), "int32", "input"))
+        idx = b.create_load(it, name="idx").result
+        res = ir.Value(f.unique_name("gather"), src.dtype, (n,) + src.shape[1:])
+        vals.append(b.insert(ir.GenericLoad(src, res, idx)).result)  # type: ignore[union-attr]
     if draw(st.booleans()):
         shape = draw(st.sampled_from(_SHAPES))
         w = np.asarray(draw(st.lists(st.sampled_from((0.5, -1.0, 0.25, 2.0, 0.0, 1.5)),
@@ -109,7 +116,7 @@ def program_texts(**kw: Any) -> st.SearchStrategy[str]:
 @st.composite
 def inputs_for(draw: Any, function: ir.Function, lo: float = -4.0, hi: float = 4.0) -> dict[str, np.ndarray]:
     """Input arrays for every input tensor of ``function``: float32 values in [lo, hi] for float tensors,
-    small integers for integer tensors."""
+    integers in [0, 1] for integer tensors (valid row indices of every generated gather)."""
     out: dict[str, np.ndarray] = {}
     for t in function.inputs:
         n = int(np.prod(t.shape))
@@ -117,6 +124,6 @@ def inputs_for(draw: Any, function: ir.Function, lo: float = -4.0, hi: float = 4
             xs = draw(st.lists(st.floats(lo, hi, width=32), min_size=n, max_size=n))
             out[t.name] = np.asarray(xs, dtype=np.float32).reshape(t.shape)
         else:
-            xs = draw(st.lists(st.integers(0, 3), min_size=n, max_size=n))
+            xs = draw(st.lists(st.integers(0, 1), min_size=n, max_size=n))
             out[t.name] = np.asarray(xs, dtype=t.dtype.np_dtype).reshape(t.shape)
     return out
