@@ -208,7 +208,7 @@ def _program_json(reports: list[tuple[str, Any]], show: int, extra: dict[str, An
     }
 
 
-def _program_flags(args: argparse.Namespace) -> list[str]:
+def program_flags(args: argparse.Namespace) -> list[str]:
     """The precision flags as typed, rebuilt from the namespace (the canonical pair, or the mode)."""
     from pyprecision.frontend import config_from_namespace
 
@@ -236,7 +236,7 @@ def _run_program(args: argparse.Namespace) -> int:
     if not hlo and args.passes:
         raise CastError("--passes applies to HLO modules; .pir programs take precision flags")
     passes = [n.strip() for n in (args.passes or "").split(",") if n.strip()]
-    check = verify_program(args.program, args.inputs, args.dump, flags=_program_flags(args),
+    check = verify_program(args.program, args.inputs, args.dump, flags=program_flags(args),
                            target=args.target, hlo_passes=passes, max_ulp=args.max_ulp,
                            run_diagnosis=not args.no_diagnosis)
     extra = dict(check.extra)

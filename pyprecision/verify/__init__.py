@@ -27,6 +27,7 @@ from pyprecision.verify.program_check import (
     FlagSet,
     ProgramCheck,
     ProgramDiagnosis,
+    hlo_outputs,
     is_hlo_path,
     verify_program,
 )
@@ -38,5 +39,5 @@ __all__ = [
     "Diagnosis", "diagnose", "candidates", "stochastic_consistent",
     "RawSpec", "is_container", "read_array", "read_arrays", "parse_dtype", "parse_shape",
     "report_json", "report_lines", "mismatch_rows", "plot_report",
-    "verify_program", "ProgramCheck", "ProgramDiagnosis", "FlagSet", "is_hlo_path",
+    "verify_program", "ProgramCheck", "ProgramDiagnosis", "FlagSet", "is_hlo_path", "hlo_outputs",
 ]

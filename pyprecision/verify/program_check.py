@@ -19,7 +19,8 @@ from pyprecision.verify.cast_check import Report, dump_as_codes
 from pyprecision.verify.compare import CodeSpace, code_space, compare_codes
 from pyprecision.verify.dumps import read_arrays
 
-__all__ = ["ProgramCheck", "FlagSet", "ProgramDiagnosis", "verify_program", "is_hlo_path"]
+__all__ = ["ProgramCheck", "FlagSet", "ProgramDiagnosis", "verify_program", "is_hlo_path",
+           "hlo_outputs"]
 
 
 def is_hlo_path(path: str | Path) -> bool:
@@ -118,8 +119,10 @@ def _ir_space(dtype: Any) -> CodeSpace:
     return code_space(np.dtype(dtype.np_dtype))
 
 
-def _hlo_outputs(text: str, path: str, inputs: dict[str, np.ndarray],
-                 passes: list[str]) -> dict[str, tuple[np.ndarray, CodeSpace]]:
+def hlo_outputs(text: str, path: str, inputs: dict[str, np.ndarray],
+                passes: list[str]) -> dict[str, tuple[np.ndarray, CodeSpace]]:
+    """Parse HLO ``text``, run ``passes``, evaluate ENTRY on ``inputs`` (keys arg<n>, in<n> or the
+    parameter names; raw bits of bf16/fp8 parameters allowed): ``{"out<i>": (array, code space)}``."""
     from pyprecision import hlo
     from pyprecision.emulate import run_hlo
 
@@ -282,7 +285,7 @@ def verify_program(program: str, inputs: str, dump: str, *, flags: list[str] | N
     flags = list(flags or [])
     if is_hlo_path(program):
         names = list(hlo_passes or [])
-        outs = _hlo_outputs(text, program, ins, names)
+        outs = hlo_outputs(text, program, ins, names)
         requested = FlagSet(("--passes", ",".join(names)) if names else ())
         extra: dict[str, Any] = {"program": program, "hlo_passes": names}
     else:
@@ -326,7 +329,7 @@ def _diagnose(text: str, program: str, ins: dict[str, np.ndarray], dumped: dict[
         try:
             if is_hlo_path(program):
                 names = setting.flags[1].split(",") if setting.flags else []
-                outs = _hlo_outputs(text, program, ins, names)
+                outs = hlo_outputs(text, program, ins, names)
             else:
                 outs, _ = _ir_outputs(text, program, ins, list(setting.flags[:2]), setting.flags[3])
         except (EmulationError, DumpError):

@@ -1,0 +1,20 @@
+"""Which dtype does each op run in after the precision passes, who decided it, and where does the
+accuracy go? One row per op for a loop-IR program (or an HLO module), with the emulated error of
+each op's output against an all-fp32 run when inputs are given.
+
+Imports ``ir``, ``passes``, ``frontend``, ``emulate``, ``hlo``, ``kernel`` and ``verify`` (for the
+code-space ULP distance and the HLO runner); nothing but ``tools`` imports ``explain``.
+"""
+from pyprecision.explain.core import Explanation, explain, explain_hlo, split_flags
+from pyprecision.explain.gates import GateVerdict, autocast_skip_reason, mutator_verdict
+from pyprecision.explain.numerics import OpError, all_fp32_reference, op_errors, probe_values
+from pyprecision.explain.provenance import OpRow, Trace, trace_pipeline
+from pyprecision.explain.render import comparison_json, comparison_lines, explanation_lines
+
+__all__ = [
+    "Explanation", "explain", "explain_hlo", "split_flags",
+    "GateVerdict", "mutator_verdict", "autocast_skip_reason",
+    "OpError", "probe_values", "all_fp32_reference", "op_errors",
+    "OpRow", "Trace", "trace_pipeline",
+    "explanation_lines", "comparison_lines", "comparison_json",
+]

@@ -1,0 +1,222 @@
+"""Run the pipeline one pass at a time and attribute every op's dtype to the pass (and rule or gate)
+that decided it.
+
+Ops are identified by their result name (``%mm``), stores by ``store @tensor`` (numbered when a
+tensor is stored more than once). After each pass the program is snapshotted; a change of an op's
+dtype, or its appearance or disappearance, is attributed to that pass, with the rule re-derived
+from the IR as it was just before the pass (:mod:`pyprecision.explain.gates`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from pyprecision.explain.gates import (
+    GateVerdict,
+    autocast_skip_reason,
+    mutator_casts,
+    mutator_verdict,
+)
+from pyprecision.ir import Function, Module, instruction_to_text, parse
+from pyprecision.passes import Target, make_pass, pipeline_pass_names, run_passes
+
+__all__ = ["OpSnap", "OpRow", "Trace", "trace_pipeline", "snapshot_ops"]
+
+
+@dataclass(frozen=True)
+class OpSnap:
+    """One op in one snapshot: key, op kind, dtype name, printed text, operand keys."""
+
+    key: str
+    op: str
+    dtype: str
+    text: str
+    operands: tuple[str, ...]
+    users: int
+    skip: str | None = None
+    tensor: str | None = None
+
+
+@dataclass
+class OpRow:
+    """One row of the explanation: the op, its dtype before and after, and why."""
+
+    key: str
+    op: str
+    before: str
+    after: str
+    reasons: list[str] = field(default_factory=list)
+    derived: bool = False
+
+    @property
+    def decided_by(self) -> str:
+        """The reasons, joined."""
+        return "; ".join(self.reasons) if self.reasons else "-"
+
+
+@dataclass
+class Trace:
+    """Rows in program order (ops of the final program, then removed ones where they were),
+    the pass names run, and the transformed module."""
+
+    rows: list[OpRow]
+    passes: list[str]
+    module: Module
+    mode: str
+    target: str
+
+
+def _op_kind(text: str) -> str:
+    body = text.split(" = ", 1)[1] if " = " in text else text
+    return body.split()[0] if body.split() else body
+
+
+def snapshot_ops(f: Function) -> dict[str, OpSnap]:
+    """Every instruction of ``f`` by key, in program order."""
+    out: dict[str, OpSnap] = {}
+    for inst in f.instructions():
+        text = instruction_to_text(inst).strip()
+        if inst.result is not None:
+            key = f"%{inst.result.name}"
+        else:
+            tensor = getattr(getattr(inst, "dst", None), "tensor", None)
+            base = f"{_op_kind(text)} @{tensor.name}" if tensor is not None else _op_kind(text)
+            key, n = base, 1
+            while key in out:
+                n += 1
+                key = f"{base} #{n}"
+        dtype = inst.dtype.name if getattr(inst, "dtype", None) is not None else "-"
+        operands = tuple(f"%{o.name}" for o in inst.operands if hasattr(o, "owner"))
+        users = len(inst.result.uses) if inst.result is not None else 0
+        mem = getattr(inst, "tensor", None) or getattr(getattr(inst, "dst", None), "tensor", None)
+        where = f"{mem.kind} @{mem.name}" if mem is not None and hasattr(mem, "kind") else None
+        out[key] = OpSnap(key, _op_kind(text), dtype, text, operands, users,
+                          autocast_skip_reason(inst), where)
+    return out
+
+
+def _mutator_verdicts(f: Function, target: Target, options: Any) -> dict[str, tuple[str, GateVerdict]]:
+    """producer key → (cast key, verdict) for every cast DTypeMutator will consider."""
+    out = {}
+    multi = bool(getattr(options, "mutate_multi_users", False))
+    for cast in mutator_casts(f):
+        producer = cast.data.owner
+        v = mutator_verdict(producer, cast.dtype, target.enable_dma_cast, multi)
+        out[f"%{cast.data.name}"] = (f"%{cast.result.name}", v)
+    return out
+
+
+def _appeared(p: str, snap: OpSnap, after: dict[str, OpSnap]) -> str:
+    if snap.op == "cast":
+        user_ops = [s.op for s in after.values() if snap.key in s.operands]
+        if p == "auto-cast-tc-inputs":
+            return f"{p}: matmul operand cast to {snap.dtype} (getMatmultOperandType, spec 000 §4)"
+        if any(u.endswith("store") for u in user_ops):
+            return f"{p}: inserted, the store casts its source to {snap.dtype} (spec 000 §5)"
+        if snap.operands and after.get(snap.operands[0], snap).op.endswith("load"):
+            return f"{p}: inserted, the load casts its result to {snap.dtype} (spec 000 §5)"
+        return f"{p}: inserted, fp32 operand cast to {snap.dtype} (spec 000 §3)"
+    if snap.op.endswith("load"):
+        return f"{p}: insertInputCasts, the input is loaded as {snap.dtype} (spec 000 §2)"
+    return f"{p}: inserted"
+
+
+def _removed(p: str, snap: OpSnap, before: dict[str, OpSnap]) -> str:
+    if p == "cast-elimination" and snap.op == "cast":
+        src = before.get(snap.operands[0]) if snap.operands else None
+        if src is not None and src.dtype == snap.dtype:
+            return f"{p} rule 1: identity cast removed ({snap.dtype} → {snap.dtype})"
+        if snap.users == 0:
+            return f"{p} rule 3: dead cast erased"
+        return f"{p} rule 2: cast-of-cast read through an exact inner cast"
+    if snap.op == "cast":
+        return f"{p}: redundant cast folded (transformUnaryOp, spec 000 §5 GOTCHA)"
+    if snap.op.endswith("load"):
+        return f"{p}: replaced by a narrowing load (insertInputCasts, spec 000 §2)"
+    return f"{p}: removed"
+
+
+def _retyped(p: str, snap: OpSnap, new: OpSnap, verdict: GateVerdict | None) -> str:
+    if p == "dtype-mutator":
+        if verdict is not None:
+            return verdict.text()
+        return f"{p}: retyped to {new.dtype}"
+    if p == "auto-cast-tc-inputs":
+        return f"{p}: shrinkTensor, the loaded tensor is stored {new.dtype} (spec 000 §6)"
+    boundary = snap.tensor is not None and snap.tensor.split()[0] in ("input", "output")
+    if snap.op.endswith("load"):
+        if boundary:
+            return (f"{p}: {snap.tensor} narrowed to {new.dtype} at the boundary (spec 000 §2); "
+                    "the load follows it (decision P3)")
+        return f"{p}: load of narrowed memory follows it (decision P3)"
+    if snap.op.endswith("store"):
+        if boundary:
+            return f"{p}: {snap.tensor} narrowed to {new.dtype} at the boundary (spec 000 §2)"
+        return f"{p}: store narrows its destination to {new.dtype} (spec 000 §5)"
+    return f"{p}: fp32 result narrowed to {new.dtype} (spec 000 §3)"
+
+
+def trace_pipeline(text: str, flags: list[str], target: str = "gen2",
+                   filename: str = "<program>") -> Trace:
+    """Run the pipeline for ``flags`` on the program ``text`` pass by pass and explain each op."""
+    from pyprecision.frontend import parse_flags
+
+    config = parse_flags(flags)
+    tgt = Target.from_config(config, target)
+    module = parse(text, filename=filename)
+    f = module.main
+    names = pipeline_pass_names(config)
+    snaps = [snapshot_ops(f)]
+    verdicts: dict[int, dict[str, tuple[str, GateVerdict]]] = {}
+    for i, name in enumerate(names):
+        p = make_pass(name, tgt)
+        if name == "dtype-mutator":
+            verdicts[i] = _mutator_verdicts(f, tgt, p)
+        run_passes(module, [p])
+        snaps.append(snapshot_ops(f))
+    rows = _attribute(snaps, names, verdicts, config.scope)
+    return Trace(rows, names, module, config.fp32_cast_mode, target)
+
+
+def _attribute(snaps: list[dict[str, OpSnap]], names: list[str],
+               verdicts: dict[int, dict[str, tuple[str, GateVerdict]]], scope: str) -> list[OpRow]:
+    first, last = snaps[0], snaps[-1]
+    order = list(last) + [k for k in first if k not in last]
+    for s in snaps[1:-1]:
+        order += [k for k in s if k not in order]
+    rows = []
+    for key in order:
+        ever = next(s[key] for s in snaps if key in s)
+        row = OpRow(key, ever.op, first[key].dtype if key in first else "-",
+                    last[key].dtype if key in last else "-")
+        for i, name in enumerate(names):
+            pre, post = snaps[i], snaps[i + 1]
+            verdict = verdicts.get(i, {}).get(key)
+            if key not in pre and key in post:
+                row.reasons.append(_appeared(name, post[key], post))
+            elif key in pre and key not in post:
+                row.reasons.append(_removed(name, pre[key], pre))
+            elif key in pre and pre[key].dtype != post[key].dtype:
+                v = verdict[1] if verdict else None
+                row.reasons.append(_retyped(name, pre[key], post[key], v))
+                if v is not None and v.state != "mutated":
+                    row.derived = True
+            elif verdict is not None and key in pre:
+                row.reasons.append(verdict[1].text() + f" (cast {verdict[0]} kept)"
+                                   if verdict[1].state == "mismatch" else verdict[1].text())
+                if verdict[1].state == "mutated":
+                    row.derived = True  # the gates say mutate, the snapshot says unchanged
+        if not row.reasons:
+            row.reasons.append(_unchanged_reason(ever, names, scope))
+        rows.append(row)
+    return rows
+
+
+def _unchanged_reason(snap: OpSnap, names: list[str], scope: str) -> str:
+    if not names:
+        return "no passes run (--auto-cast none)"
+    if scope == "matmult":
+        return "auto-cast-tc-inputs: only matmul operands are cast (spec 000 §4)"
+    if snap.skip:
+        return snap.skip
+    return "unchanged by every pass"

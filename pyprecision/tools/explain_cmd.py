@@ -1,0 +1,106 @@
+"""``pyprecision explain`` — which dtype each op runs in after the passes, who decided it, and (with
+inputs) how much error each op's output carries against an all-fp32 run."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from pyprecision.errors import CastError
+
+_EPILOG = """\
+examples:
+  pyprecision explain examples/mlp.pir --auto-cast all
+  pyprecision explain examples/mlp.pir --auto-cast matmult --target gen3 --inputs in.npz
+  pyprecision explain examples/mlp.pir --inputs in.npz --compare "--auto-cast all" "--auto-cast matmult"
+  pyprecision explain module.hlo.txt --passes upcast-all-to-fp32 --inputs in.npz
+
+--compare takes two flag sets, each one quoted string (it may include --target)."""
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add the ``explain`` subcommand."""
+    from pyprecision.frontend import add_precision_arguments
+
+    p = subparsers.add_parser(
+        "explain", help="per op: dtype before/after the passes, which rule decided it, its error",
+        description="Run the precision passes on a loop-IR program (or the named HLO passes on an "
+        "HLO module) and print one row per op: its dtype before and after, the pass and rule or "
+        "gate that decided it, and with --inputs the emulated error of its output against an "
+        "all-fp32 run, worst first.", epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False)
+    p.add_argument("program", metavar="PROG", help="a .pir program or an HLO text module")
+    add_precision_arguments(p)
+    p.add_argument("--target", choices=["gen2", "gen3", "gen4"], default=None,
+                   help=".pir programs: hardware generation (default gen2)")
+    p.add_argument("--passes", default=None, help="HLO modules: comma-separated HLO passes")
+    p.add_argument("--inputs", help=".npz of the program inputs (by input name; HLO: arg0/in0...)")
+    p.add_argument("--compare", nargs=2, metavar=("FLAGS_A", "FLAGS_B"),
+                   help="two quoted flag sets to show side by side")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=run)
+
+
+def _flags(args: argparse.Namespace) -> list[str]:
+    from pyprecision.tools.verify_cmd import program_flags
+
+    return program_flags(args)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Explain one flag set, or compare two."""
+    from pyprecision import explain as ex
+    from pyprecision.verify import is_hlo_path
+
+    hlo = is_hlo_path(args.program)
+    if hlo and (args.target or args.compare):
+        raise CastError("--target and --compare apply to .pir programs; HLO modules take --passes")
+    if not hlo and args.passes:
+        raise CastError("--passes applies to HLO modules; .pir programs take precision flags")
+    if hlo:
+        passes = [n.strip() for n in (args.passes or "").split(",") if n.strip()]
+        result = ex.explain_hlo(args.program, passes, args.inputs)
+        _print(args, ex.explanation_lines(result), result.to_json())
+        return 0
+    if args.compare:
+        runs = []
+        for text in args.compare:
+            flags, target = _split_target(ex.split_flags(text))
+            _check_flags(flags)
+            runs.append(ex.explain(args.program, flags, target or args.target, args.inputs))
+        a, b = runs
+        _print(args, ex.comparison_lines(a, b, *args.compare),
+               ex.comparison_json(a, b, *args.compare))
+        return 0
+    result = ex.explain(args.program, _flags(args), args.target, args.inputs)
+    _print(args, ex.explanation_lines(result), result.to_json())
+    return 0
+
+
+def _split_target(argv: list[str]) -> tuple[list[str], str | None]:
+    """Pull ``--target X`` out of a --compare flag set."""
+    out, target, it = [], None, iter(argv)
+    for a in it:
+        if a == "--target":
+            target = next(it, None)
+            if target not in ("gen2", "gen3", "gen4"):
+                raise CastError(f"--target in --compare must be gen2, gen3 or gen4, not {target!r}")
+        elif a.startswith("--target="):
+            target = a.split("=", 1)[1]
+        else:
+            out.append(a)
+    return out, target
+
+
+def _check_flags(flags: list[str]) -> None:
+    from pyprecision.frontend import parse_flags
+
+    parse_flags(flags)  # FlagError (exit 2) for an unknown or conflicting flag
+
+
+def _print(args: argparse.Namespace, lines: list[str], doc: dict) -> None:  # type: ignore[type-arg]
+    if args.json:
+        json.dump(doc, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        print("\n".join(lines))
