@@ -7,6 +7,7 @@ identity load, transposing matmul, store into the next internal tensor), ending 
 
     python scripts/gen_big_program.py 10000 -o examples/big_10k.pir
 """
+
 from __future__ import annotations
 
 import argparse
@@ -15,7 +16,7 @@ import sys
 
 import numpy as np
 
-__all__ = ["generate_program", "LAYER_INSTRUCTIONS"]
+__all__ = ["LAYER_INSTRUCTIONS", "generate_program"]
 
 LAYER_INSTRUCTIONS = 11
 _K, _M = 16, 8  # activations are [K, M] (features × batch), weights [K, K]

@@ -5,21 +5,44 @@ most fp32 precision; exact integers) and rounds once to its result dtype through
 default saturation). Matmul accumulates in fp32 sequentially over K, products rounded to fp32, no FMA.
 Integer results wrap (two's complement). Decisions: docs/decisions/ir.md.
 """
+
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
 import pyprecision
 from pyprecision.errors import EmulationError
 from pyprecision.ir import (
-    FLOAT_DTYPES, AffineLoad, AffineStore, BinaryOp, CallOp, DType, Function, GenericLoad, GenericStore,
-    Instruction, Module, NeuronAP, OffloadedMemCpy, OpaqueOp, SBAtomLoad, ScalarValue, SelectOp,
-    SingleValueTensor, Tensor, TensorContractOp, TensorScalarGEPOp, UnaryOp, Value, verify,
+    FLOAT_DTYPES,
+    AffineLoad,
+    AffineStore,
+    BinaryOp,
+    CallOp,
+    DType,
+    Function,
+    GenericLoad,
+    GenericStore,
+    Instruction,
+    Module,
+    NeuronAP,
+    OffloadedMemCpy,
+    OpaqueOp,
+    SBAtomLoad,
+    ScalarValue,
+    SelectOp,
+    SingleValueTensor,
+    Tensor,
+    TensorContractOp,
+    TensorScalarGEPOp,
+    UnaryOp,
+    Value,
+    verify,
 )
 
-__all__ = ["run_ir", "round_to", "convert", "to_storage", "from_storage"]
+__all__ = ["convert", "from_storage", "round_to", "run_ir", "to_storage"]
 
 _FLOAT_STORAGE = {np.dtype(d.storage) for d in FLOAT_DTYPES}
 
@@ -46,7 +69,9 @@ def _wrap(a: np.ndarray, dt: DType) -> np.ndarray:
         m = 1 << dt.bits
         v = np.array([int(i) % m for i in a.ravel()], dtype=object).reshape(a.shape)
         if dt.kind == "int":
-            v = np.array([i - m if i >= m >> 1 else i for i in v.ravel()], dtype=object).reshape(a.shape)
+            v = np.array([i - m if i >= m >> 1 else i for i in v.ravel()], dtype=object).reshape(
+                a.shape
+            )
         return v.astype(np.uint64 if dt.kind == "uint" and dt.bits == 64 else np.int64)
     if dt.bits == 64:
         return a.astype(np.uint64 if dt.kind == "uint" else np.int64)
@@ -93,7 +118,9 @@ class _Frame:
 
     def operand(self, op: Any, shape: tuple[int, ...] | None = None) -> np.ndarray:
         if isinstance(op, ScalarValue):
-            v = round_to(np.array(op.value, dtype=np.float64 if op.dtype.is_float else object), op.dtype)
+            v = round_to(
+                np.array(op.value, dtype=np.float64 if op.dtype.is_float else object), op.dtype
+            )
             return v if shape is None else np.broadcast_to(v, shape)
         return self.vals[id(op)]
 
@@ -101,13 +128,17 @@ class _Frame:
         x = self.mem[id(ap.tensor)]
         return _view(x, ap.tensor.dtype, ap.reinterpret) if ap.reinterpret is not None else x
 
-    def write(self, ap: NeuronAP, x: np.ndarray, src: DType | None, rows: np.ndarray | None = None) -> None:
+    def write(
+        self, ap: NeuronAP, x: np.ndarray, src: DType | None, rows: np.ndarray | None = None
+    ) -> None:
         x = convert(x, src, ap.dtype)
         if ap.reinterpret is not None:
             x = _view(x, ap.reinterpret, ap.tensor.dtype)
         buf = self.mem[id(ap.tensor)]
         if rows is None:
-            self.mem[id(ap.tensor)] = np.array(np.broadcast_to(x, buf.shape), dtype=buf.dtype, order="C")
+            self.mem[id(ap.tensor)] = np.array(
+                np.broadcast_to(x, buf.shape), dtype=buf.dtype, order="C"
+            )
             return
         x = np.broadcast_to(x, (len(rows),) + buf.shape[1:])
         for i, r in enumerate(rows):  # sequential: a later row wins on a repeated index
@@ -194,8 +225,12 @@ def _unary(fr: _Frame, inst: UnaryOp) -> np.ndarray:
 def _int_unary(kind: str, x: np.ndarray) -> np.ndarray:
     o = x.astype(object)
     table: dict[str, Callable[[Any], Any]] = {
-        "cast": lambda v: v, "copy": lambda v: v, "neg": lambda v: -v, "abs": abs,
-        "relu": lambda v: max(v, 0), "square": lambda v: v * v,
+        "cast": lambda v: v,
+        "copy": lambda v: v,
+        "neg": lambda v: -v,
+        "abs": abs,
+        "relu": lambda v: max(v, 0),
+        "square": lambda v: v * v,
     }
     if kind not in table:
         raise EmulationError(f"'{kind}' is not defined on integers")
@@ -207,9 +242,18 @@ def _binary_values(kind: str, a: np.ndarray, b: np.ndarray, is_float: bool) -> n
     if is_float:
         with np.errstate(all="ignore"):
             ops: dict[str, Callable[[Any, Any], Any]] = {
-                "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide,
-                "max": np.maximum, "min": np.minimum, "cmp_eq": np.equal, "cmp_ne": np.not_equal,
-                "cmp_lt": np.less, "cmp_le": np.less_equal, "cmp_gt": np.greater, "cmp_ge": np.greater_equal,
+                "add": np.add,
+                "sub": np.subtract,
+                "mul": np.multiply,
+                "div": np.divide,
+                "max": np.maximum,
+                "min": np.minimum,
+                "cmp_eq": np.equal,
+                "cmp_ne": np.not_equal,
+                "cmp_lt": np.less,
+                "cmp_le": np.less_equal,
+                "cmp_gt": np.greater,
+                "cmp_ge": np.greater_equal,
             }
             return ops[kind](a.astype(np.float64), b.astype(np.float64))
     a, b = np.broadcast_arrays(a.astype(object), b.astype(object))
@@ -224,11 +268,20 @@ def _int_binop(kind: str, x: int, y: int) -> int:
         q = abs(x) // abs(y)
         return q if (x >= 0) == (y >= 0) else -q
     table: dict[str, Callable[[int, int], int]] = {
-        "add": lambda p, q: p + q, "sub": lambda p, q: p - q, "mul": lambda p, q: p * q,
-        "max": max, "min": min, "and": lambda p, q: p & q, "or": lambda p, q: p | q,
-        "xor": lambda p, q: p ^ q, "cmp_eq": lambda p, q: int(p == q), "cmp_ne": lambda p, q: int(p != q),
-        "cmp_lt": lambda p, q: int(p < q), "cmp_le": lambda p, q: int(p <= q),
-        "cmp_gt": lambda p, q: int(p > q), "cmp_ge": lambda p, q: int(p >= q),
+        "add": lambda p, q: p + q,
+        "sub": lambda p, q: p - q,
+        "mul": lambda p, q: p * q,
+        "max": max,
+        "min": min,
+        "and": lambda p, q: p & q,
+        "or": lambda p, q: p | q,
+        "xor": lambda p, q: p ^ q,
+        "cmp_eq": lambda p, q: int(p == q),
+        "cmp_ne": lambda p, q: int(p != q),
+        "cmp_lt": lambda p, q: int(p < q),
+        "cmp_le": lambda p, q: int(p <= q),
+        "cmp_gt": lambda p, q: int(p > q),
+        "cmp_ge": lambda p, q: int(p >= q),
     }
     return table[kind](x, y)
 
@@ -254,7 +307,9 @@ def _select(fr: _Frame, inst: SelectOp) -> np.ndarray:
 
 
 def _matmul(fr: _Frame, inst: TensorContractOp) -> np.ndarray:
-    s = fr.operand(inst.stationary).astype(np.float32)  # exact: every float dtype is a subset of fp32
+    s = fr.operand(inst.stationary).astype(
+        np.float32
+    )  # exact: every float dtype is a subset of fp32
     m = fr.operand(inst.moving).astype(np.float32)
     acc = np.zeros((s.shape[1], m.shape[1]), dtype=np.float32)
     with np.errstate(all="ignore"):
@@ -305,19 +360,33 @@ def _opaque(fr: _Frame, inst: OpaqueOp) -> None:
             e = np.exp(x - np.max(x, axis=-1, keepdims=True))
             fr.write(outs[0], e / np.sum(e, axis=-1, keepdims=True), None)
     else:
-        raise EmulationError(f"opaque kernel {inst.kernel!r} with {len(ins)} ins / {len(outs)} outs "
-                             "is not known to the emulator (known: copy, add, softmax)")
+        raise EmulationError(
+            f"opaque kernel {inst.kernel!r} with {len(ins)} ins / {len(outs)} outs "
+            "is not known to the emulator (known: copy, add, softmax)"
+        )
 
 
 def _need_shape(inst: Instruction, ap: NeuronAP, x: np.ndarray) -> None:
     if tuple(x.shape) != ap.shape:
-        raise EmulationError(f"opaque kernel: @{ap.tensor.name} {list(ap.shape)} vs input {list(x.shape)}")
+        raise EmulationError(
+            f"opaque kernel: @{ap.tensor.name} {list(ap.shape)} vs input {list(x.shape)}"
+        )
 
 
 _HANDLERS: dict[type, Callable[[_Frame, Any], Any]] = {
-    AffineLoad: _load, SBAtomLoad: _load, GenericLoad: _load, AffineStore: _store, GenericStore: _store,
-    UnaryOp: _unary, BinaryOp: _binary, SelectOp: _select, TensorContractOp: _matmul,
-    TensorScalarGEPOp: _gep, OffloadedMemCpy: _memcpy, CallOp: _call, OpaqueOp: _opaque,
+    AffineLoad: _load,
+    SBAtomLoad: _load,
+    GenericLoad: _load,
+    AffineStore: _store,
+    GenericStore: _store,
+    UnaryOp: _unary,
+    BinaryOp: _binary,
+    SelectOp: _select,
+    TensorContractOp: _matmul,
+    TensorScalarGEPOp: _gep,
+    OffloadedMemCpy: _memcpy,
+    CallOp: _call,
+    OpaqueOp: _opaque,
 }
 
 
@@ -338,24 +407,36 @@ def _initial_memory(f: Function) -> dict[int, np.ndarray]:
 def _bind_input(t: Tensor, x: Any) -> np.ndarray:
     a = np.asarray(x)
     if a.shape != t.shape:
-        raise EmulationError(f"input @{t.name}: shape {list(a.shape)} does not match declared {list(t.shape)}")
+        raise EmulationError(
+            f"input @{t.name}: shape {list(a.shape)} does not match declared {list(t.shape)}"
+        )
     is_float = a.dtype.kind == "f" or a.dtype in _FLOAT_STORAGE
     if t.dtype.is_float:
         if not is_float:
-            raise EmulationError(f"input @{t.name}: {t.dtype.name} tensor needs a float array, got {a.dtype}")
+            raise EmulationError(
+                f"input @{t.name}: {t.dtype.name} tensor needs a float array, got {a.dtype}"
+            )
         if a.dtype == t.dtype.np_dtype and t.dtype.fmt != "fp32r":
             return from_storage(a, t.dtype)  # already in the declared dtype: bound unchanged
         return round_to(a.astype(np.float64), t.dtype)
     if a.dtype.kind not in "iub":
-        raise EmulationError(f"input @{t.name}: {t.dtype.name} tensor needs an integer array, got {a.dtype}")
+        raise EmulationError(
+            f"input @{t.name}: {t.dtype.name} tensor needs an integer array, got {a.dtype}"
+        )
     info = np.iinfo(t.dtype.np_dtype)
     if a.size and (int(a.min()) < info.min or int(a.max()) > info.max):
-        raise EmulationError(f"input @{t.name}: values outside the {t.dtype.name} range [{info.min}, {info.max}]")
+        raise EmulationError(
+            f"input @{t.name}: values outside the {t.dtype.name} range [{info.min}, {info.max}]"
+        )
     return from_storage(a.astype(t.dtype.np_dtype), t.dtype)
 
 
-def run_ir(module: Module | Function, inputs: dict[str, np.ndarray], function: str | None = None,
-           check: bool = True) -> dict[str, np.ndarray]:
+def run_ir(
+    module: Module | Function,
+    inputs: dict[str, np.ndarray],
+    function: str | None = None,
+    check: bool = True,
+) -> dict[str, np.ndarray]:
     """Run a function (``function``, else ``@main``, else the first) on ``inputs`` (keyed by input tensor
     name) and return ``{output tensor name: array of its storage dtype}``. The module is verified first
     (VerifyError) unless ``check=False``; bad inputs raise EmulationError."""
@@ -366,14 +447,18 @@ def run_ir(module: Module | Function, inputs: dict[str, np.ndarray], function: s
         try:
             f = module.get_function(function) if function is not None else module.main
         except (KeyError, ValueError):
-            raise EmulationError(f"no function @{function}" if function else "module has no functions") from None
+            raise EmulationError(
+                f"no function @{function}" if function else "module has no functions"
+            ) from None
     if check:
         verify(mod if mod is not None else f)
     mem = _initial_memory(f)
     names = {t.name for t in f.inputs}
     unknown = sorted(set(inputs) - names)
     if unknown:
-        raise EmulationError(f"unknown input(s) {', '.join(unknown)} for @{f.name} (inputs: {', '.join(sorted(names)) or 'none'})")
+        raise EmulationError(
+            f"unknown input(s) {', '.join(unknown)} for @{f.name} (inputs: {', '.join(sorted(names)) or 'none'})"
+        )
     missing = [t.name for t in f.inputs if t.name not in inputs]
     if missing:
         raise EmulationError(f"missing input(s) for @{f.name}: {', '.join(missing)}")

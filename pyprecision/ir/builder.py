@@ -1,17 +1,19 @@
 """IRBuilder: creates instructions with fresh unique names and inserts them at an insertion point."""
+
 from __future__ import annotations
 
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any
 
+from pyprecision.ir.compute import BinaryOp, SelectOp, TensorContractOp, UnaryOp
 from pyprecision.ir.core import Block, Function
 from pyprecision.ir.dtypes import DType, as_dtype
-from pyprecision.ir.compute import BinaryOp, SelectOp, TensorContractOp, UnaryOp
 from pyprecision.ir.instructions import Instruction, Operand
-from pyprecision.ir.memory import AffineLoad, AffineStore, SBAtomLoad
+from pyprecision.ir.memory import AffineLoad, AffineStore
 from pyprecision.ir.values import NeuronAP, Tensor, Value
 
-__all__ = ["IRBuilder", "make_cast", "cast_name"]
+__all__ = ["IRBuilder", "cast_name", "make_cast"]
 
 
 def cast_name(value: Value, dtype: DType) -> str:
@@ -20,7 +22,9 @@ def cast_name(value: Value, dtype: DType) -> str:
     return f"{dtype.name}.{value.name}"
 
 
-def make_cast(value: Value, dtype: Any, name: str | None = None, function: Function | None = None) -> UnaryOp:
+def make_cast(
+    value: Value, dtype: Any, name: str | None = None, function: Function | None = None
+) -> UnaryOp:
     """A detached ``cast`` of ``value`` to ``dtype`` (same shape). Its use of ``value`` is registered at
     once. The result name is made unique in ``function`` (default: the function defining ``value``)."""
     dt = as_dtype(dtype)
@@ -38,8 +42,14 @@ class IRBuilder:
     ``front_under_bb`` or ``at_end``.
     """
 
-    def __init__(self, function: Function | None = None, *, before: Instruction | None = None,
-                 after: Instruction | None = None, block: Block | None = None):
+    def __init__(
+        self,
+        function: Function | None = None,
+        *,
+        before: Instruction | None = None,
+        after: Instruction | None = None,
+        block: Block | None = None,
+    ):
         self.function = function
         self._block: Block | None = None
         self._anchor: Instruction | None = None
@@ -73,7 +83,7 @@ class IRBuilder:
         self.function = self.function or block.parent
 
     @contextmanager
-    def front_under_bb(self, block: Block | None = None) -> Iterator["IRBuilder"]:
+    def front_under_bb(self, block: Block | None = None) -> Iterator[IRBuilder]:
         """Context manager: insert at the front of ``block`` (default: the function's entry block),
         restoring the previous insertion point afterwards."""
         saved = (self._block, self._anchor, self._mode)
@@ -127,18 +137,23 @@ class IRBuilder:
         cast = self.make_cast(v, dtype, name)
         if self._mode == "none":
             if v.owner is None or v.owner.parent is None:
-                raise ValueError("cast_to: no insertion point and the value has no placed definition")
+                raise ValueError(
+                    "cast_to: no insertion point and the value has no placed definition"
+                )
             cast.insert_after(v.owner)
         else:
             self.insert(cast)
         return cast
 
-    def create_unary(self, kind: str, data: Value, dtype: Any = None, name: str | None = None) -> UnaryOp:
+    def create_unary(
+        self, kind: str, data: Value, dtype: Any = None, name: str | None = None
+    ) -> UnaryOp:
         """Insert ``%r = kind data`` (dtype defaults to data's)."""
         return self.insert(UnaryOp(kind, data, self._value(name, dtype or data.dtype, data.shape)))  # type: ignore[return-value]
 
-    def create_binary(self, kind: str, lhs: Operand, rhs: Operand, dtype: Any = None,
-                      name: str | None = None) -> BinaryOp:
+    def create_binary(
+        self, kind: str, lhs: Operand, rhs: Operand, dtype: Any = None, name: str | None = None
+    ) -> BinaryOp:
         """Insert ``%r = kind lhs, rhs`` (shape from the Value operand; dtype defaults to its dtype,
         uint8 for comparisons)."""
         v = lhs if isinstance(lhs, Value) else rhs
@@ -146,27 +161,35 @@ class IRBuilder:
             dtype = "uint8" if kind.startswith("cmp_") else v.dtype
         return self.insert(BinaryOp(kind, lhs, rhs, self._value(name, dtype, v.shape)))  # type: ignore[return-value]
 
-    def create_select(self, pred: Value, a: Operand, b: Operand, dtype: Any = None,
-                      name: str | None = None) -> SelectOp:
+    def create_select(
+        self, pred: Value, a: Operand, b: Operand, dtype: Any = None, name: str | None = None
+    ) -> SelectOp:
         """Insert ``%r = select pred, a, b``."""
         v = a if isinstance(a, Value) else b if isinstance(b, Value) else pred
         return self.insert(SelectOp(pred, a, b, self._value(name, dtype or v.dtype, pred.shape)))  # type: ignore[return-value]
 
-    def create_matmul(self, stationary: Value, moving: Value, dtype: Any = "float32",
-                      name: str | None = None) -> TensorContractOp:
+    def create_matmul(
+        self, stationary: Value, moving: Value, dtype: Any = "float32", name: str | None = None
+    ) -> TensorContractOp:
         """Insert ``%r = matmul stationary, moving`` with r shape [M, N]."""
         shape = (stationary.shape[1], moving.shape[1])
         return self.insert(TensorContractOp(stationary, moving, self._value(name, dtype, shape)))  # type: ignore[return-value]
 
-    def create_load(self, tensor: Tensor | NeuronAP, dtype: Any = None, name: str | None = None,
-                    cls: type = AffineLoad, **kw: Any) -> Instruction:
+    def create_load(
+        self,
+        tensor: Tensor | NeuronAP,
+        dtype: Any = None,
+        name: str | None = None,
+        cls: type = AffineLoad,
+        **kw: Any,
+    ) -> Instruction:
         """Insert a load (AffineLoad by default; pass ``cls=SBAtomLoad`` and
         ``has_partition_broadcast=True, shape=...`` for a broadcast load)."""
         t = tensor.tensor
         view_dt = tensor.dtype if isinstance(tensor, NeuronAP) else t.dtype
         shape = kw.pop("shape", t.shape)
         res = self._value(name, dtype or view_dt, shape)
-        return self.insert(cls(tensor, res, **kw) if cls is SBAtomLoad else cls(tensor, res, **kw))
+        return self.insert(cls(tensor, res, **kw))
 
     def create_store(self, value: Operand, tensor: Tensor | NeuronAP) -> AffineStore:
         """Insert ``affine_store value, @tensor``."""

@@ -1,16 +1,21 @@
 """The compute instructions: UnaryOp (including casts), BinaryOp (including comparisons), SelectOp and
 TensorContractOp (matmul)."""
+
 from __future__ import annotations
 
 from typing import Any
 
 from pyprecision.ir.dtypes import DTYPES, FLOAT_DTYPES, INTEGER_DTYPES, DType, uint8
 from pyprecision.ir.instructions import (
-    BINARY_KINDS, COMPARE_KINDS, UNARY_KINDS, Instruction, Operand,
+    BINARY_KINDS,
+    COMPARE_KINDS,
+    UNARY_KINDS,
+    Instruction,
+    Operand,
 )
 from pyprecision.ir.values import Value
 
-__all__ = ["UnaryOp", "BinaryOp", "SelectOp", "TensorContractOp"]
+__all__ = ["BinaryOp", "SelectOp", "TensorContractOp", "UnaryOp"]
 
 
 class UnaryOp(Instruction):
@@ -44,13 +49,17 @@ class UnaryOp(Instruction):
     def allowed_dtypes(self) -> tuple[DType, ...]:
         if self.kind in ("cast", "bitcast"):
             return tuple(DTYPES.values())
-        return FLOAT_DTYPES if self.result is not None and self.result.dtype.is_float else INTEGER_DTYPES
+        return (
+            FLOAT_DTYPES
+            if self.result is not None and self.result.dtype.is_float
+            else INTEGER_DTYPES
+        )
 
     @property
     def can_mutate_dst_ty(self) -> bool:
         return self.kind != "bitcast" and self.result is not None and self.result.dtype.is_float
 
-    def clone(self, name: str | None = None) -> "UnaryOp":
+    def clone(self, name: str | None = None) -> UnaryOp:
         return UnaryOp(self.kind, self._op(0), self._clone_result(name))  # type: ignore[arg-type]
 
 
@@ -85,13 +94,17 @@ class BinaryOp(Instruction):
     def allowed_dtypes(self) -> tuple[DType, ...]:
         if self.is_compare:
             return (uint8,)
-        return FLOAT_DTYPES if self.result is not None and self.result.dtype.is_float else INTEGER_DTYPES
+        return (
+            FLOAT_DTYPES
+            if self.result is not None and self.result.dtype.is_float
+            else INTEGER_DTYPES
+        )
 
     @property
     def can_mutate_dst_ty(self) -> bool:
         return not self.is_compare and self.result is not None and self.result.dtype.is_float
 
-    def clone(self, name: str | None = None) -> "BinaryOp":
+    def clone(self, name: str | None = None) -> BinaryOp:
         return BinaryOp(self.kind, self._op(0), self._op(1), self._clone_result(name))  # type: ignore[arg-type]
 
 
@@ -122,13 +135,17 @@ class SelectOp(Instruction):
 
     @property
     def allowed_dtypes(self) -> tuple[DType, ...]:
-        return FLOAT_DTYPES if self.result is not None and self.result.dtype.is_float else INTEGER_DTYPES
+        return (
+            FLOAT_DTYPES
+            if self.result is not None and self.result.dtype.is_float
+            else INTEGER_DTYPES
+        )
 
     @property
     def can_mutate_dst_ty(self) -> bool:
         return self.result is not None and self.result.dtype.is_float
 
-    def clone(self, name: str | None = None) -> "SelectOp":
+    def clone(self, name: str | None = None) -> SelectOp:
         return SelectOp(self._op(0), self._op(1), self._op(2), self._clone_result(name))  # type: ignore[arg-type]
 
 
@@ -156,5 +173,5 @@ class TensorContractOp(Instruction):
     def can_mutate_dst_ty(self) -> bool:
         return False  # the PE writes its fp32 PSUM accumulator; see docs/decisions/ir.md
 
-    def clone(self, name: str | None = None) -> "TensorContractOp":
+    def clone(self, name: str | None = None) -> TensorContractOp:
         return TensorContractOp(self._op(0), self._op(1), self._clone_result(name))  # type: ignore[arg-type]

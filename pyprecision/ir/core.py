@@ -1,7 +1,8 @@
 """Blocks (doubly linked instruction lists), functions (tensors + blocks + ids) and modules."""
+
 from __future__ import annotations
 
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 from pyprecision.ir.instructions import Instruction
 from pyprecision.ir.memory import CallOpBase
@@ -288,8 +289,9 @@ def recursively_dce(insts: Iterable[Instruction]) -> int:
         inst = work.pop()
         if not is_trivially_dead(inst):
             continue
-        feeders: list[Instruction] = [op.owner for op in inst.operands
-                                      if isinstance(op, Value) and op.owner is not None]
+        feeders: list[Instruction] = [
+            op.owner for op in inst.operands if isinstance(op, Value) and op.owner is not None
+        ]
         read = [ap.tensor for ap in inst.aps if ap.role == "load"]
         inst.erase_from_parent()
         n += 1

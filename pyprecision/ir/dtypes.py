@@ -4,6 +4,7 @@ for the narrow floats, the name of the cast-core format that rounds to it.
 This table is the only place that maps IR dtypes to cast-core format names; the narrow formats' widths and
 numpy value dtypes are read from ``pyprecision.formats`` (the C core's one table), never retyped here.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -14,9 +15,26 @@ import numpy as np
 from pyprecision.formats import format as _format
 
 __all__ = [
-    "DType", "DTYPES", "dtype_from_name", "FLOAT_DTYPES", "INTEGER_DTYPES",
-    "float32", "float32r", "bfloat16", "float16", "float8e4", "float8e4m3fn", "float8_e5m2",
-    "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+    "DTYPES",
+    "FLOAT_DTYPES",
+    "INTEGER_DTYPES",
+    "DType",
+    "bfloat16",
+    "dtype_from_name",
+    "float8_e5m2",
+    "float8e4",
+    "float8e4m3fn",
+    "float16",
+    "float32",
+    "float32r",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
 ]
 
 
@@ -111,17 +129,44 @@ uint16 = DType("uint16", 16, "uint", np.uint16)
 uint32 = DType("uint32", 32, "uint", np.uint32)
 uint64 = DType("uint64", 64, "uint", np.uint64)
 
-FLOAT_DTYPES: tuple[DType, ...] = (float32, float32r, bfloat16, float16, float8e4, float8e4m3fn, float8_e5m2)
+FLOAT_DTYPES: tuple[DType, ...] = (
+    float32,
+    float32r,
+    bfloat16,
+    float16,
+    float8e4,
+    float8e4m3fn,
+    float8_e5m2,
+)
 INTEGER_DTYPES: tuple[DType, ...] = (int8, int16, int32, int64, uint8, uint16, uint32, uint64)
 DTYPES: dict[str, DType] = {d.name: d for d in FLOAT_DTYPES + INTEGER_DTYPES}
 
 # Accepted on input only; the printer always writes the canonical name.
 _ALIASES: dict[str, DType] = {
-    "fp32": float32, "f32": float32, "fp32r": float32r, "tf32": float32r, "bf16": bfloat16,
-    "fp16": float16, "half": float16, "f16": float16, "fp8e4": float8e4, "float8_e4m3": float8e4,
-    "fp8_e4m3": float8e4, "fp8e4m3fn": float8e4m3fn, "float8_e4m3fn": float8e4m3fn,
-    "fp8e5": float8_e5m2, "float8e5": float8_e5m2, "fp8_e5m2": float8_e5m2, "float8e5m2": float8_e5m2,
-    "i8": int8, "i16": int16, "i32": int32, "i64": int64, "u8": uint8, "u16": uint16, "u32": uint32,
+    "fp32": float32,
+    "f32": float32,
+    "fp32r": float32r,
+    "tf32": float32r,
+    "bf16": bfloat16,
+    "fp16": float16,
+    "half": float16,
+    "f16": float16,
+    "fp8e4": float8e4,
+    "float8_e4m3": float8e4,
+    "fp8_e4m3": float8e4,
+    "fp8e4m3fn": float8e4m3fn,
+    "float8_e4m3fn": float8e4m3fn,
+    "fp8e5": float8_e5m2,
+    "float8e5": float8_e5m2,
+    "fp8_e5m2": float8_e5m2,
+    "float8e5m2": float8_e5m2,
+    "i8": int8,
+    "i16": int16,
+    "i32": int32,
+    "i64": int64,
+    "u8": uint8,
+    "u16": uint16,
+    "u32": uint32,
     "u64": uint64,
 }
 

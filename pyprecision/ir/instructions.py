@@ -4,9 +4,11 @@ Uses and tensor accesses are registered when an instruction is created (as in LL
 instruction already appears in its operands' use lists, which is why ``replaceAllUsesWithExcept`` must
 name a freshly built cast (spec 000 §2 GOTCHA). ``eraseFromParent`` unlinks and drops them.
 """
+
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from pyprecision.ir.dtypes import DTYPES, DType, as_dtype
 from pyprecision.ir.values import NeuronAP, ScalarValue, Use, Value
@@ -15,14 +17,35 @@ if TYPE_CHECKING:  # pragma: no cover
     from pyprecision.ir.core import Block, Function
 
 __all__ = [
-    "Instruction", "NeuronInst", "Operand", "UNARY_KINDS", "BINARY_KINDS", "COMPARE_KINDS",
-    "FLOAT_ONLY_UNARY", "INT_ONLY_BINARY", "operand_values",
+    "BINARY_KINDS",
+    "COMPARE_KINDS",
+    "FLOAT_ONLY_UNARY",
+    "INT_ONLY_BINARY",
+    "UNARY_KINDS",
+    "Instruction",
+    "NeuronInst",
+    "Operand",
+    "operand_values",
 ]
 
 Operand = Value | ScalarValue
 
-UNARY_KINDS = ("cast", "bitcast", "copy", "neg", "abs", "exp", "log", "sqrt", "rsqrt", "reciprocal",
-               "relu", "tanh", "sigmoid", "square")
+UNARY_KINDS = (
+    "cast",
+    "bitcast",
+    "copy",
+    "neg",
+    "abs",
+    "exp",
+    "log",
+    "sqrt",
+    "rsqrt",
+    "reciprocal",
+    "relu",
+    "tanh",
+    "sigmoid",
+    "square",
+)
 FLOAT_ONLY_UNARY = ("exp", "log", "sqrt", "rsqrt", "reciprocal", "tanh", "sigmoid")
 COMPARE_KINDS = ("cmp_eq", "cmp_ne", "cmp_lt", "cmp_le", "cmp_gt", "cmp_ge")
 INT_ONLY_BINARY = ("and", "or", "xor")
@@ -40,8 +63,12 @@ class Instruction:
     #: the dtypes this instruction's dst may be retyped to (see ``allowed_dtypes``)
     _allowed: tuple[DType, ...] = tuple(DTYPES.values())
 
-    def __init__(self, operands: Sequence[Operand] = (), result: Value | None = None,
-                 aps: Sequence[NeuronAP] = ()):
+    def __init__(
+        self,
+        operands: Sequence[Operand] = (),
+        result: Value | None = None,
+        aps: Sequence[NeuronAP] = (),
+    ):
         self._operands: list[Operand] = []
         self.result = result
         self.aps: list[NeuronAP] = list(aps)
@@ -84,7 +111,9 @@ class Instruction:
         if not isinstance(new, (Value, ScalarValue)):
             new = getattr(new, "result", None)
             if not isinstance(new, Value):
-                raise TypeError("set_operand needs a Value, a ScalarValue or an instruction with a result")
+                raise TypeError(
+                    "set_operand needs a Value, a ScalarValue or an instruction with a result"
+                )
         old = self._operands[index]
         if isinstance(old, Value):
             old._uses.pop(Use(self, index), None)
@@ -203,23 +232,23 @@ class Instruction:
 
     # -- placement ---------------------------------------------------------------------------------
     @property
-    def function(self) -> "Function | None":
+    def function(self) -> Function | None:
         """The function whose block holds this instruction (None when detached)."""
         return None if self.parent is None else self.parent.parent
 
-    def insert_before(self, other: "Instruction") -> "Instruction":
+    def insert_before(self, other: Instruction) -> Instruction:
         """Insert this (detached) instruction just before ``other``."""
         assert other.parent is not None, "insert_before: anchor is not in a block"
         other.parent._link_before(self, other)
         return self
 
-    def insert_after(self, other: "Instruction") -> "Instruction":
+    def insert_after(self, other: Instruction) -> Instruction:
         """Insert this (detached) instruction just after ``other``."""
         assert other.parent is not None, "insert_after: anchor is not in a block"
         other.parent._link_after(self, other)
         return self
 
-    def remove_from_parent(self) -> "Instruction":
+    def remove_from_parent(self) -> Instruction:
         """Unlink from the block, keeping operands and accesses registered."""
         if self.parent is not None:
             self.parent._unlink(self)
@@ -253,7 +282,7 @@ class Instruction:
     updateDebugLoc = update_debug_loc
 
     # -- copying -------------------------------------------------------------------------------
-    def clone(self, name: str | None = None) -> "Instruction":
+    def clone(self, name: str | None = None) -> Instruction:
         """A detached copy reading the same operands and tensors; its result gets ``name`` (default:
         a fresh name from the function, or the old name + ``.clone``)."""
         raise NotImplementedError(type(self).__name__)

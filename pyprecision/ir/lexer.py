@@ -1,4 +1,5 @@
 """Line tokenizer for the IR text form. Every token carries its 1-based column."""
+
 from __future__ import annotations
 
 import re
@@ -8,7 +9,8 @@ from pyprecision.errors import ParseError
 
 __all__ = ["Token", "tokenize_line"]
 
-_TOKEN_RE = re.compile(r"""
+_TOKEN_RE = re.compile(
+    r"""
     (?P<ws>[ \t\r]+)
   | (?P<comment>//.*|\#.*)
   | (?P<value>%[A-Za-z0-9_.$]+)
@@ -19,7 +21,9 @@ _TOKEN_RE = re.compile(r"""
   | (?P<ident>[A-Za-z_][A-Za-z0-9_.]*)
   | (?P<arrow>->)
   | (?P<punct>[=:,\[\](){}])
-""", re.VERBOSE)
+""",
+    re.VERBOSE,
+)
 
 
 @dataclass(frozen=True)

@@ -1,16 +1,29 @@
 """Instructions that touch memory tensors through NeuronAP views: loads, stores, the tensor-scalar GEP,
 the offloaded memcpy and calls (CallOpBase, CallOp, OpaqueOp)."""
+
 from __future__ import annotations
 
-from typing import Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from pyprecision.ir.dtypes import FLOAT_DTYPES, INTEGER_DTYPES, DType, as_dtype
 from pyprecision.ir.instructions import BINARY_KINDS, COMPARE_KINDS, Instruction, Operand
 from pyprecision.ir.values import NeuronAP, ScalarValue, Tensor, Value
 
 __all__ = [
-    "LoadInst", "AffineLoad", "GenericLoad", "SBAtomLoad", "StoreInst", "AffineStore", "GenericStore",
-    "TensorScalarGEPOp", "OffloadedMemCpy", "CallOpBase", "CallOp", "OpaqueOp", "as_ap",
+    "AffineLoad",
+    "AffineStore",
+    "CallOp",
+    "CallOpBase",
+    "GenericLoad",
+    "GenericStore",
+    "LoadInst",
+    "OffloadedMemCpy",
+    "OpaqueOp",
+    "SBAtomLoad",
+    "StoreInst",
+    "TensorScalarGEPOp",
+    "as_ap",
 ]
 
 
@@ -53,8 +66,12 @@ class LoadInst(Instruction):
 
     @property
     def can_mutate_dst_ty(self) -> bool:
-        return self.result is not None and self.result.dtype.is_float and self.src.dtype.is_float \
+        return (
+            self.result is not None
+            and self.result.dtype.is_float
+            and self.src.dtype.is_float
             and self.src.reinterpret is None
+        )
 
     def _clone_args(self, name: str | None) -> tuple[NeuronAP, Value]:
         return NeuronAP(self.src.tensor, self.src.reinterpret, "load"), self._clone_result(name)  # type: ignore[return-value]
@@ -64,9 +81,11 @@ class AffineLoad(LoadInst):
     """``%r = affine_load @t : T`` — reads the whole tensor (T's shape is the tensor's)."""
 
     opname = "affine_load"
-    truncated_dtype: DType | None = None  # spec 000 §6 reads AffineLoad.truncated_dtype; the passes set it
+    truncated_dtype: DType | None = (
+        None  # spec 000 §6 reads AffineLoad.truncated_dtype; the passes set it
+    )
 
-    def clone(self, name: str | None = None) -> "AffineLoad":
+    def clone(self, name: str | None = None) -> AffineLoad:
         return AffineLoad(*self._clone_args(name))
 
 
@@ -76,12 +95,16 @@ class SBAtomLoad(LoadInst):
 
     opname = "sb_atom_load"
 
-    def __init__(self, src: Tensor | NeuronAP, result: Value, has_partition_broadcast: bool = False):
+    def __init__(
+        self, src: Tensor | NeuronAP, result: Value, has_partition_broadcast: bool = False
+    ):
         super().__init__(src, result)
         self.has_partition_broadcast = bool(has_partition_broadcast)
 
-    def clone(self, name: str | None = None) -> "SBAtomLoad":
-        return SBAtomLoad(*self._clone_args(name), has_partition_broadcast=self.has_partition_broadcast)
+    def clone(self, name: str | None = None) -> SBAtomLoad:
+        return SBAtomLoad(
+            *self._clone_args(name), has_partition_broadcast=self.has_partition_broadcast
+        )
 
 
 class GenericLoad(LoadInst):
@@ -98,7 +121,7 @@ class GenericLoad(LoadInst):
         super().set_operand(index, new)
         self.aps[0].index = self._operands[0]  # type: ignore[assignment]
 
-    def clone(self, name: str | None = None) -> "GenericLoad":
+    def clone(self, name: str | None = None) -> GenericLoad:
         ap, res = self._clone_args(name)
         return GenericLoad(ap, res, self._op(0))  # type: ignore[arg-type]
 
@@ -139,7 +162,7 @@ class AffineStore(StoreInst):
 
     opname = "affine_store"
 
-    def clone(self, name: str | None = None) -> "AffineStore":
+    def clone(self, name: str | None = None) -> AffineStore:
         return AffineStore(self._op(0), NeuronAP(self.dst.tensor, self.dst.reinterpret, "store"))
 
 
@@ -157,9 +180,10 @@ class GenericStore(StoreInst):
         super().set_operand(index, new)
         self.aps[0].index = self._operands[1]  # type: ignore[assignment]
 
-    def clone(self, name: str | None = None) -> "GenericStore":
-        return GenericStore(self._op(0), NeuronAP(self.dst.tensor, self.dst.reinterpret, "store"),
-                            self._op(1))  # type: ignore[arg-type]
+    def clone(self, name: str | None = None) -> GenericStore:
+        return GenericStore(
+            self._op(0), NeuronAP(self.dst.tensor, self.dst.reinterpret, "store"), self._op(1)
+        )  # type: ignore[arg-type]
 
 
 class TensorScalarGEPOp(Instruction):
@@ -169,14 +193,21 @@ class TensorScalarGEPOp(Instruction):
 
     opname = "tensor_scalar_gep"
 
-    def __init__(self, kind: str, src: Operand, scalar: ScalarValue, dst: Tensor | NeuronAP,
-                 allowed: Iterable[Any] | None = None):
+    def __init__(
+        self,
+        kind: str,
+        src: Operand,
+        scalar: ScalarValue,
+        dst: Tensor | NeuronAP,
+        allowed: Iterable[Any] | None = None,
+    ):
         if kind not in BINARY_KINDS or kind in COMPARE_KINDS:
             raise ValueError(f"unknown tensor_scalar_gep op {kind!r}")
         self.kind = kind
         super().__init__([src, scalar], None, [as_ap(dst, "store")])
-        self.allowed: tuple[DType, ...] = INTEGER_DTYPES if allowed is None else \
-            tuple(as_dtype(a) for a in allowed)
+        self.allowed: tuple[DType, ...] = (
+            INTEGER_DTYPES if allowed is None else tuple(as_dtype(a) for a in allowed)
+        )
 
     @property
     def dst(self) -> NeuronAP:
@@ -202,9 +233,14 @@ class TensorScalarGEPOp(Instruction):
     def allowed_dtypes(self) -> tuple[DType, ...]:
         return self.allowed
 
-    def clone(self, name: str | None = None) -> "TensorScalarGEPOp":
-        return TensorScalarGEPOp(self.kind, self._op(0), self._op(1),  # type: ignore[arg-type]
-                                 NeuronAP(self.dst.tensor, self.dst.reinterpret, "store"), self.allowed)
+    def clone(self, name: str | None = None) -> TensorScalarGEPOp:
+        return TensorScalarGEPOp(
+            self.kind,
+            self._op(0),
+            self._op(1),  # type: ignore[arg-type]
+            NeuronAP(self.dst.tensor, self.dst.reinterpret, "store"),
+            self.allowed,
+        )
 
 
 class OffloadedMemCpy(Instruction):
@@ -230,9 +266,11 @@ class OffloadedMemCpy(Instruction):
         """The source tensor."""
         return self.aps[0].tensor
 
-    def clone(self, name: str | None = None) -> "OffloadedMemCpy":
+    def clone(self, name: str | None = None) -> OffloadedMemCpy:
         s, d = self.aps
-        return OffloadedMemCpy(NeuronAP(s.tensor, s.reinterpret, "load"), NeuronAP(d.tensor, d.reinterpret, "store"))
+        return OffloadedMemCpy(
+            NeuronAP(s.tensor, s.reinterpret, "load"), NeuronAP(d.tensor, d.reinterpret, "store")
+        )
 
 
 class CallOpBase(Instruction):
@@ -244,7 +282,9 @@ class CallOpBase(Instruction):
 
     def __init__(self, ins: Sequence[Tensor | NeuronAP], outs: Sequence[Tensor | NeuronAP]):
         self.n_ins = len(ins)
-        super().__init__([], None, [as_ap(t, "load") for t in ins] + [as_ap(t, "store") for t in outs])
+        super().__init__(
+            [], None, [as_ap(t, "load") for t in ins] + [as_ap(t, "store") for t in outs]
+        )
         self.call_ins: set[Tensor] = set()
         self.call_outs: set[Tensor] = set()
 
@@ -256,21 +296,23 @@ class CallOpBase(Instruction):
     @property
     def outs(self) -> list[NeuronAP]:
         """Views of the tensors written."""
-        return self.aps[self.n_ins:]
+        return self.aps[self.n_ins :]
 
     @property
     def dst(self) -> None:
         """Calls have no single dst."""
         return None
 
-    def _copy_sets(self, other: "CallOpBase") -> "CallOpBase":
+    def _copy_sets(self, other: CallOpBase) -> CallOpBase:
         other.call_ins = set(self.call_ins)
         other.call_outs = set(self.call_outs)
         return other
 
     def _views(self) -> tuple[list[NeuronAP], list[NeuronAP]]:
-        return ([NeuronAP(a.tensor, a.reinterpret, "load") for a in self.ins],
-                [NeuronAP(a.tensor, a.reinterpret, "store") for a in self.outs])
+        return (
+            [NeuronAP(a.tensor, a.reinterpret, "load") for a in self.ins],
+            [NeuronAP(a.tensor, a.reinterpret, "store") for a in self.outs],
+        )
 
 
 class CallOp(CallOpBase):
@@ -279,11 +321,13 @@ class CallOp(CallOpBase):
 
     opname = "call"
 
-    def __init__(self, callee: str, ins: Sequence[Tensor | NeuronAP], outs: Sequence[Tensor | NeuronAP]):
+    def __init__(
+        self, callee: str, ins: Sequence[Tensor | NeuronAP], outs: Sequence[Tensor | NeuronAP]
+    ):
         self.callee = callee
         super().__init__(ins, outs)
 
-    def clone(self, name: str | None = None) -> "CallOp":
+    def clone(self, name: str | None = None) -> CallOp:
         return self._copy_sets(CallOp(self.callee, *self._views()))  # type: ignore[return-value]
 
 
@@ -293,9 +337,11 @@ class OpaqueOp(CallOpBase):
 
     opname = "opaque"
 
-    def __init__(self, kernel: str, ins: Sequence[Tensor | NeuronAP], outs: Sequence[Tensor | NeuronAP]):
+    def __init__(
+        self, kernel: str, ins: Sequence[Tensor | NeuronAP], outs: Sequence[Tensor | NeuronAP]
+    ):
         self.kernel = kernel
         super().__init__(ins, outs)
 
-    def clone(self, name: str | None = None) -> "OpaqueOp":
+    def clone(self, name: str | None = None) -> OpaqueOp:
         return self._copy_sets(OpaqueOp(self.kernel, *self._views()))  # type: ignore[return-value]

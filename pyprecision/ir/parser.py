@@ -1,27 +1,44 @@
 """Parser of the IR text form (inverse of printer.to_text). Errors are ParseError ``file:line:col``."""
+
 from __future__ import annotations
 
 import base64
 import binascii
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
 from pyprecision.errors import ParseError
+from pyprecision.ir.compute import BinaryOp, SelectOp, TensorContractOp, UnaryOp
 from pyprecision.ir.core import Block, Function, Module
 from pyprecision.ir.dtypes import DType, dtype_from_name
-from pyprecision.ir.compute import BinaryOp, SelectOp, TensorContractOp, UnaryOp
 from pyprecision.ir.instructions import BINARY_KINDS, COMPARE_KINDS, UNARY_KINDS, Instruction
 from pyprecision.ir.lexer import Token, tokenize_line
 from pyprecision.ir.memory import (
-    AffineLoad, AffineStore, CallOp, CallOpBase, GenericLoad, GenericStore, OffloadedMemCpy, OpaqueOp,
-    SBAtomLoad, TensorScalarGEPOp,
+    AffineLoad,
+    AffineStore,
+    CallOp,
+    CallOpBase,
+    GenericLoad,
+    GenericStore,
+    OffloadedMemCpy,
+    OpaqueOp,
+    SBAtomLoad,
+    TensorScalarGEPOp,
 )
-from pyprecision.ir.values import TENSOR_KINDS, NeuronAP, ScalarValue, SingleValueTensor, Tensor, Value
+from pyprecision.ir.values import (
+    TENSOR_KINDS,
+    NeuronAP,
+    ScalarValue,
+    SingleValueTensor,
+    Tensor,
+    Value,
+)
 
-__all__ = ["parse", "Location"]
+__all__ = ["Location", "parse"]
 
 
 @dataclass(frozen=True)
@@ -66,7 +83,9 @@ class _Line:
         t = self.peek()
         if t is None or t.kind != kind or (text is not None and t.text != text):
             found = "end of line" if t is None else repr(t.text)
-            raise self.error(f"expected {what or repr(text) if text else what or kind}, found {found}")
+            raise self.error(
+                f"expected {what or repr(text) if text else what or kind}, found {found}"
+            )
         self.i += 1
         return t
 
@@ -93,7 +112,11 @@ def _number(tok: Token, dtype: DType, ln: _Line) -> float | int:
         v = int(s, 0)
     except ValueError:
         raise ln.error(f"invalid {dtype.name} literal {s!r}", tok) from None
-    lo, hi = (-(1 << (dtype.bits - 1)), (1 << (dtype.bits - 1)) - 1) if dtype.kind == "int" else (0, (1 << dtype.bits) - 1)
+    lo, hi = (
+        (-(1 << (dtype.bits - 1)), (1 << (dtype.bits - 1)) - 1)
+        if dtype.kind == "int"
+        else (0, (1 << dtype.bits) - 1)
+    )
     if not lo <= v <= hi:
         raise ln.error(f"{v} is out of range for {dtype.name}", tok)
     return v
@@ -199,7 +222,10 @@ class _FunctionParser:
         ln.expect("punct", ":")
         kind = ln.expect("ident", what="a tensor kind")
         if kind.text not in TENSOR_KINDS:
-            raise ln.error(f"unknown tensor kind {kind.text!r} (expected one of {', '.join(TENSOR_KINDS)})", kind)
+            raise ln.error(
+                f"unknown tensor kind {kind.text!r} (expected one of {', '.join(TENSOR_KINDS)})",
+                kind,
+            )
         dt, shape = self.type_(ln)
         tensor: Tensor
         eq = ln.accept("punct", "=")
@@ -208,7 +234,9 @@ class _FunctionParser:
                 raise ln.error("only const tensors have a value", eq)
             init = ln.expect("ident", what="'dense' or 'splat'")
             if init.text == "splat":
-                tensor = SingleValueTensor(name.text, shape, dt, _number(ln.expect("number"), dt, ln))
+                tensor = SingleValueTensor(
+                    name.text, shape, dt, _number(ln.expect("number"), dt, ln)
+                )
             elif init.text == "dense":
                 tensor = Tensor(name.text, shape, dt, "const", self.dense(ln, dt, shape))
             else:
@@ -228,8 +256,14 @@ class _FunctionParser:
             raise ln.error("invalid base64 payload", tok) from None
         want = math.prod(shape) * dt.itemsize
         if len(raw) != want:
-            raise ln.error(f"payload has {len(raw)} bytes, {dt.name}{list(shape)} needs {want}", tok)
-        return np.frombuffer(raw, dtype=dt.np_dtype.newbyteorder("<")).astype(dt.np_dtype).reshape(shape)
+            raise ln.error(
+                f"payload has {len(raw)} bytes, {dt.name}{list(shape)} needs {want}", tok
+            )
+        return (
+            np.frombuffer(raw, dtype=dt.np_dtype.newbyteorder("<"))
+            .astype(dt.np_dtype)
+            .reshape(shape)
+        )
 
     def instruction(self, ln: _Line) -> Instruction:
         res_tok = None
@@ -268,11 +302,16 @@ class _FunctionParser:
         if name.startswith("tensor_scalar_gep."):
             return False, self._gep
         return {
-            "affine_load": (True, self._load), "sb_atom_load": (True, self._load),
-            "generic_load": (True, self._load), "select": (True, self._select),
-            "matmul": (True, self._matmul), "affine_store": (False, self._store),
-            "generic_store": (False, self._store), "offloaded_memcpy": (False, self._memcpy),
-            "call": (False, self._call), "opaque": (False, self._call),
+            "affine_load": (True, self._load),
+            "sb_atom_load": (True, self._load),
+            "generic_load": (True, self._load),
+            "select": (True, self._select),
+            "matmul": (True, self._matmul),
+            "affine_store": (False, self._store),
+            "generic_store": (False, self._store),
+            "offloaded_memcpy": (False, self._memcpy),
+            "call": (False, self._call),
+            "opaque": (False, self._call),
         }.get(name)  # type: ignore[return-value]
 
     def _binary(self, ln: _Line, op: Token, r: Token) -> Instruction:
@@ -334,7 +373,9 @@ class _FunctionParser:
             target = ln.expect("string", what='a "kernel" name').text
         ins = self.ap_list(ln, "ins", "load")
         outs = self.ap_list(ln, "outs", "store")
-        inst: CallOpBase = CallOp(target, ins, outs) if op.text == "call" else OpaqueOp(target, ins, outs)
+        inst: CallOpBase = (
+            CallOp(target, ins, outs) if op.text == "call" else OpaqueOp(target, ins, outs)
+        )
         a = self.attrs(ln, ("call_ins", "call_outs"))
         inst.call_ins = set(a.get("call_ins", []))
         inst.call_outs = set(a.get("call_outs", []))
@@ -377,7 +418,9 @@ def parse(text: str, filename: str = "<string>", verify: bool = True) -> Module:
                 fp.block = fp.f.add_block("bb0")
             fp.block.append(inst)
     if fp is not None:
-        raise ParseError(f"missing '}}' closing function @{fp.f.name}", len(lines), len(lines[-1]) + 1, filename)
+        raise ParseError(
+            f"missing '}}' closing function @{fp.f.name}", len(lines), len(lines[-1]) + 1, filename
+        )
     if verify:
         from pyprecision.ir.verifier import verify as _verify
 

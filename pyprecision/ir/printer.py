@@ -1,23 +1,30 @@
 """The deterministic printer of the IR text form (grammar in docs/ir.md)."""
+
 from __future__ import annotations
 
 import base64
 
 import numpy as np
 
-from pyprecision.ir.core import Block, Function, Module
 from pyprecision.ir.compute import BinaryOp, SelectOp, TensorContractOp, UnaryOp
+from pyprecision.ir.core import Block, Function, Module
+from pyprecision.ir.dtypes import INTEGER_DTYPES, DType
 from pyprecision.ir.instructions import Instruction
 from pyprecision.ir.memory import (
-    CallOp, CallOpBase, LoadInst, OffloadedMemCpy, SBAtomLoad, StoreInst, TensorScalarGEPOp,
+    CallOp,
+    CallOpBase,
+    LoadInst,
+    OffloadedMemCpy,
+    SBAtomLoad,
+    StoreInst,
+    TensorScalarGEPOp,
 )
-from pyprecision.ir.dtypes import INTEGER_DTYPES, DType
 from pyprecision.ir.values import NeuronAP, ScalarValue, SingleValueTensor, Tensor, Value
 
-__all__ = ["to_text", "function_to_text", "instruction_to_text", "tensor_to_text", "format_number"]
+__all__ = ["format_number", "function_to_text", "instruction_to_text", "tensor_to_text", "to_text"]
 
 
-def format_number(x: float | int) -> str:
+def format_number(x: float) -> str:
     """Exact text of a scalar: Python ``repr`` for floats (shortest round-tripping), decimal for ints."""
     if isinstance(x, float):
         return repr(x)
@@ -49,15 +56,25 @@ def _ap(ap: NeuronAP) -> str:
 def _call_attrs(inst: CallOpBase) -> str:
     parts = []
     if inst.call_ins:
-        parts.append("call_ins = [" + ", ".join(f"@{t.name}" for t in sorted(inst.call_ins, key=lambda t: t.name)) + "]")
+        parts.append(
+            "call_ins = ["
+            + ", ".join(f"@{t.name}" for t in sorted(inst.call_ins, key=lambda t: t.name))
+            + "]"
+        )
     if inst.call_outs:
-        parts.append("call_outs = [" + ", ".join(f"@{t.name}" for t in sorted(inst.call_outs, key=lambda t: t.name)) + "]")
+        parts.append(
+            "call_outs = ["
+            + ", ".join(f"@{t.name}" for t in sorted(inst.call_outs, key=lambda t: t.name))
+            + "]"
+        )
     return " {" + ", ".join(parts) + "}" if parts else ""
 
 
 def _body(inst: Instruction) -> str:
     if isinstance(inst, LoadInst):
-        extra = " broadcast" if isinstance(inst, SBAtomLoad) and inst.has_partition_broadcast else ""
+        extra = (
+            " broadcast" if isinstance(inst, SBAtomLoad) and inst.has_partition_broadcast else ""
+        )
         return f"{inst.opname} {_ap(inst.src)}{extra}"
     if isinstance(inst, StoreInst):
         return f"{inst.opname} {_operand(inst.src)}, {_ap(inst.dst)}"
@@ -73,7 +90,7 @@ def _body(inst: Instruction) -> str:
     if isinstance(inst, OffloadedMemCpy):
         return f"offloaded_memcpy {_ap(inst.src)} -> {_ap(inst.dst)}"
     if isinstance(inst, CallOpBase):
-        head = f'call @{inst.callee}' if isinstance(inst, CallOp) else f'opaque "{inst.kernel}"'  # type: ignore[attr-defined]
+        head = f"call @{inst.callee}" if isinstance(inst, CallOp) else f'opaque "{inst.kernel}"'  # type: ignore[attr-defined]
         ins = ", ".join(_ap(a) for a in inst.ins)
         outs = ", ".join(_ap(a) for a in inst.outs)
         return f"{head} ins({ins}) outs({outs}){_call_attrs(inst)}"

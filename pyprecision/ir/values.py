@@ -4,10 +4,12 @@
 A memory tensor is read only by load-like instructions and written only by store-like instructions, all
 through a ``NeuronAP``; SSA values flow between instructions and keep use lists.
 """
+
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, Iterable, NamedTuple
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -17,7 +19,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from pyprecision.ir.core import Function
     from pyprecision.ir.instructions import Instruction
 
-__all__ = ["Use", "Value", "ScalarValue", "Tensor", "SingleValueTensor", "NeuronAP", "TENSOR_KINDS"]
+__all__ = ["TENSOR_KINDS", "NeuronAP", "ScalarValue", "SingleValueTensor", "Tensor", "Use", "Value"]
 
 TENSOR_KINDS = ("input", "output", "const", "internal")
 
@@ -25,7 +27,7 @@ TENSOR_KINDS = ("input", "output", "const", "internal")
 class Use(NamedTuple):
     """One operand slot: ``user.operands[index]`` is the used value."""
 
-    user: "Instruction"
+    user: Instruction
     index: int
 
 
@@ -66,7 +68,7 @@ class Value:
         return list(self._uses)
 
     @property
-    def users(self) -> list["Instruction"]:
+    def users(self) -> list[Instruction]:
         """The distinct instructions that use this value, in use order."""
         return list(dict.fromkeys(u.user for u in self._uses))
 
@@ -86,7 +88,7 @@ class Value:
         return len(self._uses) == 1
 
     @property
-    def tensor(self) -> "Value":
+    def tensor(self) -> Value:
         """The value itself (an instruction's ``dst.tensor``)."""
         return self
 
@@ -139,7 +141,7 @@ class ScalarValue:
 
     is_reinterpreted = False
 
-    def __init__(self, value: float | int, dtype: Any):
+    def __init__(self, value: float, dtype: Any):
         self.dtype: DType = as_dtype(dtype)
         self.value: float | int = float(value) if self.dtype.is_float else int(value)
 
@@ -170,8 +172,14 @@ class Tensor:
     NeuronAPs of attached instructions; ``load_insts`` / ``store_insts`` list their instructions.
     """
 
-    def __init__(self, name: str, shape: Iterable[int], dtype: Any, kind: str = "internal",
-                 value: np.ndarray | None = None):
+    def __init__(
+        self,
+        name: str,
+        shape: Iterable[int],
+        dtype: Any,
+        kind: str = "internal",
+        value: np.ndarray | None = None,
+    ):
         if kind not in TENSOR_KINDS:
             raise ValueError(f"tensor kind must be one of {TENSOR_KINDS}, got {kind!r}")
         self.name = name
@@ -212,28 +220,28 @@ class Tensor:
     isInputOrOutput = is_input_or_output
 
     @property
-    def parent_as_function(self) -> "Function | None":
+    def parent_as_function(self) -> Function | None:
         """The function that declares this tensor."""
         return self.function
 
     @property
-    def tensor(self) -> "Tensor":
+    def tensor(self) -> Tensor:
         """The tensor itself (so tensors and views answer ``.tensor`` alike)."""
         return self
 
     # -- accesses -------------------------------------------------------------------------------
     @property
-    def accesses(self) -> list["NeuronAP"]:
+    def accesses(self) -> list[NeuronAP]:
         """Every attached access view, in creation order."""
         return list(self._aps)
 
     @property
-    def load_insts(self) -> list["Instruction"]:
+    def load_insts(self) -> list[Instruction]:
         """Distinct instructions that read this tensor (TensorUtils.load_insts)."""
         return list(dict.fromkeys(ap.owner for ap in self._aps if ap.role == "load"))  # type: ignore[misc]
 
     @property
-    def store_insts(self) -> list["Instruction"]:
+    def store_insts(self) -> list[Instruction]:
         """Distinct instructions that write this tensor (TensorUtils.store_insts)."""
         return list(dict.fromkeys(ap.owner for ap in self._aps if ap.role == "store"))  # type: ignore[misc]
 
@@ -278,11 +286,11 @@ class Tensor:
 
     mutate_tensor_ty = mutateTensorTy
 
-    def replace_all_uses_with(self, new: "Tensor") -> int:
+    def replace_all_uses_with(self, new: Tensor) -> int:
         """Point every access of this tensor at ``new``. Returns the count."""
         return self.replace_all_uses_with_except(new, None)
 
-    def replace_all_uses_with_except(self, new: "Tensor", except_: Any) -> int:
+    def replace_all_uses_with_except(self, new: Tensor, except_: Any) -> int:
         """Point every access at ``new`` except accesses owned by instructions in ``except_``."""
         skip = _exclusions(except_)
         n = 0
@@ -296,7 +304,7 @@ class Tensor:
     replaceAllUsesWith = replace_all_uses_with
     replaceAllUsesWithExcept = replace_all_uses_with_except
 
-    def clone(self, name: str | None = None) -> "Tensor":
+    def clone(self, name: str | None = None) -> Tensor:
         """A detached copy (same kind, shape, dtype, a copy of the value); add it with Function.add_tensor."""
         val = None if self.value is None else np.array(self.value, copy=True)
         return Tensor(name or self.name, self.shape, self.dtype, self.kind, val)
@@ -306,11 +314,11 @@ class SingleValueTensor(Tensor):
     """A const tensor whose every element is one number (a splat). ``value`` is a Python float/int; the
     element is that number rounded to ``dtype``. Retyping needs no byte re-encoding."""
 
-    def __init__(self, name: str, shape: Iterable[int], dtype: Any, value: float | int):
+    def __init__(self, name: str, shape: Iterable[int], dtype: Any, value: float):
         super().__init__(name, shape, dtype, "const", None)
         self.value = float(value) if self.dtype.is_float else int(value)  # type: ignore[assignment]
 
-    def clone(self, name: str | None = None) -> "SingleValueTensor":
+    def clone(self, name: str | None = None) -> SingleValueTensor:
         """A detached copy."""
         return SingleValueTensor(name or self.name, self.shape, self.dtype, self.value)  # type: ignore[arg-type]
 

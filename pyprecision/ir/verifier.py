@@ -1,4 +1,5 @@
 """The IR verifier: structure, SSA def-before-use, use lists, tensor accesses, types and shapes."""
+
 from __future__ import annotations
 
 import re
@@ -6,13 +7,26 @@ import re
 import numpy as np
 
 from pyprecision.errors import VerifyError
+from pyprecision.ir.compute import BinaryOp, SelectOp, TensorContractOp, UnaryOp
 from pyprecision.ir.core import Function, Module
 from pyprecision.ir.dtypes import uint8
-from pyprecision.ir.compute import BinaryOp, SelectOp, TensorContractOp, UnaryOp
-from pyprecision.ir.instructions import COMPARE_KINDS, FLOAT_ONLY_UNARY, INT_ONLY_BINARY, Instruction
+from pyprecision.ir.instructions import (
+    COMPARE_KINDS,
+    FLOAT_ONLY_UNARY,
+    INT_ONLY_BINARY,
+    Instruction,
+)
 from pyprecision.ir.memory import (
-    CallOp, CallOpBase, GenericLoad, GenericStore, LoadInst, OffloadedMemCpy, OpaqueOp, SBAtomLoad,
-    StoreInst, TensorScalarGEPOp,
+    CallOp,
+    CallOpBase,
+    GenericLoad,
+    GenericStore,
+    LoadInst,
+    OffloadedMemCpy,
+    OpaqueOp,
+    SBAtomLoad,
+    StoreInst,
+    TensorScalarGEPOp,
 )
 from pyprecision.ir.values import ScalarValue, SingleValueTensor, Use, Value
 
@@ -50,7 +64,9 @@ def _check_call_graph(m: Module) -> None:
         if state.get(name) == 2:
             return
         if state.get(name) == 1:
-            raise VerifyError("recursive call cycle: " + " -> ".join(f"@{p}" for p in path + [name]))
+            raise VerifyError(
+                "recursive call cycle: " + " -> ".join(f"@{p}" for p in path + [name])
+            )
         state[name] = 1
         for inst in m.get_function(name).instructions():
             if isinstance(inst, CallOp) and m.has_function(inst.callee):
@@ -83,9 +99,14 @@ def verify_function(f: Function) -> None:
             if inst.result is not None:
                 r = inst.result
                 if r.owner is not inst:
-                    raise VerifyError(_where(f, inst) + f"%{r.name} does not point back to its definition")
+                    raise VerifyError(
+                        _where(f, inst) + f"%{r.name} does not point back to its definition"
+                    )
                 if not _NAME.match(r.name):
-                    raise VerifyError(_where(f, inst) + f"value name {r.name!r} is not printable (use [A-Za-z0-9_.$])")
+                    raise VerifyError(
+                        _where(f, inst)
+                        + f"value name {r.name!r} is not printable (use [A-Za-z0-9_.$])"
+                    )
                 if r.name in names:
                     raise VerifyError(_where(f, inst) + f"value %{r.name} is defined twice")
                 names.add(r.name)
@@ -94,9 +115,12 @@ def verify_function(f: Function) -> None:
     for t in f.tensors:
         for ap in t._aps:
             if ap.owner is None or ap.owner.function is not f:
-                raise VerifyError(f"in @{f.name}: tensor @{t.name} is accessed by an instruction not in the function")
-        if t._counts["load"] != sum(ap.role == "load" for ap in t._aps) or \
-                t._counts["store"] != sum(ap.role == "store" for ap in t._aps):
+                raise VerifyError(
+                    f"in @{f.name}: tensor @{t.name} is accessed by an instruction not in the function"
+                )
+        if t._counts["load"] != sum(ap.role == "load" for ap in t._aps) or t._counts[
+            "store"
+        ] != sum(ap.role == "store" for ap in t._aps):
             raise VerifyError(f"in @{f.name}: tensor @{t.name} has stale access counts")
 
 
@@ -119,9 +143,14 @@ def _check_tensors(f: Function) -> None:
             if not isinstance(t.value, np.ndarray):
                 raise VerifyError(where + "const tensor has no value")
             if t.value.dtype != t.dtype.np_dtype:
-                raise VerifyError(where + f"value has numpy dtype {t.value.dtype}, {t.dtype.name} needs {t.dtype.np_dtype}")
+                raise VerifyError(
+                    where
+                    + f"value has numpy dtype {t.value.dtype}, {t.dtype.name} needs {t.dtype.np_dtype}"
+                )
             if t.value.shape != t.shape:
-                raise VerifyError(where + f"value has shape {list(t.value.shape)}, declared {list(t.shape)}")
+                raise VerifyError(
+                    where + f"value has shape {list(t.value.shape)}, declared {list(t.shape)}"
+                )
         elif t.value is not None:
             raise VerifyError(where + f"only const tensors have a value ({t.kind})")
 
@@ -145,7 +174,10 @@ def _check_use_list(f: Function, inst: Instruction, r: Value) -> None:
     for use in r._uses:
         u = use.user
         if u.function is not f:
-            raise VerifyError(_where(f, inst) + f"%{r.name} has a use by an instruction that is not in the function")
+            raise VerifyError(
+                _where(f, inst)
+                + f"%{r.name} has a use by an instruction that is not in the function"
+            )
         if use.index >= len(u._operands) or u._operands[use.index] is not r:
             raise VerifyError(_where(f, inst) + f"%{r.name} has a stale use-list entry")
 
@@ -154,16 +186,24 @@ def _check_aps(f: Function, inst: Instruction) -> None:
     for ap in inst.aps:
         if ap.owner is not inst or ap not in ap.tensor._aps:
             raise _Fail(f"access to @{ap.tensor.name} is not registered with the tensor")
-        if ap.tensor.function is not f or not f.has_tensor(ap.tensor.name) or f.get_tensor(ap.tensor.name) is not ap.tensor:
+        if (
+            ap.tensor.function is not f
+            or not f.has_tensor(ap.tensor.name)
+            or f.get_tensor(ap.tensor.name) is not ap.tensor
+        ):
             raise _Fail(f"tensor @{ap.tensor.name} is not declared in this function")
         if ap.reinterpret is not None and ap.reinterpret.bits != ap.tensor.dtype.bits:
-            raise _Fail(f"cannot view {ap.tensor.dtype.name} @{ap.tensor.name} as {ap.reinterpret.name} (width differs)")
+            raise _Fail(
+                f"cannot view {ap.tensor.dtype.name} @{ap.tensor.name} as {ap.reinterpret.name} (width differs)"
+            )
         if ap.role == "store" and ap.tensor.is_const:
             raise _Fail(f"writes const tensor @{ap.tensor.name}")
     if isinstance(inst, CallOpBase):
         for t in inst.call_ins | inst.call_outs:
             if t.function is not f:
-                raise _Fail(f"call_ins/call_outs names @{t.name}, which is not declared in this function")
+                raise _Fail(
+                    f"call_ins/call_outs names @{t.name}, which is not declared in this function"
+                )
 
 
 def _need(cond: bool, msg: str) -> None:
@@ -176,8 +216,10 @@ def _shape(x: object) -> str:
 
 
 def _check_index(idx: object, rows: int) -> int:
-    _need(isinstance(idx, Value) and idx.dtype.is_integer and len(idx.shape) == 1,
-          "the index must be a 1-D integer value")
+    _need(
+        isinstance(idx, Value) and idx.dtype.is_integer and len(idx.shape) == 1,
+        "the index must be a 1-D integer value",
+    )
     return idx.shape[0]  # type: ignore[union-attr]
 
 
@@ -185,27 +227,40 @@ def _check_types(f: Function, inst: Instruction) -> None:
     if isinstance(inst, LoadInst):
         r, t = inst.result, inst.src
         assert r is not None
-        _need(_same_class(r.dtype, t.dtype) and (r.dtype.is_float or r.dtype is t.dtype),
-              f"cannot load {t.dtype.name} as {r.dtype.name} (only float↔float loads convert)")
+        _need(
+            _same_class(r.dtype, t.dtype) and (r.dtype.is_float or r.dtype is t.dtype),
+            f"cannot load {t.dtype.name} as {r.dtype.name} (only float↔float loads convert)",
+        )
         if isinstance(inst, GenericLoad):
             n = _check_index(inst.index, t.shape[0])
-            _need(r.shape == (n,) + t.shape[1:], f"result shape {_shape(r)} != gathered shape [{n}]+{list(t.shape[1:])}")
+            _need(
+                r.shape == (n,) + t.shape[1:],
+                f"result shape {_shape(r)} != gathered shape [{n}]+{list(t.shape[1:])}",
+            )
         elif isinstance(inst, SBAtomLoad) and inst.has_partition_broadcast:
-            _need(t.shape[0] == 1 and r.shape[1:] == t.shape[1:] and len(r.shape) == len(t.shape),
-                  f"broadcast load needs tensor shape [1,...] matching result {_shape(r)} after axis 0, got {_shape(t)}")
+            _need(
+                t.shape[0] == 1 and r.shape[1:] == t.shape[1:] and len(r.shape) == len(t.shape),
+                f"broadcast load needs tensor shape [1,...] matching result {_shape(r)} after axis 0, got {_shape(t)}",
+            )
         else:
             _need(r.shape == t.shape, f"result shape {_shape(r)} != tensor shape {_shape(t)}")
     elif isinstance(inst, StoreInst):
         v, t = inst.src, inst.dst
-        _need(_same_class(v.dtype, t.dtype) and (t.dtype.is_float or v.dtype is t.dtype),
-              f"cannot store {v.dtype.name} into {t.dtype.name} @{t.tensor.name}")
+        _need(
+            _same_class(v.dtype, t.dtype) and (t.dtype.is_float or v.dtype is t.dtype),
+            f"cannot store {v.dtype.name} into {t.dtype.name} @{t.tensor.name}",
+        )
         if isinstance(inst, GenericStore):
             n = _check_index(inst.index, t.shape[0])
-            _need(isinstance(v, ScalarValue) or v.shape == (n,) + t.shape[1:],
-                  f"stored shape {_shape(v)} != scattered shape [{n}]+{list(t.shape[1:])}")
+            _need(
+                isinstance(v, ScalarValue) or v.shape == (n,) + t.shape[1:],
+                f"stored shape {_shape(v)} != scattered shape [{n}]+{list(t.shape[1:])}",
+            )
         else:
-            _need(isinstance(v, ScalarValue) or v.shape == t.shape,
-                  f"stored shape {_shape(v)} != tensor shape {_shape(t)}")
+            _need(
+                isinstance(v, ScalarValue) or v.shape == t.shape,
+                f"stored shape {_shape(v)} != tensor shape {_shape(t)}",
+            )
     elif isinstance(inst, UnaryOp):
         _check_unary(inst)
     elif isinstance(inst, BinaryOp):
@@ -215,10 +270,15 @@ def _check_types(f: Function, inst: Instruction) -> None:
         a, b = inst.operands
         if inst.kind in COMPARE_KINDS:
             _need(r.dtype is uint8, f"a comparison produces uint8, not {r.dtype.name}")
-            _need(_same_class(a.dtype, b.dtype), "comparison operands must both be float or both integer")
+            _need(
+                _same_class(a.dtype, b.dtype),
+                "comparison operands must both be float or both integer",
+            )
         else:
-            _need(_same_class(a.dtype, r.dtype) and _same_class(b.dtype, r.dtype),
-                  f"operands {a.dtype.name}, {b.dtype.name} do not match a {r.dtype.name} result")
+            _need(
+                _same_class(a.dtype, r.dtype) and _same_class(b.dtype, r.dtype),
+                f"operands {a.dtype.name}, {b.dtype.name} do not match a {r.dtype.name} result",
+            )
             if inst.kind in INT_ONLY_BINARY:
                 _need(r.dtype.is_integer, f"'{inst.kind}' needs integer operands")
     elif isinstance(inst, SelectOp):
@@ -226,31 +286,55 @@ def _check_types(f: Function, inst: Instruction) -> None:
         p, a, b = inst.operands
         r = inst.result
         assert r is not None
-        _need(isinstance(p, Value) and p.dtype is uint8, f"the predicate must be a uint8 value, not {p.dtype.name}")
-        _need(_same_class(a.dtype, r.dtype) and _same_class(b.dtype, r.dtype),
-              f"operands {a.dtype.name}, {b.dtype.name} do not match a {r.dtype.name} result")
+        _need(
+            isinstance(p, Value) and p.dtype is uint8,
+            f"the predicate must be a uint8 value, not {p.dtype.name}",
+        )
+        _need(
+            _same_class(a.dtype, r.dtype) and _same_class(b.dtype, r.dtype),
+            f"operands {a.dtype.name}, {b.dtype.name} do not match a {r.dtype.name} result",
+        )
     elif isinstance(inst, TensorContractOp):
         s, m = inst.operands
         r = inst.result
         assert r is not None
         _need(isinstance(s, Value) and isinstance(m, Value), "matmul operands must be values")
-        _need(s.dtype.is_float and m.dtype.is_float and r.dtype.is_float, "matmul operands and result must be float")
+        _need(
+            s.dtype.is_float and m.dtype.is_float and r.dtype.is_float,
+            "matmul operands and result must be float",
+        )
         _need(len(s.shape) == 2 and len(m.shape) == 2, "matmul operands must be 2-D")
-        _need(s.shape[0] == m.shape[0], f"contraction sizes differ: stationary {_shape(s)}, moving {_shape(m)}")
-        _need(r.shape == (s.shape[1], m.shape[1]), f"result shape {_shape(r)} != [{s.shape[1]},{m.shape[1]}]")
+        _need(
+            s.shape[0] == m.shape[0],
+            f"contraction sizes differ: stationary {_shape(s)}, moving {_shape(m)}",
+        )
+        _need(
+            r.shape == (s.shape[1], m.shape[1]),
+            f"result shape {_shape(r)} != [{s.shape[1]},{m.shape[1]}]",
+        )
     elif isinstance(inst, TensorScalarGEPOp):
         src, sc = inst.operands
         t = inst.dst
         _need(isinstance(src, Value), "the first operand must be a value")
         _need(src.shape == t.shape, f"source shape {_shape(src)} != tensor shape {_shape(t)}")
-        _need(_same_class(src.dtype, t.dtype) and _same_class(sc.dtype, t.dtype), "operand and tensor dtypes differ in kind")
-        _need(t.dtype in inst.allowed, f"@{t.tensor.name} is {t.dtype.name}, not one of the allowed dtypes")
-        _need(inst.kind not in INT_ONLY_BINARY or t.dtype.is_integer, f"'{inst.kind}' needs integers")
+        _need(
+            _same_class(src.dtype, t.dtype) and _same_class(sc.dtype, t.dtype),
+            "operand and tensor dtypes differ in kind",
+        )
+        _need(
+            t.dtype in inst.allowed,
+            f"@{t.tensor.name} is {t.dtype.name}, not one of the allowed dtypes",
+        )
+        _need(
+            inst.kind not in INT_ONLY_BINARY or t.dtype.is_integer, f"'{inst.kind}' needs integers"
+        )
     elif isinstance(inst, OffloadedMemCpy):
         s, d = inst.src, inst.dst
         _need(s.shape == d.shape, f"shapes differ: {_shape(s)} -> {_shape(d)}")
-        _need(_same_class(s.dtype, d.dtype) and (d.dtype.is_float or s.dtype is d.dtype),
-              f"cannot copy {s.dtype.name} into {d.dtype.name}")
+        _need(
+            _same_class(s.dtype, d.dtype) and (d.dtype.is_float or s.dtype is d.dtype),
+            f"cannot copy {s.dtype.name} into {d.dtype.name}",
+        )
     elif isinstance(inst, CallOp):
         _check_call(f, inst)
     elif isinstance(inst, OpaqueOp):
@@ -266,10 +350,18 @@ def _check_unary(inst: UnaryOp) -> None:
     if inst.kind == "cast":
         return
     if inst.kind == "bitcast":
-        _need(d.dtype.bits == r.dtype.bits, f"bitcast {d.dtype.name} -> {r.dtype.name} changes the width")
+        _need(
+            d.dtype.bits == r.dtype.bits,
+            f"bitcast {d.dtype.name} -> {r.dtype.name} changes the width",
+        )
         return
-    _need(_same_class(d.dtype, r.dtype), f"'{inst.kind}' cannot turn {d.dtype.name} into {r.dtype.name}; use cast")
-    _need(r.dtype.is_float or inst.kind not in FLOAT_ONLY_UNARY, f"'{inst.kind}' needs a float dtype")
+    _need(
+        _same_class(d.dtype, r.dtype),
+        f"'{inst.kind}' cannot turn {d.dtype.name} into {r.dtype.name}; use cast",
+    )
+    _need(
+        r.dtype.is_float or inst.kind not in FLOAT_ONLY_UNARY, f"'{inst.kind}' needs a float dtype"
+    )
 
 
 def _check_elementwise(inst: Instruction, ops: list) -> None:
@@ -277,7 +369,10 @@ def _check_elementwise(inst: Instruction, ops: list) -> None:
     assert r is not None
     _need(any(isinstance(o, Value) for o in ops), "at least one operand must be a value")
     for o in ops:
-        _need(isinstance(o, ScalarValue) or o.shape == r.shape, f"operand %{getattr(o, 'name', '?')} shape {_shape(o)} != result shape {_shape(r)}")
+        _need(
+            isinstance(o, ScalarValue) or o.shape == r.shape,
+            f"operand %{getattr(o, 'name', '?')} shape {_shape(o)} != result shape {_shape(r)}",
+        )
 
 
 def _check_call(f: Function, inst: CallOp) -> None:
@@ -286,8 +381,20 @@ def _check_call(f: Function, inst: CallOp) -> None:
         return
     _need(m.has_function(inst.callee), f"call to undefined function @{inst.callee}")
     g = m.get_function(inst.callee)
-    _need(len(inst.ins) == len(g.inputs), f"@{g.name} takes {len(g.inputs)} inputs, {len(inst.ins)} given")
-    _need(len(inst.outs) == len(g.outputs), f"@{g.name} has {len(g.outputs)} outputs, {len(inst.outs)} given")
+    _need(
+        len(inst.ins) == len(g.inputs),
+        f"@{g.name} takes {len(g.inputs)} inputs, {len(inst.ins)} given",
+    )
+    _need(
+        len(inst.outs) == len(g.outputs),
+        f"@{g.name} has {len(g.outputs)} outputs, {len(inst.outs)} given",
+    )
     for a, t in zip(inst.ins + inst.outs, g.inputs + g.outputs):
-        _need(a.shape == t.shape, f"@{a.tensor.name} {_shape(a)} does not match @{g.name}'s @{t.name} {_shape(t)}")
-        _need(_same_class(a.dtype, t.dtype), f"@{a.tensor.name} {a.dtype.name} does not match @{g.name}'s @{t.name} {t.dtype.name}")
+        _need(
+            a.shape == t.shape,
+            f"@{a.tensor.name} {_shape(a)} does not match @{g.name}'s @{t.name} {_shape(t)}",
+        )
+        _need(
+            _same_class(a.dtype, t.dtype),
+            f"@{a.tensor.name} {a.dtype.name} does not match @{g.name}'s @{t.name} {t.dtype.name}",
+        )

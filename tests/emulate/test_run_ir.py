@@ -1,4 +1,5 @@
 """run_ir on the examples and on small programs, against independent numpy / hand-computed results."""
+
 from __future__ import annotations
 
 import pathlib
@@ -7,7 +8,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-import pyprecision.ir as ir
+from pyprecision import ir
 from pyprecision.emulate import run_ir
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -75,12 +76,16 @@ def test_opaque_softmax_and_call():
     x = np.random.default_rng(3).standard_normal((2, 4)).astype(np.float32)
     e = np.exp(x.astype(np.float64) - x.max(axis=1, keepdims=True))
     sm = (e / e.sum(axis=1, keepdims=True)).astype(np.float32)
-    np.testing.assert_array_equal(run_ir(example("opaque_call"), {"x": x})["y"], sm * np.float32(0.5))
+    np.testing.assert_array_equal(
+        run_ir(example("opaque_call"), {"x": x})["y"], sm * np.float32(0.5)
+    )
 
 
 def test_broadcast_load_bf16():
     rng = np.random.default_rng(4)
-    x = (rng.integers(-16, 16, (4, 8)) / 8).astype(ml_dtypes.bfloat16)  # differences are exact in fp32
+    x = (rng.integers(-16, 16, (4, 8)) / 8).astype(
+        ml_dtypes.bfloat16
+    )  # differences are exact in fp32
     row = (rng.integers(-16, 16, (1, 8)) / 8).astype(np.float32)
     got = run_ir(example("broadcast_load"), {"x": x, "row": row})["y"]
     s = (x.astype(np.float32) - row).astype(ml_dtypes.bfloat16)
@@ -124,7 +129,9 @@ ADD = """func @main {{
 def test_retype_turns_two_roundings_into_one():
     a = np.array([1.0], np.float32)
     b = np.array([2.0**-8 + 2.0**-30], np.float32)  # exact sum 1 + 2^-8 + 2^-30
-    two = run1(ADD.format(dt="float32", tail="%c = cast %s : bfloat16[1]\n  affine_store %c, @y"), a=a, b=b)
+    two = run1(
+        ADD.format(dt="float32", tail="%c = cast %s : bfloat16[1]\n  affine_store %c, @y"), a=a, b=b
+    )
     one = run1(ADD.format(dt="bfloat16", tail="affine_store %s, @y"), a=a, b=b)
     assert float(two["y"][0]) == 1.0  # fp32 rounds to 1 + 2^-8, a bf16 tie, even → 1.0
     assert float(one["y"][0]) == 1.0 + 2.0**-7  # above the tie → rounds up
@@ -144,8 +151,11 @@ def test_matmul_sequential_fp32_no_fma():
     e = 1.0 + 2.0**-12
     got = run1(text, s=np.array([[e], [-1.0]], np.float32), m=np.array([[e], [1.0]], np.float32))
     assert float(got["y"][0, 0]) == 2.0**-11  # FMA would keep the 2^-24 of e*e
-    got = run1(text.replace("[2,1]", "[3,1]"), s=np.array([[1e8], [1.0], [-1e8]], np.float32),
-               m=np.ones((3, 1), np.float32))
+    got = run1(
+        text.replace("[2,1]", "[3,1]"),
+        s=np.array([[1e8], [1.0], [-1e8]], np.float32),
+        m=np.ones((3, 1), np.float32),
+    )
     assert float(got["y"][0, 0]) == 0.0  # (1e8 + 1) rounds back to 1e8 in fp32
 
 
@@ -180,12 +190,26 @@ def cast(x, src, dst, op="cast"):
 
 
 def test_casts_follow_neuron_defaults():
-    assert cast(np.array([1000.0, -1e9], np.float32), "float32", "float8e4").astype(np.float32).tolist() == [240.0, -240.0]
-    assert cast(np.array([1e6], np.float32), "float32", "float8_e5m2").astype(np.float32).tolist() == [57344.0]
-    assert np.isinf(cast(np.array([1e6], np.float32), "float32", "float16")[0])  # fp16: no saturation
-    assert cast(np.array([1.0 + 2.0**-8], np.float32), "float32", "bfloat16").astype(np.float32)[0] == 1.0  # RNE tie
-    r = cast(np.array([1.0 + 2.0**-11 + 2.0**-20, 1.0 + 2.0**-11], np.float32), "float32", "float32r")
-    assert r.dtype == np.float32 and r.tolist() == [1.0 + 2.0**-10, 1.0]  # 10 mantissa bits; tie → even
+    assert cast(np.array([1000.0, -1e9], np.float32), "float32", "float8e4").astype(
+        np.float32
+    ).tolist() == [240.0, -240.0]
+    assert cast(np.array([1e6], np.float32), "float32", "float8_e5m2").astype(
+        np.float32
+    ).tolist() == [57344.0]
+    assert np.isinf(
+        cast(np.array([1e6], np.float32), "float32", "float16")[0]
+    )  # fp16: no saturation
+    assert (
+        cast(np.array([1.0 + 2.0**-8], np.float32), "float32", "bfloat16").astype(np.float32)[0]
+        == 1.0
+    )  # RNE tie
+    r = cast(
+        np.array([1.0 + 2.0**-11 + 2.0**-20, 1.0 + 2.0**-11], np.float32), "float32", "float32r"
+    )
+    assert r.dtype == np.float32 and r.tolist() == [
+        1.0 + 2.0**-10,
+        1.0,
+    ]  # 10 mantissa bits; tie → even
 
 
 def test_float_to_int_and_int_to_float_casts():
@@ -193,7 +217,9 @@ def test_float_to_int_and_int_to_float_casts():
     assert got.dtype == np.int8 and got.tolist() == [127, -2, 0, -128, 1]
     big = np.array([2**24 + 1, -(2**31)], np.int32)
     assert cast(big, "int32", "float32").tolist() == [2.0**24, -(2.0**31)]
-    assert cast(np.array([257], np.int32), "int32", "bfloat16").astype(np.float32).tolist() == [256.0]
+    assert cast(np.array([257], np.int32), "int32", "bfloat16").astype(np.float32).tolist() == [
+        256.0
+    ]
 
 
 def test_int_to_int_cast_wraps():
@@ -277,7 +303,9 @@ def test_reinterpreted_load_views_bits():
 """
     q = np.array([1.0, 256.0], ml_dtypes.float8_e4m3fn)  # 0x38, 0x78
     got = run1(text, q=q)["y"]
-    assert got[0] == 1.0 and np.isposinf(got[1])  # 0x78 is +inf in float8_e4m3; same-dtype steps keep it
+    assert got[0] == 1.0 and np.isposinf(
+        got[1]
+    )  # 0x78 is +inf in float8_e4m3; same-dtype steps keep it
 
 
 def test_same_dtype_steps_are_identities_but_fp8_arithmetic_saturates():
@@ -295,8 +323,13 @@ def test_same_dtype_steps_are_identities_but_fp8_arithmetic_saturates():
 """
     q = np.array([np.inf, -np.inf], ml_dtypes.float8_e4m3)
     got = run1(text, q=q)
-    assert np.isposinf(got["y"][0].astype(np.float32)) and np.isneginf(got["y"][1].astype(np.float32))
-    assert got["z"].astype(np.float32).tolist() == [240.0, -240.0]  # the engine's saturating output conversion
+    assert np.isposinf(got["y"][0].astype(np.float32)) and np.isneginf(
+        got["y"][1].astype(np.float32)
+    )
+    assert got["z"].astype(np.float32).tolist() == [
+        240.0,
+        -240.0,
+    ]  # the engine's saturating output conversion
 
 
 def test_memcpy_and_generic_store_last_row_wins():

@@ -1,4 +1,5 @@
 """run_ir input validation (EmulationError with a clear message) and random-program properties."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -10,12 +11,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import pyprecision.ir as ir
+from pyprecision import ir
 from pyprecision.emulate import run_ir
 from pyprecision.errors import EmulationError, VerifyError
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-_spec = importlib.util.spec_from_file_location("ir_strategies", ROOT / "tests" / "ir" / "strategies.py")
+_spec = importlib.util.spec_from_file_location(
+    "ir_strategies", ROOT / "tests" / "ir" / "strategies.py"
+)
 strategies = importlib.util.module_from_spec(_spec)
 sys.modules.setdefault("ir_strategies", strategies)
 _spec.loader.exec_module(strategies)  # type: ignore[union-attr]
@@ -34,17 +37,35 @@ X = np.zeros((2, 3), np.float32)
 I = np.zeros(2, np.int8)
 
 
-@pytest.mark.parametrize("inputs,frag", [
-    ({"i": I}, "missing input(s) for @main: x"),
-    ({"x": X, "i": I, "z": X}, "unknown input(s) z for @main"),
-    ({"x": np.zeros((3, 2), np.float32), "i": I}, "input @x: shape [3, 2] does not match declared [2, 3]"),
-    ({"x": X.astype(np.int32), "i": I}, "input @x: float32 tensor needs a float array, got int32"),
-    ({"x": X, "i": I.astype(np.float32)}, "input @i: int8 tensor needs an integer array, got float32"),
-    ({"x": X, "i": np.array([0, 300], np.int32)}, "input @i: values outside the int8 range [-128, 127]"),
-    ({"x": X, "i": np.array([0, 2], np.int8)}, "generic_load @x: index 2 out of range [0, 2)"),
-    ({"x": X, "i": np.array([-1, 0], np.int8)}, "generic_load @x: index -1 out of range [0, 2)"),
-    ({"x": X.astype(str), "i": I}, "needs a float array"),
-])
+@pytest.mark.parametrize(
+    "inputs,frag",
+    [
+        ({"i": I}, "missing input(s) for @main: x"),
+        ({"x": X, "i": I, "z": X}, "unknown input(s) z for @main"),
+        (
+            {"x": np.zeros((3, 2), np.float32), "i": I},
+            "input @x: shape [3, 2] does not match declared [2, 3]",
+        ),
+        (
+            {"x": X.astype(np.int32), "i": I},
+            "input @x: float32 tensor needs a float array, got int32",
+        ),
+        (
+            {"x": X, "i": I.astype(np.float32)},
+            "input @i: int8 tensor needs an integer array, got float32",
+        ),
+        (
+            {"x": X, "i": np.array([0, 300], np.int32)},
+            "input @i: values outside the int8 range [-128, 127]",
+        ),
+        ({"x": X, "i": np.array([0, 2], np.int8)}, "generic_load @x: index 2 out of range [0, 2)"),
+        (
+            {"x": X, "i": np.array([-1, 0], np.int8)},
+            "generic_load @x: index -1 out of range [0, 2)",
+        ),
+        ({"x": X.astype(str), "i": I}, "needs a float array"),
+    ],
+)
 def test_bad_inputs(inputs, frag):
     with pytest.raises(EmulationError) as ei:
         run_ir(ir.parse(PROG), inputs)
@@ -59,15 +80,21 @@ def test_unknown_function_and_empty_module():
 
 
 def test_unknown_opaque_kernel():
-    m = ir.parse('func @main {\n  tensor @x : input float32[1]\n  tensor @y : output float32[1]\n'
-                 '  opaque "fft" ins(@x) outs(@y)\n}\n')
-    with pytest.raises(EmulationError, match="opaque kernel 'fft' with 1 ins / 1 outs is not known"):
+    m = ir.parse(
+        "func @main {\n  tensor @x : input float32[1]\n  tensor @y : output float32[1]\n"
+        '  opaque "fft" ins(@x) outs(@y)\n}\n'
+    )
+    with pytest.raises(
+        EmulationError, match="opaque kernel 'fft' with 1 ins / 1 outs is not known"
+    ):
         run_ir(m, {"x": np.zeros(1, np.float32)})
 
 
 def test_integer_division_by_zero():
-    m = ir.parse("func @main {\n  tensor @x : input int32[1]\n  tensor @y : output int32[1]\n"
-                 "  %x = affine_load @x : int32[1]\n  %d = div %x, int32 0 : int32[1]\n  affine_store %d, @y\n}\n")
+    m = ir.parse(
+        "func @main {\n  tensor @x : input int32[1]\n  tensor @y : output int32[1]\n"
+        "  %x = affine_load @x : int32[1]\n  %d = div %x, int32 0 : int32[1]\n  affine_store %d, @y\n}\n"
+    )
     with pytest.raises(EmulationError, match="integer division by zero"):
         run_ir(m, {"x": np.ones(1, np.int32)})
 

@@ -1,11 +1,12 @@
 """Every unary kind and the opaque kernels, against numpy computed in float64 and rounded once."""
+
 from __future__ import annotations
 
 import ml_dtypes
 import numpy as np
 import pytest
 
-import pyprecision.ir as ir
+from pyprecision import ir
 from pyprecision.emulate import run_ir
 
 UN = """func @main {{
@@ -19,9 +20,18 @@ UN = """func @main {{
 
 X = np.array([0.5, 1.75, 3.0, 0.1, 7.25, 2.0], np.float32)
 REF = {
-    "copy": lambda x: x, "neg": lambda x: -x, "abs": np.abs, "exp": np.exp, "log": np.log, "sqrt": np.sqrt,
-    "rsqrt": lambda x: 1.0 / np.sqrt(x), "reciprocal": lambda x: 1.0 / x, "relu": lambda x: np.maximum(x, 0),
-    "tanh": np.tanh, "sigmoid": lambda x: 1.0 / (1.0 + np.exp(-x)), "square": lambda x: x * x,
+    "copy": lambda x: x,
+    "neg": lambda x: -x,
+    "abs": np.abs,
+    "exp": np.exp,
+    "log": np.log,
+    "sqrt": np.sqrt,
+    "rsqrt": lambda x: 1.0 / np.sqrt(x),
+    "reciprocal": lambda x: 1.0 / x,
+    "relu": lambda x: np.maximum(x, 0),
+    "tanh": np.tanh,
+    "sigmoid": lambda x: 1.0 / (1.0 + np.exp(-x)),
+    "square": lambda x: x * x,
 }
 
 
@@ -47,8 +57,15 @@ def test_bf16_unary_rounds_once_from_float64():
     np.testing.assert_array_equal(got.astype(np.float64), pick)
 
 
-@pytest.mark.parametrize("op,want", [("neg", [-5, 128 - 256, 3]), ("abs", [5, -128, 3]),
-                                     ("relu", [5, 0, 0]), ("square", [25, 0, 9])])
+@pytest.mark.parametrize(
+    "op,want",
+    [
+        ("neg", [-5, 128 - 256, 3]),
+        ("abs", [5, -128, 3]),
+        ("relu", [5, 0, 0]),
+        ("square", [25, 0, 9]),
+    ],
+)
 def test_int8_unary_wraps(op, want):
     text = UN.format(dt="int8", op=op).replace("[6]", "[3]")
     got = run_ir(ir.parse(text), {"x": np.array([5, -128, -3], np.int8)})["y"]

@@ -8,6 +8,7 @@ scalar operands, comparisons + select, casts between float dtypes, matmuls (incl
 transposes), stores into internal tensors that are loaded again later, and a store to every output.
 ``inputs_for(function)`` draws matching input arrays.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -15,12 +16,21 @@ from typing import Any
 import numpy as np
 from hypothesis import strategies as st
 
-import pyprecision.ir as ir
+from pyprecision import ir
 
-__all__ = ["modules", "program_texts", "inputs_for", "FLOAT_NAMES"]
+__all__ = ["FLOAT_NAMES", "inputs_for", "modules", "program_texts"]
 
-FLOAT_NAMES = ("float32", "float32", "float32", "bfloat16", "float16", "float32r", "float8e4",
-               "float8e4m3fn", "float8_e5m2")
+FLOAT_NAMES = (
+    "float32",
+    "float32",
+    "float32",
+    "bfloat16",
+    "float16",
+    "float32r",
+    "float8e4",
+    "float8e4m3fn",
+    "float8_e5m2",
+)
 _SHAPES = ((2, 3), (3, 2), (3, 3), (2, 2))
 _UNARY = ("copy", "neg", "abs", "relu", "square", "tanh", "sigmoid", "exp")
 _BINARY = ("add", "sub", "mul", "max", "min")
@@ -51,22 +61,36 @@ def modules(draw: Any, max_instructions: int = 24, allow_narrow_inputs: bool = T
         vals.append(b.insert(ir.GenericLoad(src, res, idx)).result)  # type: ignore[union-attr]
     if draw(st.booleans()):
         shape = draw(st.sampled_from(_SHAPES))
-        w = np.asarray(draw(st.lists(st.sampled_from((0.5, -1.0, 0.25, 2.0, 0.0, 1.5)),
-                                     min_size=shape[0] * shape[1], max_size=shape[0] * shape[1])),
-                       dtype=np.float32).reshape(shape)
+        w = np.asarray(
+            draw(
+                st.lists(
+                    st.sampled_from((0.5, -1.0, 0.25, 2.0, 0.0, 1.5)),
+                    min_size=shape[0] * shape[1],
+                    max_size=shape[0] * shape[1],
+                )
+            ),
+            dtype=np.float32,
+        ).reshape(shape)
         t = f.add_tensor(ir.Tensor("w", shape, "float32", "const", w))
         vals.append(b.create_load(t, name="w", cls=ir.SBAtomLoad).result)
     if draw(st.booleans()):
         n = draw(st.sampled_from((2, 3)))
-        t = f.add_tensor(ir.SingleValueTensor("bias", (1, n), "float32", draw(st.sampled_from(_SCALARS))))
+        t = f.add_tensor(
+            ir.SingleValueTensor("bias", (1, n), "float32", draw(st.sampled_from(_SCALARS)))
+        )
         rows = draw(st.sampled_from((2, 3)))
-        vals.append(b.create_load(t, name="bias", cls=ir.SBAtomLoad, has_partition_broadcast=True,
-                                  shape=(rows, n)).result)
+        vals.append(
+            b.create_load(
+                t, name="bias", cls=ir.SBAtomLoad, has_partition_broadcast=True, shape=(rows, n)
+            ).result
+        )
 
     n_ops = draw(st.integers(1, max_instructions))
     n_spill = 0
     for _ in range(n_ops):
-        kind = draw(st.sampled_from(("unary", "binary", "scalar", "select", "cast", "matmul", "spill")))
+        kind = draw(
+            st.sampled_from(("unary", "binary", "scalar", "select", "cast", "matmul", "spill"))
+        )
         v = draw(st.sampled_from(vals))
         same = [u for u in vals if u.shape == v.shape]
         if kind == "unary":
@@ -91,18 +115,32 @@ def modules(draw: Any, max_instructions: int = 24, allow_narrow_inputs: bool = T
         elif kind == "matmul":
             partners = [u for u in vals if u.shape[0] == v.shape[0]]
             w = draw(st.sampled_from(partners))
-            vals.append(b.create_matmul(v, w, draw(st.sampled_from(("float32", "float32", "bfloat16")))).result)
+            vals.append(
+                b.create_matmul(
+                    v, w, draw(st.sampled_from(("float32", "float32", "bfloat16")))
+                ).result
+            )
         else:
             n_spill += 1
-            t = f.add_tensor(ir.Tensor(f"tmp{n_spill}", v.shape, draw(st.sampled_from(("float32", v.dtype.name))),
-                                       "internal"))
+            t = f.add_tensor(
+                ir.Tensor(
+                    f"tmp{n_spill}",
+                    v.shape,
+                    draw(st.sampled_from(("float32", v.dtype.name))),
+                    "internal",
+                )
+            )
             b.create_store(v, t)
             vals.append(b.create_load(t, name=f"r{n_spill}").result)
 
     n_out = draw(st.integers(1, 2))
     for k in range(n_out):
         v = vals[-1] if k == 0 else draw(st.sampled_from(vals))
-        t = f.add_tensor(ir.Tensor(f"out{k}", v.shape, draw(st.sampled_from(("float32", v.dtype.name))), "output"))
+        t = f.add_tensor(
+            ir.Tensor(
+                f"out{k}", v.shape, draw(st.sampled_from(("float32", v.dtype.name))), "output"
+            )
+        )
         b.create_store(v, t)
     ir.verify(m)
     return m
@@ -114,7 +152,9 @@ def program_texts(**kw: Any) -> st.SearchStrategy[str]:
 
 
 @st.composite
-def inputs_for(draw: Any, function: ir.Function, lo: float = -4.0, hi: float = 4.0) -> dict[str, np.ndarray]:
+def inputs_for(
+    draw: Any, function: ir.Function, lo: float = -4.0, hi: float = 4.0
+) -> dict[str, np.ndarray]:
     """Input arrays for every input tensor of ``function``: float32 values in [lo, hi] for float tensors,
     integers in [0, 1] for integer tensors (valid row indices of every generated gather)."""
     out: dict[str, np.ndarray] = {}

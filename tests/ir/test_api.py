@@ -1,10 +1,11 @@
 """Builder, use lists, erasure, DCE, dead tensors and the per-instruction properties the passes read."""
+
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-import pyprecision.ir as ir
+from pyprecision import ir
 from pyprecision.errors import VerifyError
 
 TEXT = """func @main {
@@ -38,7 +39,7 @@ def setup():
 
 def test_replace_all_uses_with_except_keeps_the_cast_input():
     """GOTCHA (spec 000 §2): uses are registered at creation, so the new cast must be excluded."""
-    m, f, ops = setup()
+    m, _f, ops = setup()
     a = ops["a"]
     cast = ir.make_cast(a.result, "bfloat16")
     cast.insert_after(a)
@@ -51,7 +52,7 @@ def test_replace_all_uses_with_except_keeps_the_cast_input():
 
 
 def test_replace_all_uses_with_without_except_makes_a_self_cycle_the_verifier_catches():
-    m, f, ops = setup()
+    m, _f, ops = setup()
     a = ops["a"]
     cast = ir.make_cast(a.result, "bfloat16")
     cast.insert_after(a)
@@ -62,7 +63,7 @@ def test_replace_all_uses_with_without_except_makes_a_self_cycle_the_verifier_ca
 
 
 def test_replace_use_of_with_and_erase():
-    m, f, ops = setup()
+    m, _f, ops = setup()
     s = ops["s"]
     assert s.replaceUseOfWith(ops["a"], ops["mm"].result) == 1
     assert s.on_true is ops["mm"].result
@@ -99,7 +100,7 @@ def test_front_under_bb_inserts_in_creation_order_and_restores():
 
 
 def test_cast_to_without_insertion_point_goes_after_the_definition():
-    m, f, ops = setup()
+    _m, f, ops = setup()
     b = ir.IRBuilder(function=f)
     c = b.cast_to(ops["x"], ir.bfloat16)
     assert ops["x"].next is c and c.is_cast and c.dtype == ir.bfloat16
@@ -150,16 +151,25 @@ def test_recursively_dce_keeps_calls_and_output_stores():
 
 def test_can_mutate_dst_ty_is_a_property_on_every_instruction():
     assert isinstance(ir.Instruction.__dict__["canMutateDstTy"], property)
-    m, f, ops = setup()
+    _m, f, ops = setup()
     verdict = {n: ops[n].canMutateDstTy for n in ops}
-    assert verdict == {"x": True, "w": True, "r": True, "mm": False, "a": True, "m": False, "s": True,
-                       "l": True, "n": True}
+    assert verdict == {
+        "x": True,
+        "w": True,
+        "r": True,
+        "mm": False,
+        "a": True,
+        "m": False,
+        "s": True,
+        "l": True,
+        "n": True,
+    }
     store = f.entry.last
     assert store.canMutateDstTy is False
 
 
 def test_properties_the_passes_read():
-    m, f, ops = setup()
+    _m, f, ops = setup()
     w = ops["w"]
     assert isinstance(w, ir.SBAtomLoad) and w.load_const and not w.has_partition_broadcast
     assert ops["r"].has_partition_broadcast
@@ -203,7 +213,9 @@ def test_reinterpret_and_generic_access():
 """)
     f = m.main
     q, i, g = f.entry.instructions
-    assert q.reinterpret is ir.float8e4 and q.is_reinterpreted and f.get_tensor("q").is_reinterpreted
+    assert (
+        q.reinterpret is ir.float8e4 and q.is_reinterpreted and f.get_tensor("q").is_reinterpreted
+    )
     assert not q.canMutateDstTy
     assert not f.get_tensor("tab").are_all_dim_affine and g.index is i.result
     assert ir.UnaryOp("bitcast", q.result, ir.Value("bc", "int8", (2,))).reinterpret is True
@@ -237,7 +249,7 @@ def test_clone_instruction_gets_a_unique_name_and_is_detached():
 
 
 def test_allocate_id_and_debug_loc():
-    m, f, ops = setup()
+    _m, f, ops = setup()
     a, b = ops["x"].allocateId(), ops["w"].allocateId()
     assert b == a + 1 and f.allocateId() == b + 1
     ops["x"].updateDebugLoc("here")
@@ -251,8 +263,14 @@ def test_dtype_table_and_numpy_equality():
 
     assert ir.bfloat16 == ml_dtypes.bfloat16 and ir.float8e4 == ml_dtypes.float8_e4m3
     assert {d.name: d.fmt for d in ir.FLOAT_DTYPES} == {
-        "float32": None, "float32r": "fp32r", "bfloat16": "bf16", "float16": "fp16", "float8e4": "fp8e4",
-        "float8e4m3fn": "fp8e4m3fn", "float8_e5m2": "fp8e5"}
+        "float32": None,
+        "float32r": "fp32r",
+        "bfloat16": "bf16",
+        "float16": "fp16",
+        "float8e4": "fp8e4",
+        "float8e4m3fn": "fp8e4m3fn",
+        "float8_e5m2": "fp8e5",
+    }
     assert ir.as_dtype("fp8e5") is ir.float8_e5m2 and ir.as_dtype(np.int16) is ir.int16
     assert ir.uint8.is_integer and not ir.uint8.is_signed and ir.float8e4.itemsize == 1
     with pytest.raises(KeyError):
@@ -269,4 +287,4 @@ def test_call_sets_are_printed_sorted():
     op = m.main.entry.first
     op.call_ins.add(m.main.get_tensor("b"))
     op.call_outs.update({m.main.get_tensor("a"), m.main.get_tensor("b")})
-    assert '{call_ins = [@b], call_outs = [@a, @b]}' in ir.to_text(m)
+    assert "{call_ins = [@b], call_outs = [@a, @b]}" in ir.to_text(m)

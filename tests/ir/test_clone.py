@@ -1,7 +1,8 @@
 """clone() of every instruction kind: a detached copy that prints like the original and verifies once placed."""
+
 from __future__ import annotations
 
-import pyprecision.ir as ir
+from pyprecision import ir
 
 TEXT = """func @g {
   tensor @a : input float32[2]
@@ -47,7 +48,9 @@ def test_every_instruction_clones():
             text_c = text_c.replace(f"%{c.result.name} =", f"%{inst.result.name} =")
         assert text_c == text_o
         assert [op for op in c.operands] == [op for op in inst.operands]
-        for a, b in zip(c.operands, inst.operands):  # values shared, scalars copied (retyped in place)
+        for a, b in zip(
+            c.operands, inst.operands
+        ):  # values shared, scalars copied (retyped in place)
             assert (a is b) == isinstance(a, ir.Value)
         c.insert_after(inst)
     ir.verify(m)

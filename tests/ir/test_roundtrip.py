@@ -1,4 +1,5 @@
 """print∘parse is the identity on printed text: examples, the generated program, edge literals, random programs."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -8,7 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 
-import pyprecision.ir as ir
+from pyprecision import ir
 
 from .strategies import modules
 
@@ -17,7 +18,9 @@ EXAMPLES = sorted((ROOT / "examples").glob("*.pir"))
 
 
 def _gen():
-    spec = importlib.util.spec_from_file_location("gen_big_program", ROOT / "scripts" / "gen_big_program.py")
+    spec = importlib.util.spec_from_file_location(
+        "gen_big_program", ROOT / "scripts" / "gen_big_program.py"
+    )
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)  # type: ignore[union-attr]
     return mod
@@ -31,8 +34,15 @@ def roundtrip(text: str) -> str:
 
 def test_examples_folder_has_the_required_programs():
     names = {p.stem for p in EXAMPLES}
-    assert {"mlp", "transpose_matmul", "masked_select", "index_path", "opaque_call", "broadcast_load",
-            "big_10k"} <= names
+    assert {
+        "mlp",
+        "transpose_matmul",
+        "masked_select",
+        "index_path",
+        "opaque_call",
+        "broadcast_load",
+        "big_10k",
+    } <= names
 
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)

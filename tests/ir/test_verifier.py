@@ -1,4 +1,5 @@
 """The verifier accepts the examples and rejects each kind of broken program with a clear message."""
+
 from __future__ import annotations
 
 import pathlib
@@ -6,7 +7,7 @@ import pathlib
 import numpy as np
 import pytest
 
-import pyprecision.ir as ir
+from pyprecision import ir
 from pyprecision.errors import VerifyError
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -44,29 +45,79 @@ X = "%x = affine_load @x : float32[2,2]"
 N = "%n = affine_load @n : int32[2]"
 
 TEXT_CASES = [
-    ("int_operand_in_float_add", [X, N, "%c = cast %n : int32[2]", "%b = add %x, int32 1 : float32[2,2]"],
-     "do not match a float32 result"),
-    ("shape_mismatch", [X, N, "%f = cast %n : float32[2]", "%b = add %x, %f : float32[2,2]"], "shape [2] != result shape [2,2]"),
-    ("compare_result_not_uint8", [X, "%m = cmp_lt %x, %x : float32[2,2]"], "a comparison produces uint8"),
-    ("compare_mixed_kinds", [X, N, "%m = cmp_lt %n, float32 1.0 : uint8[2]"], "must both be float or both integer"),
-    ("select_float_predicate", [X, "%s = select %x, %x, %x : float32[2,2]"], "predicate must be a uint8 value"),
-    ("select_scalar_predicate_kind", [X, "%m = cmp_lt %x, %x : uint8[2,2]", "%s = select %m, %x, int32 0 : float32[2,2]"],
-     "do not match a float32 result"),
-    ("matmul_k_mismatch", [X, N, "%f = cast %n : float32[2]", "%t = matmul %x, %x : float32[2,3]"], "result shape [2,3] != [2,2]"),
-    ("matmul_int_operand", [N, "%t = matmul %n, %n : float32[1,1]"], "matmul operands and result must be float"),
+    (
+        "int_operand_in_float_add",
+        [X, N, "%c = cast %n : int32[2]", "%b = add %x, int32 1 : float32[2,2]"],
+        "do not match a float32 result",
+    ),
+    (
+        "shape_mismatch",
+        [X, N, "%f = cast %n : float32[2]", "%b = add %x, %f : float32[2,2]"],
+        "shape [2] != result shape [2,2]",
+    ),
+    (
+        "compare_result_not_uint8",
+        [X, "%m = cmp_lt %x, %x : float32[2,2]"],
+        "a comparison produces uint8",
+    ),
+    (
+        "compare_mixed_kinds",
+        [X, N, "%m = cmp_lt %n, float32 1.0 : uint8[2]"],
+        "must both be float or both integer",
+    ),
+    (
+        "select_float_predicate",
+        [X, "%s = select %x, %x, %x : float32[2,2]"],
+        "predicate must be a uint8 value",
+    ),
+    (
+        "select_scalar_predicate_kind",
+        [X, "%m = cmp_lt %x, %x : uint8[2,2]", "%s = select %m, %x, int32 0 : float32[2,2]"],
+        "do not match a float32 result",
+    ),
+    (
+        "matmul_k_mismatch",
+        [X, N, "%f = cast %n : float32[2]", "%t = matmul %x, %x : float32[2,3]"],
+        "result shape [2,3] != [2,2]",
+    ),
+    (
+        "matmul_int_operand",
+        [N, "%t = matmul %n, %n : float32[1,1]"],
+        "matmul operands and result must be float",
+    ),
     ("load_int_as_float", ["%n = affine_load @n : float32[2]"], "cannot load int32 as float32"),
     ("load_shape", ["%x = affine_load @x : float32[4]"], "result shape [4] != tensor shape [2,2]"),
-    ("broadcast_needs_row", ["%x = sb_atom_load @x broadcast : float32[4,2]"], "broadcast load needs tensor shape [1,...]"),
+    (
+        "broadcast_needs_row",
+        ["%x = sb_atom_load @x broadcast : float32[4,2]"],
+        "broadcast load needs tensor shape [1,...]",
+    ),
     ("store_into_const", [X, "affine_store %x, @w"], "writes const tensor @w"),
-    ("store_int_into_float", [N, "%m = cast %n : int32[2]", "affine_store %n, @x"], "cannot store int32 into float32 @x"),
+    (
+        "store_int_into_float",
+        [N, "%m = cast %n : int32[2]", "affine_store %n, @x"],
+        "cannot store int32 into float32 @x",
+    ),
     ("reinterpret_width", ["%q = affine_load @q as bfloat16 : bfloat16[2]"], "width differs"),
     ("bitcast_width", [X, "%b = bitcast %x : int16[2,2]"], "changes the width"),
     ("exp_on_int", [N, "%e = exp %n : int32[2]"], "'exp' needs a float dtype"),
     ("unary_kind_change", [X, "%e = neg %x : int32[2,2]"], "use cast"),
     ("and_on_floats", [X, "%e = and %x, %x : float32[2,2]"], "'and' needs integer operands"),
-    ("gep_not_allowed", [N, "tensor_scalar_gep.add %n, int32 1 -> @g {allowed = [int16]}"], "not one of the allowed dtypes"),
-    ("gep_shape", [X, "tensor_scalar_gep.add %x, float32 1.0 -> @g"], "source shape [2,2] != tensor shape [2]"),
-    ("generic_index_float", [X, "%v = generic_load @x[%x] : float32[2,2]"], "the index must be a 1-D integer value"),
+    (
+        "gep_not_allowed",
+        [N, "tensor_scalar_gep.add %n, int32 1 -> @g {allowed = [int16]}"],
+        "not one of the allowed dtypes",
+    ),
+    (
+        "gep_shape",
+        [X, "tensor_scalar_gep.add %x, float32 1.0 -> @g"],
+        "source shape [2,2] != tensor shape [2]",
+    ),
+    (
+        "generic_index_float",
+        [X, "%v = generic_load @x[%x] : float32[2,2]"],
+        "the index must be a 1-D integer value",
+    ),
     ("generic_shape", [N, "%v = generic_load @x[%n] : float32[3,2]"], "!= gathered shape [2]"),
     ("memcpy_shape", ["offloaded_memcpy @x -> @g"], "shapes differ"),
     ("undefined_callee", ["call @nowhere ins(@x) outs(@y)"], "call to undefined function @nowhere"),
@@ -95,19 +146,23 @@ def test_call_arity_and_shape():
 
 
 def test_recursive_calls_rejected():
-    text = "func @a {\n  tensor @t : input float32[1]\n  call @b ins(@t) outs()\n}\n" \
-           "func @b {\n  tensor @t : input float32[1]\n  call @a ins(@t) outs()\n}\n"
+    text = (
+        "func @a {\n  tensor @t : input float32[1]\n  call @b ins(@t) outs()\n}\n"
+        "func @b {\n  tensor @t : input float32[1]\n  call @a ins(@t) outs()\n}\n"
+    )
     rejects(text, "recursive call cycle: @a -> @b -> @a")
 
 
 def _module():
-    return ir.parse(prog(X, "%a = neg %x : float32[2,2]", "%b = abs %a : float32[2,2]", "affine_store %b, @y"))
+    return ir.parse(
+        prog(X, "%a = neg %x : float32[2,2]", "%b = abs %a : float32[2,2]", "affine_store %b, @y")
+    )
 
 
 def test_use_before_def():
     m = _module()
     f = m.main
-    x, a, b, st = f.entry.instructions
+    _x, a, b, _st = f.entry.instructions
     b.remove_from_parent()
     b.insert_before(a)
     with pytest.raises(VerifyError, match="%a is used before its definition"):
