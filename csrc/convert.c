@@ -7,6 +7,10 @@
 #include "pyprecision.h"
 
 #include <string.h>
+#include <unistd.h>
+#if defined(__x86_64__)
+#include <xmmintrin.h>
+#endif
 
 /* Step 1-5 of the converter. m != 0. */
 uint32_t pp_round_exact(const pp_params *pr, unsigned sign, uint64_t m, int e, uint32_t r) {
@@ -128,9 +132,11 @@ static inline void store(void *dst, int bytes, size_t i, uint32_t v) {
     else ((uint32_t *)dst)[i] = v;
 }
 
-/* ---- the driver: chunks, random words, fast-path dispatch ---- */
+/* ---- the driver: blocks, random words, fast-path dispatch ---- */
 
-#define PP_BLOCK 2048 /* elements per inner block (stack buffers) */
+#define PP_BLOCK 2048 /* elements per inner block (stack buffers, L1-resident) */
+
+static const unsigned char src_size[PP_T_U64 + 1] = {4, 8, 2, 2, 1, 1, 1, 1, 2, 4, 8, 1, 2, 4, 8};
 
 typedef struct {
     pp_params pr;
@@ -139,18 +145,14 @@ typedef struct {
     int src_type;
     void *dst;
     int out_bytes;
-    const pp_kernel_set *kernels; /* NULL: the reference converter */
+    int stream;                /* write through a block buffer with streaming stores */
+    const pp_kernel_set *ks;   /* NULL: the reference converter */
 } encode_job;
 
-static pp_f32_kernel pick(const pp_kernel_set *ks, int out_bytes) {
-    return out_bytes == 1 ? ks->enc8 : out_bytes == 2 ? ks->enc16 : ks->enc32;
-}
-
-static void encode_range(void *ctx, size_t begin, size_t end) {
-    const encode_job *j = ctx;
+/* The reference: convert_one per element, the scalar generator. */
+static void encode_range_reference(const encode_job *j, size_t begin, size_t end) {
     const int stochastic = j->pr.rounding == PP_STOCHASTIC;
     uint32_t rbuf[PP_BLOCK];
-    uint32_t wide[PP_BLOCK];
     for (size_t b = begin; b < end; b += PP_BLOCK) {
         const size_t n = end - b < PP_BLOCK ? end - b : PP_BLOCK;
         const uint32_t *rnd = NULL;
@@ -163,34 +165,85 @@ static void encode_range(void *ctx, size_t begin, size_t end) {
             }
         }
         char *out = (char *)j->dst + b * (size_t)j->out_bytes;
-        if (j->kernels && j->src_type <= PP_T_FP8E5 && j->src_type != PP_T_F64) {
-            const uint32_t *f32 = wide;
-            if (j->src_type == PP_T_F32) {
-                f32 = (const uint32_t *)j->src + b;
-            } else {
-                /* Narrow floats widen exactly to float32 first (§5). */
-                for (size_t i = 0; i < n; i++) {
-                    if (j->src_type == PP_T_BF16) {
-                        wide[i] = (uint32_t)((const uint16_t *)j->src)[b + i] << 16;
-                    } else if (j->src_type == PP_T_F16) {
-                        wide[i] = pp_f32_to_bits(pp_decode_table(1)[((const uint16_t *)j->src)[b + i]]);
-                    } else {
-                        const float *tab = pp_decode_table(j->src_type - PP_T_FP8E4 + 3);
-                        wide[i] = pp_f32_to_bits(tab[((const uint8_t *)j->src)[b + i]]);
-                    }
-                }
-            }
-            pick(j->kernels, j->out_bytes)(&j->pr, f32, n, rnd, out);
-        } else {
-            for (size_t i = 0; i < n; i++) {
-                const uint32_t r = rnd ? rnd[i] : 0u;
-                store(out, j->out_bytes, i, convert_one(&j->pr, j->src, j->src_type, b + i, r));
-            }
+        for (size_t i = 0; i < n; i++) {
+            const uint32_t r = rnd ? rnd[i] : 0u;
+            store(out, j->out_bytes, i, convert_one(&j->pr, j->src, j->src_type, b + i, r));
         }
     }
 }
 
-static const pp_kernel_set *kernels_for(int isa) {
+/* A 64-bit integer the float64 widening cannot hold exactly (|v| > 2^53). */
+static int int_is_big(int t, const void *src, size_t i) {
+    if (t == PP_T_I64) return (uint64_t)((const int64_t *)src)[i] + PP_2P53 > 2 * PP_2P53;
+    if (t == PP_T_U64) return ((const uint64_t *)src)[i] > PP_2P53;
+    return 0;
+}
+
+/* Whether this thread's floating-point environment is the default one (round to nearest even,
+ * every exception masked), under which the kernels may round in hardware (kern_body.h). */
+static int fp_env_default(void) {
+#if defined(__x86_64__)
+    return (_mm_getcsr() & 0x7f80u) == 0x1f80u;
+#else
+    return 0;
+#endif
+}
+
+static void encode_range(void *ctx, size_t begin, size_t end) {
+    const encode_job *j0 = ctx;
+    if (!j0->ks) {
+        encode_range_reference(j0, begin, end);
+        return;
+    }
+    encode_job jl = *j0;
+    const encode_job *j = &jl;
+    jl.pr.fp_default = fp_env_default();
+    const pp_kernel_set *ks = j->ks;
+    const int t = j->src_type;
+    const int ob = j->out_bytes;
+    const int oi = ob == 1 ? 0 : ob == 2 ? 1 : 2;
+    const size_t es = src_size[t];
+    const int stochastic = j->pr.rounding == PP_STOCHASTIC;
+    _Alignas(64) uint32_t rbuf[PP_BLOCK];
+    _Alignas(64) uint64_t wide[PP_BLOCK];
+    _Alignas(64) uint32_t obuf[PP_BLOCK];
+    for (size_t b = begin; b < end; b += PP_BLOCK) {
+        const size_t n = end - b < PP_BLOCK ? end - b : PP_BLOCK;
+        const uint32_t *rnd = NULL;
+        if (stochastic) {
+            if (j->opt->random_bits) {
+                rnd = j->opt->random_bits + b;
+            } else {
+                ks->philox(j->opt->seed, b, n, rbuf);
+                rnd = rbuf;
+            }
+        }
+        char *out = (char *)j->dst + b * (size_t)ob;
+        void *kout = j->stream ? (void *)obuf : (void *)out;
+        const char *in = (const char *)j->src + b * es;
+        if (t == PP_T_F32) {
+            ks->enc32[oi](&j->pr, in, n, rnd, kout);
+        } else if (t == PP_T_F64) {
+            ks->enc64[oi](&j->pr, in, n, rnd, kout);
+        } else if (t == PP_T_I32 || t == PP_T_U32 || t == PP_T_I64 || t == PP_T_U64) {
+            const int big = ks->widen64(t, in, n, wide);
+            ks->enc64[oi](&j->pr, wide, n, rnd, kout);
+            if (big) {
+                /* the rare integers beyond 2^53: the reference converter */
+                for (size_t i = 0; i < n; i++)
+                    if (int_is_big(t, j->src, b + i))
+                        store(kout, ob, i, convert_one(&j->pr, j->src, t, b + i, rnd ? rnd[i] : 0u));
+            }
+        } else {
+            ks->widen32(t, in, n, (uint32_t *)wide);
+            ks->enc32[oi](&j->pr, wide, n, rnd, kout);
+        }
+        if (j->stream) ks->stream(out, obuf, n * (size_t)ob);
+    }
+    if (j->stream) ks->sfence();
+}
+
+const pp_kernel_set *pp_kernels_for(int isa) {
     switch (isa) {
     case PP_ISA_PORTABLE: return &pp_kernels_portable;
     case PP_ISA_AVX2: return &pp_kernels_avx2;
@@ -198,6 +251,36 @@ static const pp_kernel_set *kernels_for(int isa) {
     default: return NULL;
     }
 }
+
+/* Streaming stores pay off once the data cannot stay in the cache anyway. */
+static _Atomic long long stream_threshold = -1;
+
+static long long default_stream_threshold(void) {
+    long l3 = -1;
+#ifdef _SC_LEVEL3_CACHE_SIZE
+    l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
+#endif
+    return l3 > 0 ? (long long)l3 : 32LL << 20;
+}
+
+long long pp_set_stream_threshold(long long bytes) {
+    long long prev = stream_threshold;
+    if (prev < 0) prev = default_stream_threshold();
+    stream_threshold = bytes < 0 ? -1 : bytes;
+    return prev;
+}
+
+int pp_use_streaming(size_t bytes) {
+    long long th = stream_threshold;
+    if (th < 0) {
+        th = default_stream_threshold();
+        stream_threshold = th;
+    }
+    return bytes > (unsigned long long)th;
+}
+
+/* Elements per task of the pool: below two of these a call stays on the calling thread. */
+#define PP_ENCODE_GRAIN ((size_t)1 << 17)
 
 int pp_encode(const void *src, int src_type, size_t n, void *dst, const pp_cast_options *opt) {
     if (!opt || src_type < 0 || src_type > PP_T_U64) return PP_EINVAL;
@@ -215,8 +298,15 @@ int pp_encode(const void *src, int src_type, size_t n, void *dst, const pp_cast_
     j.src_type = src_type;
     j.dst = dst;
     j.out_bytes = pp_formats[opt->format].bits / 8;
-    j.kernels = kernels_for(isa);
-    return pp_parallel_for(n, (size_t)1 << 16, opt->threads, encode_range, &j);
+    j.ks = pp_kernels_for(isa);
+    /* Sources on the float32 lanes have no values below a format that shares float32's
+     * exponent range (bf16, fp32r); the float64 lanes always may. */
+    const int f64_lanes = src_type == PP_T_F64 || src_type == PP_T_I32 || src_type == PP_T_U32 ||
+                          src_type == PP_T_I64 || src_type == PP_T_U64;
+    j.pr.has_sub = f64_lanes || j.pr.emin > -126;
+    if (j.ks && src_type >= PP_T_FP8E4 && src_type <= PP_T_FP8E5) pp_decode_table(3);
+    j.stream = j.ks != NULL && pp_use_streaming(n * (src_size[src_type] + (size_t)j.out_bytes));
+    return pp_parallel_for(n, PP_ENCODE_GRAIN, opt->threads, encode_range, &j);
 }
 
 int pp_random_words(uint64_t seed, uint64_t first, size_t n, uint32_t *out) {

@@ -53,14 +53,17 @@ typedef struct {
     const void *bits;
     int format;
     float *dst;
-    int reference;
+    const pp_kernel_set *ks; /* NULL: the reference decoder */
+    int stream;
 } decode_job;
+
+#define PP_DBLOCK 2048
 
 static void decode_range(void *ctx, size_t begin, size_t end) {
     const decode_job *j = ctx;
     float *restrict out = j->dst;
-    if (j->reference) {
-        const int bytes = pp_formats[j->format].bits / 8;
+    const int bytes = pp_formats[j->format].bits / 8;
+    if (!j->ks) {
         for (size_t i = begin; i < end; i++) {
             uint32_t c = bytes == 1 ? ((const uint8_t *)j->bits)[i]
                          : bytes == 2 ? ((const uint16_t *)j->bits)[i]
@@ -69,35 +72,18 @@ static void decode_range(void *ctx, size_t begin, size_t end) {
         }
         return;
     }
-    switch (j->format) {
-    case 0: { /* bf16: the code is the top half of the float32 */
-        const uint16_t *restrict in = j->bits;
-        uint32_t *restrict o = (uint32_t *)out;
-        for (size_t i = begin; i < end; i++) o[i] = (uint32_t)in[i] << 16;
-        break;
-    }
-    case 2: { /* fp32r: drop the 13 low bits, quiet NaNs */
-        const uint32_t *restrict in = j->bits;
-        uint32_t *restrict o = (uint32_t *)out;
-        for (size_t i = begin; i < end; i++) {
-            const uint32_t u = in[i] & 0xffffe000u;
-            const int nan = (u & 0x7f800000u) == 0x7f800000u && (u & 0x007fffffu);
-            o[i] = nan ? (0x7fc00000u | (u & 0x80000000u)) : u;
+    _Alignas(64) uint32_t obuf[PP_DBLOCK];
+    for (size_t b = begin; b < end; b += PP_DBLOCK) {
+        const size_t n = end - b < PP_DBLOCK ? end - b : PP_DBLOCK;
+        const char *in = (const char *)j->bits + b * (size_t)bytes;
+        if (j->stream) {
+            j->ks->decode(j->format, in, n, obuf);
+            j->ks->stream(out + b, obuf, n * sizeof(float));
+        } else {
+            j->ks->decode(j->format, in, n, (uint32_t *)(out + b));
         }
-        break;
     }
-    case 1: {
-        const uint16_t *restrict in = j->bits;
-        const float *restrict t = tab16;
-        for (size_t i = begin; i < end; i++) out[i] = t[in[i]];
-        break;
-    }
-    default: {
-        const uint8_t *restrict in = j->bits;
-        const float *restrict t = tab8[j->format - 3];
-        for (size_t i = begin; i < end; i++) out[i] = t[in[i]];
-    }
-    }
+    if (j->stream) j->ks->sfence();
 }
 
 int pp_decode(const void *bits, size_t n, int format, float *dst, int threads, int isa) {
@@ -107,7 +93,7 @@ int pp_decode(const void *bits, size_t n, int format, float *dst, int threads, i
     if (isa < PP_ISA_REFERENCE || isa > PP_ISA_AVX512) return PP_EINVAL;
     if (!pp_isa_supported(isa)) return PP_EUNSUPPORTED;
     if (n == 0) return PP_OK;
-    pp_decode_table(1);
-    decode_job j = {bits, format, dst, isa == PP_ISA_REFERENCE};
+    decode_job j = {bits, format, dst, pp_kernels_for(isa), 0};
+    j.stream = j.ks != NULL && pp_use_streaming(n * (size_t)(pp_formats[format].bits / 8 + 4));
     return pp_parallel_for(n, (size_t)1 << 17, threads, decode_range, &j);
 }

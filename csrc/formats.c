@@ -49,5 +49,11 @@ int pp_params_init(pp_params *pr, const pp_cast_options *opt) {
         pr->ovf[s] = (opt->saturate || opt->rounding == PP_RTZ) ? (f->max_bits | sb) : pr->inf[s];
         if (!opt->saturate && opt->rounding == PP_RTZ) pr->ovf[s] = f->max_bits | sb;
     }
+    pr->dovf = pr->ovf[0] ^ pr->ovf[1];
+    pr->dinf = pr->inf[0] ^ pr->inf[1];
+    pr->dnan = pr->nan[0] ^ pr->nan[1];
+    pr->sign_pos = f->bits - 1;
+    pr->has_sub = 1;
+    pr->fp_default = 0;
     return PP_OK;
 }

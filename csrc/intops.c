@@ -126,7 +126,7 @@ int pp_int_dot_f32(const void *a, int a_type, const void *b, int b_type, size_t 
     int st = pp_parallel_for(m * k, (size_t)1 << 16, threads, i2f_range, &ja);
     if (!st) st = pp_parallel_for(k * n, (size_t)1 << 16, threads, i2f_range, &jb);
     dot_job j = {fa, fb, out, k, n};
-    size_t grain = k * n ? (size_t)(1u << 16) / (k * n) + 1 : 1;
+    size_t grain = k * n != 0 ? (size_t)(1u << 16) / (k * n) + 1 : 1;
     if (!st) st = pp_parallel_for(m, grain, threads, dot_rows, &j);
     free(fa);
     return st;

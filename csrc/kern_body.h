@@ -1,87 +1,388 @@
-/* The fast float32 -> format kernels. Included once per instruction set by kern_*.c with KSUF
- * defined; the compiler vectorizes the loops for that set. The arithmetic is pp_round_exact's
- * specialized to a float32 source (24-bit significand, 32-bit lanes) and made branch-free:
+/* The fast kernels. Included once per instruction set by kern_*.c with KSUF defined (and, where
+ * the set has them, PP_VBYTES / PP_STREAM / PP_SFENCE for streaming stores); the compiler
+ * vectorizes the loops for that set. No floating-point arithmetic that could round: every float
+ * operation below is exact (small integers to float, products by powers of two with normal
+ * results), so neither MXCSR's rounding mode nor FTZ/DAZ can change a result.
  *
- *   m, E   significand with hidden bit and unbiased exponent (a float32 subnormal has E = -126)
- *   sf     bits of m below the result's quantum: 23 - p, plus (emin - E) for subnormal results
+ * The encoders are pp_round_exact specialized to one source width and made branch-free:
+ *
+ *   m, E   significand with hidden bit and unbiased exponent (a subnormal source has E = emin_src)
+ *   sf     bits of m below the result's quantum: (source p) - p, plus (emin - E) for subnormals
  *   K      m >> sf rounded: the kept multiple of the quantum (rem = the dropped bits)
  *   code   (max(E + bias - 1, 0) << p) + K: a carry out of the mantissa moves to the exponent
  *
- * The shift is clamped to 31 (C forbids 32): from sf >= 25 on, K = 0 and rem = m < half, which
- * is what the unclamped arithmetic gives. Stochastic rounding needs floor(rem * 2^(32 - sf)) from
- * the unclamped sf, computed separately. Specials are selected last.
+ * The shift is clamped to lane width - 1 (C forbids the full width): from there on K = 0 and
+ * rem = m < half, which is what the unclamped arithmetic gives. Stochastic rounding needs
+ * floor(rem * 2^(32 - sf)) from the unclamped sf, computed separately. Specials are selected last.
  */
 #define PP_CAT_(a, b) a##b
 #define PP_CAT(a, b) PP_CAT_(a, b)
+#define PP_K(name) PP_CAT(name, KSUF)
+#define PP_INLINE static inline __attribute__((always_inline))
 
-static inline __attribute__((always_inline)) uint32_t PP_CAT(enc_lane_, KSUF)(
-    uint32_t u, uint32_t r, const int mode, const pp_params *pr) {
-    const int32_t p = pr->p;
-    const uint32_t sign = u >> 31;
-    const uint32_t a = u & 0x7fffffffu;
-    const uint32_t eb = a >> 23;
-    const uint32_t frac = a & 0x7fffffu;
-    const uint32_t m = frac | (eb ? 0x800000u : 0u);
-    const int32_t E = (int32_t)(eb ? eb : 1u) - 127;
-    const int32_t d = pr->emin - E;
-    const int32_t sf = 23 - p + (d > 0 ? d : 0);
-    const uint32_t s = (uint32_t)(sf < 31 ? sf : 31);
-    const uint32_t half = 1u << (s - 1u);
-    uint32_t K;
-    if (mode == PP_RNE) {
-        /* m + (half - 1) + lsb carries into the kept bits iff rem > half, or rem == half and
-         * the kept lsb is odd (cannot overflow: m < 2^24, half <= 2^30). */
-        K = (m + (half - 1u) + ((m >> s) & 1u)) >> s;
-    } else if (mode == PP_RNA) {
-        K = (m + half) >> s;
-    } else if (mode == PP_RTZ) {
-        K = m >> s;
-    } else {
-        const uint32_t rem = m & ((1u << s) - 1u);
-        const int32_t t = sf - 32;
-        const uint32_t thr = sf <= 32 ? rem << (uint32_t)(32 - sf) : m >> (uint32_t)(t < 31 ? t : 31);
-        K = (m >> s) + (uint32_t)(r < thr);
+/* ---- encoders: one lane, two paths ----
+ *
+ * Normal results (|x| >= the format's min normal): the source bits a = |x| with the exponent
+ * rebiased to the format, shifted right by s0 = (source p) - p, with the rounding increment added
+ * first so that a carry moves into the exponent (and past max, where the overflow test sees it).
+ * Subnormal results (and zero): m * 2^E rounded at the format's fixed quantum 2^(emin - p), by a
+ * variable shift sh = s0 + (emin - E); or, for rne with the default floating-point environment,
+ * by adding D = 2^(emin - p + source p), whose ulp is that quantum, in hardware (exact: the FPU
+ * rounds to nearest even; DAZ can only zero inputs whose result is 0 anyway; the sum is normal).
+ * Overflow, infinities and NaNs are selected last, from complete results that carry the sign
+ * where the policy keeps it (pp_params ovf/inf/nan).
+ */
+
+#define PP_LANE(NAME, UT, ST, SRC_P, SRC_BIAS, EXP_SH, ABS, INF, FRAC, HID, ONE, FT, FBITS, TOBITS)           \
+    PP_INLINE uint32_t PP_K(NAME)(UT u, uint32_t r, const int mode, const int has_sub,             \
+                                  const int magic, const pp_params *pr) {                           \
+        const UT p = (UT)pr->p;                                                                    \
+        const UT s0 = SRC_P - p;                                                                   \
+        const UT a = u & ABS;                                                                      \
+        const UT rebias = (UT)((ST)(pr->bias - SRC_BIAS) << SRC_P);               \
+        const UT half0 = (UT)ONE << (s0 - 1);                                                      \
+        UT code;                                                                                   \
+        if (mode == PP_RNE) code = (a + rebias + (half0 - 1) + ((a >> s0) & 1)) >> s0;             \
+        else if (mode == PP_RNA) code = (a + rebias + half0) >> s0;                                \
+        else if (mode == PP_RTZ) code = (a + rebias) >> s0;                                        \
+        else {                                                                                     \
+            const UT sl = s0 <= 32 ? 32 - s0 : 0, sr = s0 > 32 ? s0 - 32 : 0;                      \
+            const UT thr = ((a & ((half0 << 1) - 1)) << sl) >> sr;                                 \
+            code = ((a + rebias) >> s0) + (UT)((UT)r < thr);                                       \
+        }                                                                                          \
+        if (has_sub) {                                                                             \
+            const UT eb = a >> SRC_P;                                                              \
+            const UT minnorm = (UT)(pr->emin + SRC_BIAS) << SRC_P;                            \
+            UT sub;                                                                                \
+            if (mode == PP_RNE && magic) {                                                         \
+                const UT dbits =                                                                   \
+                    (UT)(pr->emin - pr->p + SRC_P + SRC_BIAS) << SRC_P;                           \
+                sub = TOBITS(FBITS(a) + FBITS(dbits)) - dbits;                                     \
+            } else {                                                                               \
+                const UT m = (a & FRAC) | (eb ? HID : 0);                                          \
+                const ST sf = (ST)s0 + (ST)pr->emin + SRC_BIAS - (ST)(eb ? eb : 1);        \
+                const UT sh = (UT)(sf < EXP_SH - 1 ? sf : EXP_SH - 1);                             \
+                /* t: the kept bits and the rounding bit; sticky: anything below it (no    \
+                 * variable shift of a constant: not vectorized in 64-bit lanes) */          \
+                const UT t = m >> (sh - 1);                                                    \
+                const UT K = t >> 1;                                                           \
+                if (mode == PP_RNE) {                                                              \
+                    const UT sticky = (UT)((t << (sh - 1)) != m);                                  \
+                    sub = K + (t & 1 & (sticky | K));                                              \
+                } else if (mode == PP_RNA) {                                                       \
+                    sub = K + (t & 1);                                                             \
+                } else if (mode == PP_RTZ) {                                                       \
+                    sub = K;                                                                       \
+                } else {                                                                           \
+                    const UT rem = m - (K << sh);                                                  \
+                    const ST tt = sf - 32;                                                         \
+                    const UT thr = sf <= 32 ? rem << (UT)(32 - sf)                                 \
+                                            : rem >> (UT)(tt < EXP_SH - 1 ? tt : EXP_SH - 1);      \
+                    sub = K + (UT)((UT)r < thr);                                                   \
+                }                                                                                  \
+            }                                                                                      \
+            const UT is_sub = (UT)0 - (UT)(a < minnorm);                                           \
+            code = (code & ~is_sub) | (sub & is_sub);                                              \
+        }                                                                                          \
+        const uint32_t sg = (uint32_t)(u >> (EXP_SH - 1)) << (pr->sign_pos);                       \
+        uint32_t res = ((uint32_t)code << pr->shift) | sg;                                         \
+        res = code > (UT)pr->maxc ? pr->ovf[0] | (sg & pr->dovf) : res;                            \
+        const uint32_t special = a == INF ? pr->inf[0] | (sg & pr->dinf)                           \
+                                          : pr->nan[0] | (sg & pr->dnan);                          \
+        return a >= INF ? special : res;                                                           \
     }
-    const int32_t ef = E + pr->bias - 1;
-    const uint32_t code = ((uint32_t)(ef > 0 ? ef : 0) << p) + K;
-    const uint32_t neg = 0u - sign; /* all ones for a negative input */
-    uint32_t res = (code << pr->shift) | (pr->sign_bit & neg);
-    const uint32_t ovf = (pr->ovf[0] & ~neg) | (pr->ovf[1] & neg);
-    const uint32_t nan = (pr->nan[0] & ~neg) | (pr->nan[1] & neg);
-    const uint32_t inf = (pr->inf[0] & ~neg) | (pr->inf[1] & neg);
-    res = code > pr->maxc ? ovf : res;
-    const uint32_t special = frac ? nan : inf;
-    return eb == 0xffu ? special : res;
-}
 
-#define PP_DEFINE_ENC(NAME, OUT_T)                                                                 \
-    static void PP_CAT(NAME, KSUF)(const pp_params *pr, const uint32_t *restrict src, size_t n,    \
-                                   const uint32_t *restrict rnd, void *dst_) {                     \
+PP_LANE(lane32_, uint32_t, int32_t, 23, 127, 32, 0x7fffffffu, 0x7f800000u, 0x7fffffu, 0x800000u, 1u,
+        float, pp_bits_to_f32, pp_f32_to_bits)
+PP_LANE(lane64_, uint64_t, int64_t, 52, 1023, 64, UINT64_C(0x7fffffffffffffff),
+        UINT64_C(0x7ff0000000000000), UINT64_C(0xfffffffffffff), UINT64_C(0x10000000000000),
+        UINT64_C(1), double, pp_bits_to_f64, pp_f64_to_bits)
+
+/* One loop per (source width, output width, rounding, subnormal path, magic): all constants. */
+#define PP_LOOP(LANE, IN_T, OUT_T, MODE, SUB, MAGIC)                                               \
+    for (size_t i = 0; i < n; i++)                                                                 \
+        dst[i] = (OUT_T)PP_K(LANE)(src[i], (MODE) == PP_STOCHASTIC ? rnd[i] : 0u, MODE, SUB,       \
+                                   MAGIC, &prl)
+
+#define PP_DEFINE_ENC(NAME, IN_T, LANE, OUT_T)                                                     \
+    static void PP_K(NAME)(const pp_params *pr, const void *src_, size_t n,                        \
+                           const uint32_t *restrict rnd, void *dst_) {                             \
+        const IN_T *restrict src = (const IN_T *)src_;                                             \
         OUT_T *restrict dst = (OUT_T *)dst_;                                                       \
         const pp_params prl = *pr;                                                                 \
+        const int sub = prl.has_sub;                                                               \
         switch (prl.rounding) {                                                                    \
         case PP_RNE:                                                                               \
-            for (size_t i = 0; i < n; i++)                                                         \
-                dst[i] = (OUT_T)PP_CAT(enc_lane_, KSUF)(src[i], 0u, PP_RNE, &prl);                 \
+            if (!sub) PP_LOOP(LANE, IN_T, OUT_T, PP_RNE, 0, 0);                                    \
+            else if (prl.fp_default) PP_LOOP(LANE, IN_T, OUT_T, PP_RNE, 1, 1);                     \
+            else PP_LOOP(LANE, IN_T, OUT_T, PP_RNE, 1, 0);                                         \
             break;                                                                                 \
         case PP_RTZ:                                                                               \
-            for (size_t i = 0; i < n; i++)                                                         \
-                dst[i] = (OUT_T)PP_CAT(enc_lane_, KSUF)(src[i], 0u, PP_RTZ, &prl);                 \
+            if (!sub) PP_LOOP(LANE, IN_T, OUT_T, PP_RTZ, 0, 0);                                    \
+            else PP_LOOP(LANE, IN_T, OUT_T, PP_RTZ, 1, 0);                                         \
             break;                                                                                 \
         case PP_RNA:                                                                               \
-            for (size_t i = 0; i < n; i++)                                                         \
-                dst[i] = (OUT_T)PP_CAT(enc_lane_, KSUF)(src[i], 0u, PP_RNA, &prl);                 \
+            if (!sub) PP_LOOP(LANE, IN_T, OUT_T, PP_RNA, 0, 0);                                    \
+            else PP_LOOP(LANE, IN_T, OUT_T, PP_RNA, 1, 0);                                         \
             break;                                                                                 \
         default:                                                                                   \
-            for (size_t i = 0; i < n; i++)                                                         \
-                dst[i] = (OUT_T)PP_CAT(enc_lane_, KSUF)(src[i], rnd[i], PP_STOCHASTIC, &prl);      \
+            if (!sub) PP_LOOP(LANE, IN_T, OUT_T, PP_STOCHASTIC, 0, 0);                             \
+            else PP_LOOP(LANE, IN_T, OUT_T, PP_STOCHASTIC, 1, 0);                                  \
             break;                                                                                 \
         }                                                                                          \
     }
 
-PP_DEFINE_ENC(enc8_, uint8_t)
-PP_DEFINE_ENC(enc16_, uint16_t)
-PP_DEFINE_ENC(enc32_, uint32_t)
+PP_DEFINE_ENC(enc8_, uint32_t, lane32_, uint8_t)
+PP_DEFINE_ENC(enc16_, uint32_t, lane32_, uint16_t)
+PP_DEFINE_ENC(enc32_, uint32_t, lane32_, uint32_t)
+PP_DEFINE_ENC(enc64to8_, uint64_t, lane64_, uint8_t)
+PP_DEFINE_ENC(enc64to16_, uint64_t, lane64_, uint16_t)
+PP_DEFINE_ENC(enc64to32_, uint64_t, lane64_, uint32_t)
 
-const pp_kernel_set PP_CAT(pp_kernels_, KSUF) = {
-    PP_CAT(enc8_, KSUF), PP_CAT(enc16_, KSUF), PP_CAT(enc32_, KSUF)};
+/* ---- widening of other sources, exactly ---- */
+
+/* float16 bits -> float32 bits. A subnormal m * 2^-24 is (float)m times a power of two: exact,
+ * normal. NaN payloads are kept (the encoders only ask whether the fraction is nonzero). */
+PP_INLINE uint32_t PP_K(f16_to_f32_)(uint32_t h) {
+    const uint32_t sign = (h & 0x8000u) << 16;
+    const uint32_t a = h & 0x7fffu;
+    const uint32_t normal = (a << 13) + (UINT32_C(112) << 23);
+    const uint32_t special = (a << 13) | 0x7f800000u;
+    const uint32_t sub = pp_f32_to_bits((float)(int32_t)(a & 0x3ffu) * 0x1p-24f);
+    /* selections by masks: a float operation under a condition would not be if-converted */
+    const uint32_t is_sub = 0u - (uint32_t)(a < 0x400u);
+    const uint32_t is_special = 0u - (uint32_t)(a >= 0x7c00u);
+    uint32_t v = (normal & ~is_sub) | (sub & is_sub);
+    v = (v & ~is_special) | (special & is_special);
+    return v | sign;
+}
+
+/* Source elements [0, n) of type t (a narrow float or an integer of at most 16 bits) as exact
+ * float32 bits. */
+static void PP_K(widen32_)(int t, const void *src, size_t n, uint32_t *restrict out) {
+    switch (t) {
+    case PP_T_BF16: {
+        const uint16_t *restrict s = src;
+        for (size_t i = 0; i < n; i++) out[i] = (uint32_t)s[i] << 16;
+        break;
+    }
+    case PP_T_F16: {
+        const uint16_t *restrict s = src;
+        for (size_t i = 0; i < n; i++) out[i] = PP_K(f16_to_f32_)(s[i]);
+        break;
+    }
+    case PP_T_FP8E4:
+    case PP_T_FP8E4M3FN:
+    case PP_T_FP8E5: {
+        const uint8_t *restrict s = src;
+        const uint32_t *restrict tab = (const uint32_t *)pp_decode_table(t - PP_T_FP8E4 + 3);
+        for (size_t i = 0; i < n; i++) out[i] = tab[s[i]];
+        break;
+    }
+    case PP_T_I8: {
+        const int8_t *restrict s = src;
+        for (size_t i = 0; i < n; i++) out[i] = pp_f32_to_bits((float)s[i]);
+        break;
+    }
+    case PP_T_U8: {
+        const uint8_t *restrict s = src;
+        for (size_t i = 0; i < n; i++) out[i] = pp_f32_to_bits((float)(int32_t)s[i]);
+        break;
+    }
+    case PP_T_I16: {
+        const int16_t *restrict s = src;
+        for (size_t i = 0; i < n; i++) out[i] = pp_f32_to_bits((float)s[i]);
+        break;
+    }
+    default: { /* PP_T_U16 */
+        const uint16_t *restrict s = src;
+        for (size_t i = 0; i < n; i++) out[i] = pp_f32_to_bits((float)(int32_t)s[i]);
+        break;
+    }
+    }
+}
+
+/* 32- and 64-bit integers as float64 bits. Exact for |v| <= 2^53 (every 32-bit integer); returns
+ * nonzero when some element is larger, and the caller converts those with the reference. */
+static int PP_K(widen64_)(int t, const void *src, size_t n, uint64_t *restrict out) {
+    uint64_t big = 0;
+    switch (t) {
+    case PP_T_I32: {
+        const int32_t *restrict s = src;
+        for (size_t i = 0; i < n; i++) out[i] = pp_f64_to_bits((double)s[i]);
+        break;
+    }
+    case PP_T_U32: {
+        const uint32_t *restrict s = src;
+        for (size_t i = 0; i < n; i++) out[i] = pp_f64_to_bits((double)(int64_t)s[i]);
+        break;
+    }
+    case PP_T_I64: {
+        const int64_t *restrict s = src;
+        for (size_t i = 0; i < n; i++) {
+            const uint64_t v = (uint64_t)s[i];
+            big |= (uint64_t)((v + PP_2P53) > 2 * PP_2P53);
+            /* two exact halves: hi is a multiple of 2^32 below 2^53 in magnitude when not big */
+            const int64_t hi = (int64_t)(v & UINT64_C(0xffffffff00000000));
+            out[i] = pp_f64_to_bits((double)(int32_t)(hi >> 32) * 0x1p32 + (double)(uint32_t)v);
+        }
+        break;
+    }
+    default: { /* PP_T_U64 */
+        const uint64_t *restrict s = src;
+        for (size_t i = 0; i < n; i++) {
+            const uint64_t v = s[i];
+            big |= (uint64_t)(v > PP_2P53);
+            out[i] = pp_f64_to_bits((double)(int32_t)(uint32_t)(v >> 32) * 0x1p32 +
+                                    (double)(uint32_t)v);
+        }
+        break;
+    }
+    }
+    return big != 0;
+}
+
+/* ---- Philox4x32-10, many blocks at once (philox.c is the scalar definition) ---- */
+
+static void PP_K(philox_blocks_)(uint32_t k0, uint32_t k1, uint64_t blk0, size_t nb,
+                                 uint32_t *restrict out) {
+    const uint32_t lo0 = (uint32_t)blk0, hi0 = (uint32_t)(blk0 >> 32);
+    for (size_t j = 0; j < nb; j++) {
+        uint32_t c0 = lo0 + (uint32_t)j;
+        uint32_t c1 = hi0 + (uint32_t)(c0 < lo0);
+        uint32_t c2 = 0, c3 = 0, ka = k0, kb = k1;
+#pragma GCC unroll 10
+        for (int r = 0; r < 10; r++) {
+            const uint64_t p0 = (uint64_t)PP_PHILOX_M0 * c0;
+            const uint64_t p1 = (uint64_t)PP_PHILOX_M1 * c2;
+            const uint32_t n0 = (uint32_t)(p1 >> 32) ^ c1 ^ ka;
+            const uint32_t n2 = (uint32_t)(p0 >> 32) ^ c3 ^ kb;
+            c1 = (uint32_t)p1;
+            c3 = (uint32_t)p0;
+            c0 = n0;
+            c2 = n2;
+            ka += PP_PHILOX_W0;
+            kb += PP_PHILOX_W1;
+        }
+        out[4 * j + 0] = c0;
+        out[4 * j + 1] = c1;
+        out[4 * j + 2] = c2;
+        out[4 * j + 3] = c3;
+    }
+}
+
+/* Words for element indices [first, first + n): the same as pp_philox_fill. nb <= 2^32 blocks. */
+static void PP_K(philox_fill_)(uint64_t seed, uint64_t first, size_t n, uint32_t *out) {
+    size_t i = 0;
+    uint32_t w[4];
+    while (i < n && ((first + i) & 3u)) {
+        pp_philox4x32(seed, (first + i) >> 2, w);
+        out[i] = w[(first + i) & 3u];
+        i++;
+    }
+    const size_t nb = (n - i) / 4;
+    if (nb) PP_K(philox_blocks_)((uint32_t)seed, (uint32_t)(seed >> 32), (first + i) >> 2, nb,
+                                 out + i);
+    i += 4 * nb;
+    if (i < n) {
+        pp_philox4x32(seed, (first + i) >> 2, w);
+        for (size_t t = 0; i < n; i++, t++) out[i] = w[t];
+    }
+}
+
+/* ---- decode (pp_decode_one is the definition) ---- */
+
+/* 8-bit codes of format f (3..5) and fp16 codes: the same arithmetic as f16_to_f32 with the
+ * format's constants; subnormals are (float)man times a power of two (exact, normal). */
+PP_INLINE uint32_t PP_K(dec_small_)(uint32_t c, uint32_t sbit, uint32_t p, uint32_t bias_adj,
+                                    uint32_t infm, uint32_t infv, float scale) {
+    const uint32_t sign = (c & sbit) << (sbit == 0x80u ? 24 : 16);
+    const uint32_t mag = c & (sbit - 1u);
+    const uint32_t normal = (mag << (23 - p)) + (bias_adj << 23);
+    const uint32_t sub = pp_f32_to_bits((float)(int32_t)(mag & ((1u << p) - 1u)) * scale);
+    /* selections by masks: a float operation under a condition would not be if-converted */
+    const uint32_t is_sub = 0u - (uint32_t)((mag >> p) == 0u);
+    const uint32_t is_inf = 0u - (uint32_t)(mag == infm);
+    const uint32_t is_nan = 0u - (uint32_t)(mag > infm);
+    uint32_t v = (normal & ~is_sub) | (sub & is_sub);
+    v = (v & ~is_inf) | (infv & is_inf);
+    v = (v & ~is_nan) | (0x7fc00000u & is_nan);
+    return v | sign;
+}
+
+static void PP_K(decode_)(int format, const void *bits, size_t n, uint32_t *restrict out) {
+    switch (format) {
+    case 0: {
+        const uint16_t *restrict in = bits;
+        for (size_t i = 0; i < n; i++) out[i] = (uint32_t)in[i] << 16;
+        break;
+    }
+    case 1: {
+        const uint16_t *restrict in = bits;
+        for (size_t i = 0; i < n; i++)
+            out[i] = PP_K(dec_small_)(in[i], 0x8000u, 10, 112, 0x7c00u, 0x7f800000u, 0x1p-24f);
+        break;
+    }
+    case 2: {
+        const uint32_t *restrict in = bits;
+        for (size_t i = 0; i < n; i++) {
+            const uint32_t u = in[i] & 0xffffe000u;
+            const uint32_t a = u & 0x7fffffffu;
+            out[i] = a > 0x7f800000u ? (0x7fc00000u | (u & 0x80000000u)) : u;
+        }
+        break;
+    }
+    case 3: {
+        const uint8_t *restrict in = bits;
+        for (size_t i = 0; i < n; i++)
+            out[i] = PP_K(dec_small_)(in[i], 0x80u, 3, 120, 0x78u, 0x7f800000u, 0x1p-9f);
+        break;
+    }
+    case 4: {
+        const uint8_t *restrict in = bits;
+        for (size_t i = 0; i < n; i++)
+            out[i] = PP_K(dec_small_)(in[i], 0x80u, 3, 120, 0x7fu, 0x7fc00000u, 0x1p-9f);
+        break;
+    }
+    default: {
+        const uint8_t *restrict in = bits;
+        for (size_t i = 0; i < n; i++)
+            out[i] = PP_K(dec_small_)(in[i], 0x80u, 2, 112, 0x7cu, 0x7f800000u, 0x1p-16f);
+        break;
+    }
+    }
+}
+
+/* ---- streaming (non-temporal) copy of a finished block to its destination ---- */
+
+static void PP_K(stream_)(void *dst_, const void *src_, size_t bytes) {
+#ifdef PP_VBYTES
+    char *dst = dst_;
+    const char *src = src_;
+    size_t head = (size_t)(-(uintptr_t)dst & (PP_VBYTES - 1));
+    if (head > bytes) head = bytes;
+    memcpy(dst, src, head);
+    size_t i = head;
+    for (; i + PP_VBYTES <= bytes; i += PP_VBYTES) PP_STREAM(dst + i, src + i);
+    memcpy(dst + i, src + i, bytes - i);
+#else
+    memcpy(dst_, src_, bytes);
+#endif
+}
+
+static void PP_K(sfence_)(void) {
+#ifdef PP_VBYTES
+    PP_SFENCE();
+#endif
+}
+
+const pp_kernel_set PP_K(pp_kernels_) = {
+    {PP_K(enc8_), PP_K(enc16_), PP_K(enc32_)},
+    {PP_K(enc64to8_), PP_K(enc64to16_), PP_K(enc64to32_)},
+    PP_K(widen32_),
+    PP_K(widen64_),
+    PP_K(philox_fill_),
+    PP_K(decode_),
+    PP_K(stream_),
+    PP_K(sfence_),
+};

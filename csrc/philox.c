@@ -4,24 +4,20 @@
  * on threads or chunking. */
 #include "pyprecision.h"
 
-#define PHILOX_M0 0xD2511F53u
-#define PHILOX_M1 0xCD9E8D57u
-#define PHILOX_W0 0x9E3779B9u
-#define PHILOX_W1 0xBB67AE85u
 
 static inline void philox_block(uint32_t k0, uint32_t k1, uint64_t block, uint32_t out[4]) {
     uint32_t c0 = (uint32_t)block, c1 = (uint32_t)(block >> 32), c2 = 0, c3 = 0;
     for (int r = 0; r < 10; r++) {
-        const uint64_t p0 = (uint64_t)PHILOX_M0 * c0;
-        const uint64_t p1 = (uint64_t)PHILOX_M1 * c2;
+        const uint64_t p0 = (uint64_t)PP_PHILOX_M0 * c0;
+        const uint64_t p1 = (uint64_t)PP_PHILOX_M1 * c2;
         const uint32_t n0 = (uint32_t)(p1 >> 32) ^ c1 ^ k0;
         const uint32_t n2 = (uint32_t)(p0 >> 32) ^ c3 ^ k1;
         c1 = (uint32_t)p1;
         c3 = (uint32_t)p0;
         c0 = n0;
         c2 = n2;
-        k0 += PHILOX_W0;
-        k1 += PHILOX_W1;
+        k0 += PP_PHILOX_W0;
+        k1 += PP_PHILOX_W1;
     }
     out[0] = c0;
     out[1] = c1;

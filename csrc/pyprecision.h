@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "pyprecision_api.h"
 
@@ -25,6 +26,11 @@ typedef struct {
     uint32_t ovf[2];    /* a finite value whose rounded magnitude exceeds max, by sign */
     uint32_t inf[2];    /* an infinite input, by sign */
     uint32_t nan[2];    /* a NaN input, by sign */
+    /* For the fast kernels: X[1] == X[0] | (sign bit & dX), the sign bit at sign_pos. */
+    uint32_t dovf, dinf, dnan;
+    int sign_pos;
+    int has_sub;        /* the source has values below the format's min normal (set per call) */
+    int fp_default;     /* the calling thread's FP environment is the default (set per range) */
 } pp_params;
 
 int pp_params_init(pp_params *pr, const pp_cast_options *opt);
@@ -45,15 +51,40 @@ int pp_parallel_for(size_t n, size_t grain, int threads, pp_task_fn fn, void *ct
 void pp_philox4x32(uint64_t seed, uint64_t block, uint32_t out[4]);
 void pp_philox_fill(uint64_t seed, uint64_t first, size_t n, uint32_t *out);
 
-/* Fast float32 kernels, one set per instruction set (kern_*.c). */
-typedef void (*pp_f32_kernel)(const pp_params *pr, const uint32_t *src, size_t n,
+/* Philox4x32-10 constants (Salmon et al.). */
+#define PP_PHILOX_M0 0xD2511F53u
+#define PP_PHILOX_M1 0xCD9E8D57u
+#define PP_PHILOX_W0 0x9E3779B9u
+#define PP_PHILOX_W1 0xBB67AE85u
+
+#define PP_2P53 (UINT64_C(1) << 53)
+
+/* Fast kernels, one set per instruction set (kern_*.c including kern_body.h). Every one is
+ * proven equal to the reference converter / decoder by tests/fastpaths. */
+typedef void (*pp_enc_kernel)(const pp_params *pr, const void *src, size_t n,
                               const uint32_t *rnd, void *dst);
 typedef struct {
-    pp_f32_kernel enc8, enc16, enc32;
+    pp_enc_kernel enc32[3]; /* float32 bits -> 1-, 2-, 4-byte codes */
+    pp_enc_kernel enc64[3]; /* float64 bits -> 1-, 2-, 4-byte codes */
+    /* narrow floats and integers of <= 16 bits -> exact float32 bits */
+    void (*widen32)(int src_type, const void *src, size_t n, uint32_t *out);
+    /* 32/64-bit integers -> float64 bits; nonzero when some |v| > 2^53 (not converted) */
+    int (*widen64)(int src_type, const void *src, size_t n, uint64_t *out);
+    /* the stochastic-rounding words of pp_philox_fill */
+    void (*philox)(uint64_t seed, uint64_t first, size_t n, uint32_t *out);
+    /* codes -> float32 bits, as pp_decode_one */
+    void (*decode)(int format, const void *bits, size_t n, uint32_t *out);
+    /* copy with non-temporal stores where the set has them; sfence orders them */
+    void (*stream)(void *dst, const void *src, size_t bytes);
+    void (*sfence)(void);
 } pp_kernel_set;
 extern const pp_kernel_set pp_kernels_portable;
 extern const pp_kernel_set pp_kernels_avx2;
 extern const pp_kernel_set pp_kernels_avx512;
+/* The kernel set of an instruction set (PP_ISA_PORTABLE..AVX512), NULL for the reference. */
+const pp_kernel_set *pp_kernels_for(int isa);
+/* Whether an output of this many bytes (input + output) is written with streaming stores. */
+int pp_use_streaming(size_t bytes);
 
 static inline float pp_bits_to_f32(uint32_t u) {
     union { uint32_t u; float f; } v = { u };
@@ -61,6 +92,14 @@ static inline float pp_bits_to_f32(uint32_t u) {
 }
 static inline uint32_t pp_f32_to_bits(float f) {
     union { float f; uint32_t u; } v = { f };
+    return v.u;
+}
+static inline double pp_bits_to_f64(uint64_t u) {
+    union { uint64_t u; double f; } v = { u };
+    return v.f;
+}
+static inline uint64_t pp_f64_to_bits(double f) {
+    union { double f; uint64_t u; } v = { f };
     return v.u;
 }
 

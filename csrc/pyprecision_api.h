@@ -104,3 +104,8 @@ int pp_random_words(uint64_t seed, uint64_t first, size_t n, uint32_t *out);
 int pp_isa_supported(int isa);
 int pp_isa_auto(void);
 int pp_cpu_count(void);
+
+/* Outputs whose call moves more than this many bytes (input + output) are written with
+ * non-temporal (streaming) stores. bytes < 0 restores the default (the L3 cache size). Returns
+ * the previous threshold. Results never depend on it; it exists for tests and benchmarks. */
+long long pp_set_stream_threshold(long long bytes);
