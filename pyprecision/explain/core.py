@@ -70,9 +70,9 @@ def split_flags(text: str) -> list[str]:
 def _read_inputs(path: str | None) -> dict[str, np.ndarray] | None:
     if path is None:
         return None
-    from pyprecision.verify import read_arrays
+    from pyprecision.verify import read_inputs
 
-    return {k: v for k, v in read_arrays(path).items() if k != "__dtypes__"}
+    return read_inputs(path)
 
 
 def explain(program: str, flags: list[str] | None = None, target: str | None = None,
@@ -129,7 +129,8 @@ def explain_hlo(module_path: str, passes: list[str], inputs: str | None = None) 
 
 
 def _hlo_snapshot(module: Any) -> dict[str, tuple[str, str]]:
-    return {i.name: (i.opcode, i.shape.to_text(with_layout=False).split("[")[0])
+    return {i.name: (i.opcode, "tuple" if i.shape.is_tuple
+                     else i.shape.to_text(with_layout=False).split("[")[0])
             for i in module.entry.instructions}
 
 

@@ -71,8 +71,21 @@ def _op_kind(text: str) -> str:
     return body.split()[0] if body.split() else body
 
 
-def snapshot_ops(f: Function) -> dict[str, OpSnap]:
-    """Every instruction of ``f`` by key, in program order."""
+def snapshot_ops(module: Module) -> dict[str, OpSnap]:
+    """Every instruction of every function by key, in program order. Keys of ``@main`` (or the
+    first function) are bare (``%mm``); other functions' are prefixed (``@scale:%s``)."""
+    out: dict[str, OpSnap] = {}
+    main = module.main
+    for f in module.functions:
+        prefix = "" if f is main else f"@{f.name}:"
+        for key, snap in _snapshot_function(f).items():
+            out[prefix + key] = snap if not prefix else OpSnap(
+                prefix + key, snap.op, snap.dtype, snap.text,
+                tuple(prefix + o for o in snap.operands), snap.users, snap.skip, snap.tensor)
+    return out
+
+
+def _snapshot_function(f: Function) -> dict[str, OpSnap]:
     out: dict[str, OpSnap] = {}
     for inst in f.instructions():
         text = instruction_to_text(inst).strip()
@@ -95,14 +108,17 @@ def snapshot_ops(f: Function) -> dict[str, OpSnap]:
     return out
 
 
-def _mutator_verdicts(f: Function, target: Target, options: Any) -> dict[str, tuple[str, GateVerdict]]:
+def _mutator_verdicts(module: Module, target: Target,
+                      options: Any) -> dict[str, tuple[str, GateVerdict]]:
     """producer key → (cast key, verdict) for every cast DTypeMutator will consider."""
     out = {}
     multi = bool(getattr(options, "mutate_multi_users", False))
-    for cast in mutator_casts(f):
-        producer = cast.data.owner
-        v = mutator_verdict(producer, cast.dtype, target.enable_dma_cast, multi)
-        out[f"%{cast.data.name}"] = (f"%{cast.result.name}", v)
+    for f in module.functions:
+        prefix = "" if f is module.main else f"@{f.name}:"
+        for cast in mutator_casts(f):
+            producer = cast.data.owner
+            v = mutator_verdict(producer, cast.dtype, target.enable_dma_cast, multi)
+            out[f"{prefix}%{cast.data.name}"] = (f"{prefix}%{cast.result.name}", v)
     return out
 
 
@@ -164,16 +180,15 @@ def trace_pipeline(text: str, flags: list[str], target: str = "gen2",
     config = parse_flags(flags)
     tgt = Target.from_config(config, target)
     module = parse(text, filename=filename)
-    f = module.main
     names = pipeline_pass_names(config)
-    snaps = [snapshot_ops(f)]
+    snaps = [snapshot_ops(module)]
     verdicts: dict[int, dict[str, tuple[str, GateVerdict]]] = {}
     for i, name in enumerate(names):
         p = make_pass(name, tgt)
         if name == "dtype-mutator":
-            verdicts[i] = _mutator_verdicts(f, tgt, p)
+            verdicts[i] = _mutator_verdicts(module, tgt, p)
         run_passes(module, [p])
-        snaps.append(snapshot_ops(f))
+        snaps.append(snapshot_ops(module))
     rows = _attribute(snaps, names, verdicts, config.scope)
     return Trace(rows, names, module, config.fp32_cast_mode, target)
 
@@ -184,6 +199,8 @@ def _attribute(snaps: list[dict[str, OpSnap]], names: list[str],
     order = list(last) + [k for k in first if k not in last]
     for s in snaps[1:-1]:
         order += [k for k in s if k not in order]
+    blocked = {cast: (producer, v) for found in verdicts.values()
+               for producer, (cast, v) in found.items() if v.state == "mismatch"}
     rows = []
     for key in order:
         ever = next(s[key] for s in snaps if key in s)
@@ -206,6 +223,10 @@ def _attribute(snaps: list[dict[str, OpSnap]], names: list[str],
                                    if verdict[1].state == "mismatch" else verdict[1].text())
                 if verdict[1].state == "mutated":
                     row.derived = True  # the gates say mutate, the snapshot says unchanged
+        kept = blocked.get(key)
+        if kept is not None and key in last:
+            row.reasons.append(f"kept: DTypeMutator cannot absorb it into {kept[0]} "
+                               f"(gate {kept[1].gate}: {kept[1].reason})")
         if not row.reasons:
             row.reasons.append(_unchanged_reason(ever, names, scope))
         rows.append(row)

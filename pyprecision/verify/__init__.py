@@ -29,6 +29,7 @@ from pyprecision.verify.program_check import (
     ProgramDiagnosis,
     hlo_outputs,
     is_hlo_path,
+    read_inputs,
     verify_program,
 )
 from pyprecision.verify.render import mismatch_rows, plot_report, report_json, report_lines
@@ -39,5 +40,5 @@ __all__ = [
     "Diagnosis", "diagnose", "candidates", "stochastic_consistent",
     "RawSpec", "is_container", "read_array", "read_arrays", "parse_dtype", "parse_shape",
     "report_json", "report_lines", "mismatch_rows", "plot_report",
-    "verify_program", "ProgramCheck", "ProgramDiagnosis", "FlagSet", "is_hlo_path", "hlo_outputs",
+    "verify_program", "ProgramCheck", "ProgramDiagnosis", "FlagSet", "is_hlo_path", "hlo_outputs", "read_inputs",
 ]

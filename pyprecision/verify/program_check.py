@@ -20,7 +20,7 @@ from pyprecision.verify.compare import CodeSpace, code_space, compare_codes
 from pyprecision.verify.dumps import read_arrays
 
 __all__ = ["ProgramCheck", "FlagSet", "ProgramDiagnosis", "verify_program", "is_hlo_path",
-           "hlo_outputs"]
+           "hlo_outputs", "read_inputs"]
 
 
 def is_hlo_path(path: str | Path) -> bool:
@@ -152,11 +152,26 @@ def hlo_outputs(text: str, path: str, inputs: dict[str, np.ndarray],
 
 
 def _as_logical(arr: np.ndarray, want: np.dtype) -> np.ndarray:
-    """Raw bits (uint8/uint16) of a bf16/fp8 input viewed as its ml_dtypes type."""
+    """Raw bits (uint8/uint16) of a bf16/fp8 input viewed as its ml_dtypes type; a float input of a
+    narrower float type widened exactly when the parameter is wider (e.g. bf16 data for a
+    parameter that upcast-all-to-fp32 made f32)."""
     if arr.dtype != want and want.kind == "V" and arr.dtype.kind in "ui" \
             and arr.dtype.itemsize == want.itemsize:
         return arr.view(want)
+    floats = {np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64)}
+    is_float = lambda dt: dt in floats or (dt.kind == "V" and dt.type is not np.void)  # noqa: E731
+    if arr.dtype != want and is_float(arr.dtype) and is_float(want) \
+            and want.itemsize > arr.dtype.itemsize:
+        return arr.astype(want)
     return arr
+
+
+def read_inputs(path: str) -> dict[str, np.ndarray]:
+    """The arrays of an inputs .npz, raw bits relabelled by its ``__dtypes__`` table if present
+    (the convention of ``hlo-run`` and tests/data/hlo), the table itself dropped."""
+    arrays = read_arrays(path)
+    side = _side_table(arrays)
+    return {k: _typed(k, v, side) for k, v in arrays.items() if k != "__dtypes__"}
 
 
 def _codes(arr: np.ndarray, space: CodeSpace) -> np.ndarray:
@@ -280,7 +295,7 @@ def verify_program(program: str, inputs: str, dump: str, *, flags: list[str] | N
     if not p.is_file():
         raise DumpError(f"{program}: no such file")
     text = p.read_text(encoding="utf-8")
-    ins = {k: v for k, v in read_arrays(inputs).items() if k != "__dtypes__"}
+    ins = read_inputs(inputs)
     dumped = read_arrays(dump)  # __dtypes__ (if any) relabels raw bits of bf16/fp8 outputs
     flags = list(flags or [])
     if is_hlo_path(program):
