@@ -144,7 +144,7 @@ class _Frame:
         for i, r in enumerate(rows):  # sequential: a later row wins on a repeated index
             buf[r] = x[i]
 
-    def rows(self, idx: Value, n_rows: int, what: str) -> np.ndarray:
+    def rows(self, idx: Any, n_rows: int, what: str) -> np.ndarray:
         r = self.vals[id(idx)]
         bad = (r < 0) | (r >= n_rows)
         if np.any(bad):
@@ -166,7 +166,7 @@ def _load(fr: _Frame, inst: Any) -> np.ndarray:
     if isinstance(inst, GenericLoad):
         x = x[fr.rows(inst.index, x.shape[0], f"generic_load @{inst.tensor.name}")]
     elif isinstance(inst, SBAtomLoad) and inst.has_partition_broadcast:
-        x = np.broadcast_to(x, inst.result.shape)
+        x = np.broadcast_to(x, inst.result.shape)  # type: ignore[union-attr]
     return convert(x, inst.src.dtype, inst.result.dtype)
 
 

@@ -133,7 +133,7 @@ class IRBuilder:
         """Create and insert ``cast value to dtype``: at the insertion point if set, else right after the
         value's definition. Returns the cast (its ``result`` is the new value). Users of ``value`` are
         NOT rewired — do that with ``value.replaceAllUsesWithExcept(cast, cast)``."""
-        v = value.result if isinstance(value, Instruction) else value
+        v: Value = value.result if isinstance(value, Instruction) else value  # type: ignore[assignment]
         cast = self.make_cast(v, dtype, name)
         if self._mode == "none":
             if v.owner is None or v.owner.parent is None:

@@ -181,9 +181,10 @@ class GenericStore(StoreInst):
         self.aps[0].index = self._operands[1]  # type: ignore[assignment]
 
     def clone(self, name: str | None = None) -> GenericStore:
+        index: Any = self._op(1)
         return GenericStore(
-            self._op(0), NeuronAP(self.dst.tensor, self.dst.reinterpret, "store"), self._op(1)
-        )  # type: ignore[arg-type]
+            self._op(0), NeuronAP(self.dst.tensor, self.dst.reinterpret, "store"), index
+        )
 
 
 class TensorScalarGEPOp(Instruction):

@@ -28,7 +28,7 @@ class Use(NamedTuple):
     """One operand slot: ``user.operands[index]`` is the used value."""
 
     user: Instruction
-    index: int
+    index: int  # type: ignore[assignment]  # shadows tuple.index on purpose: the operand slot
 
 
 def _exclusions(except_: Any) -> set[int]:

@@ -220,7 +220,7 @@ def _check_index(idx: object, rows: int) -> int:
         isinstance(idx, Value) and idx.dtype.is_integer and len(idx.shape) == 1,
         "the index must be a 1-D integer value",
     )
-    return idx.shape[0]  # type: ignore[union-attr]
+    return idx.shape[0]  # type: ignore[attr-defined]
 
 
 def _check_types(f: Function, inst: Instruction) -> None:
@@ -329,11 +329,11 @@ def _check_types(f: Function, inst: Instruction) -> None:
             inst.kind not in INT_ONLY_BINARY or t.dtype.is_integer, f"'{inst.kind}' needs integers"
         )
     elif isinstance(inst, OffloadedMemCpy):
-        s, d = inst.src, inst.dst
-        _need(s.shape == d.shape, f"shapes differ: {_shape(s)} -> {_shape(d)}")
+        s_ap, d = inst.src, inst.dst
+        _need(s_ap.shape == d.shape, f"shapes differ: {_shape(s_ap)} -> {_shape(d)}")
         _need(
-            _same_class(s.dtype, d.dtype) and (d.dtype.is_float or s.dtype is d.dtype),
-            f"cannot copy {s.dtype.name} into {d.dtype.name}",
+            _same_class(s_ap.dtype, d.dtype) and (d.dtype.is_float or s_ap.dtype is d.dtype),
+            f"cannot copy {s_ap.dtype.name} into {d.dtype.name}",
         )
     elif isinstance(inst, CallOp):
         _check_call(f, inst)
