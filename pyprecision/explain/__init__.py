@@ -12,9 +12,21 @@ from pyprecision.explain.provenance import OpRow, Trace, trace_pipeline
 from pyprecision.explain.render import comparison_json, comparison_lines, explanation_lines
 
 __all__ = [
-    "Explanation", "explain", "explain_hlo", "split_flags",
-    "GateVerdict", "mutator_verdict", "autocast_skip_reason",
-    "OpError", "probe_values", "all_fp32_reference", "op_errors",
-    "OpRow", "Trace", "trace_pipeline",
-    "explanation_lines", "comparison_lines", "comparison_json",
+    "Explanation",
+    "GateVerdict",
+    "OpError",
+    "OpRow",
+    "Trace",
+    "all_fp32_reference",
+    "autocast_skip_reason",
+    "comparison_json",
+    "comparison_lines",
+    "explain",
+    "explain_hlo",
+    "explanation_lines",
+    "mutator_verdict",
+    "op_errors",
+    "probe_values",
+    "split_flags",
+    "trace_pipeline",
 ]

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from pyprecision.errors import DumpError
+from pyprecision.errors import DumpError, PyPrecisionError
 from pyprecision.explain.numerics import (
     OpError,
     all_fp32_reference,
@@ -161,7 +161,6 @@ def _hlo_output_errors(text: str, path: str, module: Any,
     """Each ENTRY output's error, keyed by the instruction producing it (the root, or the root
     tuple's operands)."""
     from pyprecision import hlo
-    from pyprecision.ir.dtypes import as_dtype
     from pyprecision.verify import hlo_outputs
 
     after = hlo_outputs(hlo.to_text(module), path, data, [])
@@ -170,12 +169,21 @@ def _hlo_output_errors(text: str, path: str, module: Any,
     producers = [o.name for o in root.operands] if root.opcode == "tuple" else [root.name]
     out: dict[str, OpError] = {}
     for (name, (arr, _space)), key in zip(after.items(), producers):
-        try:
-            dt = as_dtype(arr.dtype)
-        except Exception:  # noqa: BLE001 - an HLO-only type (s4, pred, ...): no error measure
+        dt = _ir_dtype(arr.dtype)
+        if dt is None:  # an HLO-only type (s4, pred, ...): no error measure
             continue
         a = np.asarray(arr)
         r = np.asarray(ref[name][0])
         out[key] = output_error(a.astype(np.float64) if dt.is_float else a.astype(np.int64),
                                 r.astype(np.float64) if dt.is_float else r.astype(np.int64), dt)
     return out
+
+
+def _ir_dtype(dt: np.dtype) -> Any:
+    """The IR dtype of a numpy dtype, or None when the IR has none (bool, int4, ...)."""
+    from pyprecision.ir.dtypes import as_dtype
+
+    try:
+        return as_dtype(dt)
+    except (KeyError, ValueError, TypeError, PyPrecisionError):
+        return None

@@ -24,7 +24,7 @@ from pyprecision.ir import (
 )
 from pyprecision.ir.dtypes import as_dtype, bfloat16, float8_e5m2, float16, float32, float32r
 
-__all__ = ["GateVerdict", "mutator_verdict", "mutator_casts", "autocast_skip_reason"]
+__all__ = ["GateVerdict", "autocast_skip_reason", "mutator_casts", "mutator_verdict"]
 
 
 @dataclass(frozen=True)
@@ -52,7 +52,7 @@ def mutator_casts(f: Any) -> list[UnaryOp]:
         data = inst.data
         if not isinstance(data, Value) or data.owner is None or data.dtype == inst.dtype:
             continue
-        if data.dtype.is_float and inst.dtype.is_float:
+        if data.dtype.is_float and inst.dtype is not None and inst.dtype.is_float:
             out.append(inst)
     return out
 

@@ -20,7 +20,7 @@ from pyprecision.ir.dtypes import float32
 from pyprecision.kernel import encode
 from pyprecision.verify import code_space, compare_codes
 
-__all__ = ["OpError", "probe_values", "all_fp32_reference", "op_errors", "output_error"]
+__all__ = ["OpError", "all_fp32_reference", "op_errors", "output_error", "probe_values"]
 
 
 @dataclass(frozen=True)
@@ -100,8 +100,8 @@ def all_fp32_reference(text: str, filename: str = "<program>") -> tuple[Module, 
     try:
         verify(module)
     except PyPrecisionError as exc:
-        return parse(text, filename=filename), f"all-fp32 retyping failed ({exc}); the reference " \
-                                               "is the program as written"
+        note = f"all-fp32 retyping failed ({exc}); the reference is the program as written"
+        return parse(text, filename=filename), note
     return module, None
 
 

@@ -17,10 +17,10 @@ from pyprecision.explain.gates import (
     mutator_casts,
     mutator_verdict,
 )
-from pyprecision.ir import Function, Module, instruction_to_text, parse
+from pyprecision.ir import Function, Module, Value, instruction_to_text, parse
 from pyprecision.passes import Target, make_pass, pipeline_pass_names, run_passes
 
-__all__ = ["OpSnap", "OpRow", "Trace", "trace_pipeline", "snapshot_ops"]
+__all__ = ["OpRow", "OpSnap", "Trace", "snapshot_ops", "trace_pipeline"]
 
 
 @dataclass(frozen=True)
@@ -98,8 +98,9 @@ def _snapshot_function(f: Function) -> dict[str, OpSnap]:
             while key in out:
                 n += 1
                 key = f"{base} #{n}"
-        dtype = inst.dtype.name if getattr(inst, "dtype", None) is not None else "-"
-        operands = tuple(f"%{o.name}" for o in inst.operands if hasattr(o, "owner"))
+        dt = getattr(inst, "dtype", None)
+        dtype = dt.name if dt is not None else "-"
+        operands = tuple(f"%{o.name}" for o in inst.operands if isinstance(o, Value))
         users = len(inst.result.uses) if inst.result is not None else 0
         mem = getattr(inst, "tensor", None) or getattr(getattr(inst, "dst", None), "tensor", None)
         where = f"{mem.kind} @{mem.name}" if mem is not None and hasattr(mem, "kind") else None
@@ -116,9 +117,10 @@ def _mutator_verdicts(module: Module, target: Target,
     for f in module.functions:
         prefix = "" if f is module.main else f"@{f.name}:"
         for cast in mutator_casts(f):
-            producer = cast.data.owner
-            v = mutator_verdict(producer, cast.dtype, target.enable_dma_cast, multi)
-            out[f"{prefix}%{cast.data.name}"] = (f"{prefix}%{cast.result.name}", v)
+            data, result = cast.data, cast.result
+            assert isinstance(data, Value) and result is not None  # mutator_casts' filter
+            v = mutator_verdict(data.owner, cast.dtype, target.enable_dma_cast, multi)
+            out[f"{prefix}%{data.name}"] = (f"{prefix}%{result.name}", v)
     return out
 
 

@@ -5,7 +5,7 @@ from typing import Any
 
 from pyprecision.explain.core import Explanation
 
-__all__ = ["explanation_lines", "comparison_lines", "comparison_json"]
+__all__ = ["comparison_json", "comparison_lines", "explanation_lines"]
 
 
 def _g(v: float) -> str:

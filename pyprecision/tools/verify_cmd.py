@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from pyprecision.errors import CastError, DumpError
+from pyprecision.errors import CastError
 from pyprecision.kernel import NAN_POLICIES
 
 _EPILOG = """\
@@ -193,7 +193,7 @@ def _program_json(reports: list[tuple[str, Any]], show: int, extra: dict[str, An
     from pyprecision.verify import report_json
 
     outs = {name: report_json(rep, show) for name, rep in reports}
-    total = lambda key: sum(o[key] for o in outs.values())  # noqa: E731
+    total = lambda key: sum(o[key] for o in outs.values())
     maxes = [o["max_ulp"] for o in outs.values()]
     first = [dict(m, output=name) for name, o in outs.items() for m in o["first_mismatches"]]
     return {

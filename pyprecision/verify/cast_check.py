@@ -18,10 +18,10 @@ from pyprecision.verify.compare import (
     is_nan_code,
     ulp_histogram,
 )
-from pyprecision.verify.diagnose import Diagnosis, diagnose
+from pyprecision.verify.diagnose import diagnose
 from pyprecision.verify.policy import E4_PAIR, CastPolicy
 
-__all__ = ["Report", "CastReport", "verify_cast", "dump_as_codes"]
+__all__ = ["CastReport", "Report", "dump_as_codes", "verify_cast"]
 
 _E4_DTYPES = {np.dtype(ml_dtypes.float8_e4m3): "fp8e4", np.dtype(ml_dtypes.float8_e4m3fn): "fp8e4m3fn"}
 

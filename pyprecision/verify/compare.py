@@ -23,8 +23,15 @@ import numpy as np
 from pyprecision.formats import Format, format
 from pyprecision.kernel import decode
 
-__all__ = ["CodeSpace", "code_space", "Comparison", "compare_codes", "ordered", "is_nan_code",
-           "ulp_histogram"]
+__all__ = [
+    "CodeSpace",
+    "Comparison",
+    "code_space",
+    "compare_codes",
+    "is_nan_code",
+    "ordered",
+    "ulp_histogram",
+]
 
 
 @dataclass(frozen=True)

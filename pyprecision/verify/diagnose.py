@@ -20,7 +20,7 @@ from pyprecision.kernel import decode, encode
 from pyprecision.verify.compare import is_nan_code
 from pyprecision.verify.policy import E4_PAIR, INTERMEDIATES, CastPolicy
 
-__all__ = ["Diagnosis", "diagnose", "candidates", "stochastic_consistent"]
+__all__ = ["Diagnosis", "candidates", "diagnose", "stochastic_consistent"]
 
 ROUNDINGS = ("rne", "rtz", "rna")
 NANS = ("ml_dtypes", "nvidia")

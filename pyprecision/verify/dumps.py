@@ -14,7 +14,7 @@ from pyprecision.errors import DumpError
 from pyprecision.io import load_dump, open_tensors
 from pyprecision.io import parse_dtype as _io_parse_dtype
 
-__all__ = ["RawSpec", "read_array", "read_arrays", "parse_shape", "parse_dtype", "is_container"]
+__all__ = ["RawSpec", "is_container", "parse_dtype", "parse_shape", "read_array", "read_arrays"]
 
 _CONTAINERS = (".npy", ".npz", ".safetensors")
 

@@ -15,7 +15,7 @@ from pyprecision.errors import CastError
 from pyprecision.formats import Format, format
 from pyprecision.kernel import decode, encode
 
-__all__ = ["CastPolicy", "INTERMEDIATES", "E4_PAIR"]
+__all__ = ["E4_PAIR", "INTERMEDIATES", "CastPolicy"]
 
 #: Formats a double rounding may pass through ("fp32" is numpy's float32, round to nearest even).
 INTERMEDIATES = ("fp32", "fp32r", "bf16", "fp16", "fp8e4", "fp8e4m3fn")

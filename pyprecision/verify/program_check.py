@@ -19,8 +19,15 @@ from pyprecision.verify.cast_check import Report, dump_as_codes
 from pyprecision.verify.compare import CodeSpace, code_space, compare_codes
 from pyprecision.verify.dumps import read_arrays
 
-__all__ = ["ProgramCheck", "FlagSet", "ProgramDiagnosis", "verify_program", "is_hlo_path",
-           "hlo_outputs", "read_inputs"]
+__all__ = [
+    "FlagSet",
+    "ProgramCheck",
+    "ProgramDiagnosis",
+    "hlo_outputs",
+    "is_hlo_path",
+    "read_inputs",
+    "verify_program",
+]
 
 
 def is_hlo_path(path: str | Path) -> bool:
@@ -159,7 +166,7 @@ def _as_logical(arr: np.ndarray, want: np.dtype) -> np.ndarray:
             and arr.dtype.itemsize == want.itemsize:
         return arr.view(want)
     floats = {np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64)}
-    is_float = lambda dt: dt in floats or (dt.kind == "V" and dt.type is not np.void)  # noqa: E731
+    is_float = lambda dt: dt in floats or (dt.kind == "V" and dt.type is not np.void)
     if arr.dtype != want and is_float(arr.dtype) and is_float(want) \
             and want.itemsize > arr.dtype.itemsize:
         return arr.astype(want)

@@ -10,7 +10,7 @@ import numpy as np
 from pyprecision.errors import PyPrecisionError
 from pyprecision.verify.cast_check import Report
 
-__all__ = ["report_json", "report_lines", "mismatch_rows", "plot_report"]
+__all__ = ["mismatch_rows", "plot_report", "report_json", "report_lines"]
 
 
 def _num(v: float) -> float | str:
