@@ -24,6 +24,16 @@ __all__ = ["TENSOR_KINDS", "NeuronAP", "ScalarValue", "SingleValueTensor", "Tens
 TENSOR_KINDS = ("input", "output", "const", "internal")
 
 
+class _DTypeAttr:
+    """A ``dtype`` attribute that coerces what is assigned (a DType, a name/alias, a numpy dtype)."""
+
+    def __get__(self, obj: Any, owner: Any = None) -> DType:
+        return obj._dtype  # type: ignore[no-any-return]
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        obj._dtype = as_dtype(value)
+
+
 class Use(NamedTuple):
     """One operand slot: ``user.operands[index]`` is the used value."""
 
@@ -51,9 +61,11 @@ class Value:
     is_input = is_output = is_input_or_output = False
     isInput = isOutput = isInputOrOutput = False
 
+    dtype = _DTypeAttr()
+
     def __init__(self, name: str, dtype: Any, shape: Iterable[int]):
         self.name = name
-        self.dtype: DType = as_dtype(dtype)
+        self.dtype = dtype
         self.shape: tuple[int, ...] = tuple(int(s) for s in shape)
         self.owner: Instruction | None = None
         self._uses: dict[Use, None] = {}
@@ -140,9 +152,10 @@ class ScalarValue:
     is that number rounded to ``dtype`` (mutate_fp32 may retype a scalar in place)."""
 
     is_reinterpreted = False
+    dtype = _DTypeAttr()
 
     def __init__(self, value: float, dtype: Any):
-        self.dtype: DType = as_dtype(dtype)
+        self.dtype = dtype
         self.value: float | int = float(value) if self.dtype.is_float else int(value)
 
     shape: tuple[int, ...] = ()
@@ -172,6 +185,8 @@ class Tensor:
     NeuronAPs of attached instructions; ``load_insts`` / ``store_insts`` list their instructions.
     """
 
+    dtype = _DTypeAttr()
+
     def __init__(
         self,
         name: str,
@@ -184,7 +199,7 @@ class Tensor:
             raise ValueError(f"tensor kind must be one of {TENSOR_KINDS}, got {kind!r}")
         self.name = name
         self.shape: tuple[int, ...] = tuple(int(s) for s in shape)
-        self.dtype: DType = as_dtype(dtype)
+        self.dtype = dtype
         self.kind = kind
         self.value = value
         self.function: Function | None = None

@@ -288,3 +288,18 @@ def test_call_sets_are_printed_sorted():
     op.call_ins.add(m.main.get_tensor("b"))
     op.call_outs.update({m.main.get_tensor("a"), m.main.get_tensor("b")})
     assert "{call_ins = [@b], call_outs = [@a, @b]}" in ir.to_text(m)
+
+
+def test_dtype_assignment_is_coerced():
+    _m, f, ops = setup()
+    v = ops["a"].result
+    v.dtype = "bf16"
+    assert v.dtype is ir.bfloat16
+    t = f.get_tensor("t")
+    t.dtype = np.float16
+    assert t.dtype is ir.float16
+    s = ir.ScalarValue(1.0, "fp32")
+    s.dtype = "float8e4"
+    assert s.dtype is ir.float8e4
+    with pytest.raises(KeyError):
+        v.dtype = "float64"
