@@ -21,11 +21,16 @@ def load_npy(path: str | os.PathLike[str]) -> np.ndarray:
         raise DumpError(f"{p}: not a readable .npy file ({exc})") from exc
 
 
-def save_npy_atomic(path: str | os.PathLike[str], array: np.ndarray,
-                    inputs: tuple[str | os.PathLike[str], ...] = ()) -> None:
-    """Write ``array`` to a temporary file beside ``path`` and rename it into place when complete.
+def is_ml_dtype(dt: np.dtype) -> bool:
+    """bfloat16 and the fp8/fp4/fp6 types of ml_dtypes (whose numpy ``kind`` is not reliable:
+    float8_e5m2 reports 'f', the others 'V')."""
+    return dt.name == "bfloat16" or dt.name.startswith(("float8", "float6", "float4"))
 
-    Refuses to write over any of ``inputs``.
+
+def write_atomic(path: str | os.PathLike[str], write, inputs: tuple[str | os.PathLike[str], ...] = ()) -> None:
+    """Call ``write(binary_file)`` on a temporary file beside ``path``, then rename it into place.
+
+    Refuses to write over any of ``inputs``; nothing is left behind on failure.
     """
     p = Path(path)
     for src in inputs:
@@ -34,10 +39,19 @@ def save_npy_atomic(path: str | os.PathLike[str], array: np.ndarray,
     fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent or ".")
     try:
         with os.fdopen(fd, "wb") as fh:
-            np.save(fh, array, allow_pickle=False)
+            write(fh)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, p)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def save_npy_atomic(path: str | os.PathLike[str], array: np.ndarray,
+                    inputs: tuple[str | os.PathLike[str], ...] = ()) -> None:
+    """Write ``array`` to a temporary file beside ``path`` and rename it into place when complete.
+
+    Refuses to write over any of ``inputs``.
+    """
+    write_atomic(path, lambda fh: np.save(fh, array, allow_pickle=False), inputs)

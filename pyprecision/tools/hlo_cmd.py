@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from pyprecision.errors import EmulationError, PyPrecisionError
+from pyprecision.tools._files import is_ml_dtype, write_atomic
 
 if TYPE_CHECKING:
     from pyprecision.hlo import HloModule
@@ -66,7 +67,7 @@ def run_opt(args: argparse.Namespace) -> int:
     hlo.run_passes(module, names)
     text = hlo.to_text(module)
     if args.output:
-        Path(args.output).write_text(text, encoding="utf-8")
+        write_atomic(args.output, lambda fh: fh.write(text.encode("utf-8")), inputs=(args.module,))
     else:
         sys.stdout.write(text)
     return 0
@@ -74,7 +75,7 @@ def run_opt(args: argparse.Namespace) -> int:
 
 def _logical(arr: np.ndarray, want: np.dtype) -> np.ndarray:
     """Raw bits (uint8/uint16) of a bf16/fp8/fp4 parameter viewed as its ml_dtypes type."""
-    if arr.dtype != want and want.kind == "V" and arr.dtype.kind in "ui" \
+    if arr.dtype != want and is_ml_dtype(want) and arr.dtype.kind in "ui" \
             and arr.dtype.itemsize == want.itemsize:
         return arr.view(want)
     return arr
@@ -108,7 +109,7 @@ def load_inputs(module: HloModule, path: str) -> list[np.ndarray]:
     return args
 
 
-def save_outputs(outputs: list[np.ndarray], path: str) -> None:
+def save_outputs(outputs: list[np.ndarray], path: str, inputs: tuple[str, ...] = ()) -> None:
     """out0, out1, ... with ml_dtypes arrays as raw bits and their names in __dtypes__."""
     store: dict[str, np.ndarray] = {}
     names: dict[str, str] = {}
@@ -116,11 +117,11 @@ def save_outputs(outputs: list[np.ndarray], path: str) -> None:
         a = np.asarray(arr)
         key = f"out{i}"
         names[key] = a.dtype.name
-        if a.dtype.kind == "V":  # ml_dtypes (bfloat16, float8_*, float4_*)
+        if is_ml_dtype(a.dtype):  # ml_dtypes (bfloat16, float8_*, float4_*)
             a = a.view(np.dtype(f"uint{8 * a.dtype.itemsize}"))
         store[key] = a
     store["__dtypes__"] = np.array(json.dumps(names))
-    np.savez(path, **store)  # type: ignore[arg-type]
+    write_atomic(path, lambda fh: np.savez(fh, **store), inputs)  # type: ignore[arg-type]
 
 
 def run_run(args: argparse.Namespace) -> int:
@@ -135,5 +136,5 @@ def run_run(args: argparse.Namespace) -> int:
         raise
     except (ValueError, KeyError, NotImplementedError) as exc:
         raise EmulationError(f"{args.module}: {exc}") from None
-    save_outputs(list(outputs), args.output)
+    save_outputs(list(outputs), args.output, inputs=(args.inputs, args.module))
     return 0
