@@ -186,6 +186,7 @@ def plot_report(reports: list[tuple[str, Report]], path: str | Path) -> None:
         ax_h.bar(range(len(hist)), [r["count"] for r in hist], color="tab:blue")
         ax_h.set_xticks(range(len(hist)), [str(r["bucket"]) for r in hist], rotation=45)
         ax_h.set_yscale("log")
+        ax_h.set_ylim(bottom=0.5)
         ax_h.set_xlabel("ULP distance")
         ax_h.set_ylabel("elements")
         cmp = rep.comparison
@@ -200,7 +201,7 @@ def plot_report(reports: list[tuple[str, Report]], path: str | Path) -> None:
         ax_s.set_xlabel("input value" if rep.inputs is not None else "flat index")
         ax_s.set_ylabel("dumped - expected (ULP)")
         exact = getattr(rep.diagnosis, "exact", None)
-        ax_s.set_title(exact.describe() if exact is not None else "mismatches")
+        ax_s.set_title(f"explained by: {exact.describe()}" if exact is not None else "mismatches")
     fig.tight_layout()
     fig.savefig(path, format="png", dpi=90)
     plt.close(fig)
