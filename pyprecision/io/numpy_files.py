@@ -193,7 +193,10 @@ class NpzWriter:
 
     def write(self, chunk: np.ndarray) -> None:
         """Append a chunk to the current member."""
-        buf = np.ascontiguousarray(chunk).reshape(-1).view(np.uint8)
+        a = np.asarray(chunk)
+        if a.dtype.byteorder == ">":
+            a = a.astype(a.dtype.newbyteorder("<"))
+        buf = np.ascontiguousarray(a).reshape(-1).view(np.uint8)
         if self._member is None or buf.size > self._left:
             raise DumpError(f"{self.path}: {self._name!r}: more bytes than declared")
         self._member.write(memoryview(buf))

@@ -110,6 +110,9 @@ def amax_scale(x: np.ndarray, f: Format, chunk: int = 1 << 23) -> np.float32:
 
 
 def _source(x: np.ndarray) -> np.ndarray:
+    """``x`` flat in C order (a view when it already is), native byte order."""
+    if x.dtype.byteorder == ">":
+        x = x.astype(x.dtype.newbyteorder("="))
     return x.reshape(-1) if x.flags.c_contiguous else np.ascontiguousarray(x).reshape(-1)
 
 
@@ -129,7 +132,7 @@ def encode_chunks(x: np.ndarray, f: Format, o: ReencodeOptions, name: str,
     step = max(1, int(o.chunk_elements))
     bufs = [np.empty(min(n, step), f.storage_dtype) for _ in range(BUFFERS)]
     scratch = np.empty(min(n, step), f.storage_dtype)
-    for k, start in enumerate(range(0, n, step)):
+    for k, start in enumerate(range(0, max(n, 1), step)):  # an empty tensor still emits once
         c = flat[start:start + step]
         nbytes = c.nbytes
         if scale is not None:
@@ -213,7 +216,7 @@ def _specs(tensors: list[TensorInfo], o: ReencodeOptions, f: Format) -> list[tup
 
 def _copy_chunks(x: np.ndarray, step: int, emit: Callable[[np.ndarray, int], None]) -> None:
     flat = _source(x)
-    for i in range(0, flat.size, step):
+    for i in range(0, max(flat.size, 1), step):
         c = flat[i:i + step]
         emit(c, c.nbytes)
 

@@ -243,3 +243,22 @@ def test_streams_with_memory_bounded_by_the_chunk(tmp_path):
     finally:
         tracemalloc.stop()
     assert peak < 8 << 20  # input is memory-mapped; only chunk buffers are allocated
+
+
+def test_empty_scalar_and_big_endian_tensors(tmp_path):
+    d = tmp_path / "in"
+    d.mkdir()
+    np.save(d / "big.npy", np.arange(6, dtype=">f4").reshape(2, 3) * 1.25)
+    np.save(d / "bigint.npy", np.arange(4, dtype=">i4"))
+    np.save(d / "empty.npy", np.zeros((0, 4), np.float32))
+    np.save(d / "scalar.npy", np.float64(2.5))
+    for kind in ("safetensors", "npz"):
+        out = tmp_path / f"out-{kind}"
+        s = reencode(d, out, "bf16", output_format=kind, scale="amax", verify=True)
+        assert not s.verify_failures, s.verify_failures
+        store = open_tensors(out)
+        np.testing.assert_array_equal(store.load("big").astype(np.float32) * store.load("big.scale"),
+                                      np.arange(6, dtype=np.float32).reshape(2, 3) * 1.25)
+        np.testing.assert_array_equal(store.load("bigint"), np.arange(4))
+        assert store.load("empty").shape == (0, 4) and store.load("scalar").shape == ()
+        assert float(store.load("scalar").astype(np.float32)) * float(store.load("scalar.scale")) == 2.5
