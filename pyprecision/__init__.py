@@ -8,6 +8,7 @@ from pyprecision.errors import (
     CastError,
     DumpError,
     EmulationError,
+    FlagError,
     FormatError,
     ParseError,
     PassError,
@@ -33,6 +34,6 @@ __all__ = [
     "Format", "format", "formats",
     "encode", "decode", "cast", "quantize", "reinterpret", "ReinterpretReport",
     "float_to_int", "int_dot", "IntDotReport",
-    "PyPrecisionError", "FormatError", "CastError", "ParseError", "VerifyError", "PassError",
+    "PyPrecisionError", "FormatError", "CastError", "FlagError", "ParseError", "VerifyError", "PassError",
     "EmulationError", "DumpError",
 ]

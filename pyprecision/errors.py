@@ -22,6 +22,10 @@ class CoreError(PyPrecisionError, RuntimeError):
     """The C core returned a non-zero status."""
 
 
+class FlagError(PyPrecisionError, ValueError):
+    """An unknown compiler flag, an unknown choice, or conflicting precision flags."""
+
+
 class ParseError(PyPrecisionError, ValueError):
     """Malformed IR or HLO text; ``str()`` is ``file:line:col: message``."""
 

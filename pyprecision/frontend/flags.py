@@ -8,7 +8,7 @@ import argparse
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from pyprecision.errors import PyPrecisionError
+from pyprecision.errors import FlagError
 from pyprecision.frontend.canonical import (
     AUTO_CAST_CHOICES,
     AUTO_CAST_TYPE_CHOICES,
@@ -18,10 +18,6 @@ from pyprecision.frontend.canonical import (
 
 #: Namespace attribute holding the set of dests the user gave explicitly (user pair / --fp32-cast).
 GIVEN_ATTR = "_precision_flags_given"
-
-
-class FlagError(PyPrecisionError, ValueError):
-    """An unknown flag, an unknown choice, or conflicting precision flags."""
 
 
 class _TrackedStore(argparse.Action):
