@@ -45,14 +45,72 @@ def show_weight_casts(w: np.ndarray) -> None:
         print(f"  {f:10} {pairs}")
 
 
+def _data_text(name: str) -> str:
+    return resources.files("pyprecision.data").joinpath(name).read_text(encoding="utf-8")
+
+
+def show_program(flags: list[str]) -> None:
+    from pyprecision import ir
+    from pyprecision.emulate import run_ir
+    from pyprecision.frontend import parse_flags
+    from pyprecision.passes import run_pipeline
+
+    config = parse_flags(flags)
+    _section(f"an MLP layer through the auto-cast pipeline: {' '.join(flags)} "
+             f"(mode {config.fp32_cast_mode}, gen2)")
+    module = ir.parse(_data_text("mlp.pir"), "mlp.pir")
+    print("before:")
+    print(ir.to_text(module).rstrip())
+    x = {"xT": np.array([[0.1, -0.7], [0.33, 0.2], [-1.3, 0.9], [0.01, 2.5]], np.float32)}
+    ref = run_ir(module, x)
+    stats = run_pipeline(module, config, target="gen2")
+    print("after:")
+    print(ir.to_text(module).rstrip())
+    print("statistics:")
+    for key, value in stats.items():
+        if value:
+            print(f"  {value:8d}  {key}  ({stats.description(key)})")
+    out = run_ir(module, x)
+    print("emulated output y, fp32 program vs auto-cast program:")
+    for name in ref:
+        a = np.asarray(ref[name], np.float64)
+        b = np.asarray(out[name]).astype(np.float64)
+        print(f"  fp32      {np.array2string(a, precision=6, separator=', ')}")
+        print(f"  {str(np.asarray(out[name]).dtype):9} {np.array2string(b, precision=6, separator=', ')}")
+        print(f"  max rel difference {float(np.max(np.abs(b - a) / np.maximum(np.abs(a), 1e-30))):.3g}")
+
+
+def show_int_dot() -> None:
+    from pyprecision import hlo
+    from pyprecision.emulate import run_hlo
+
+    _section("an s32 dot routed through F32 (neuron-int-matmul-downcast)")
+    module = hlo.parse(_data_text("dot_s32.hlo.txt"), "dot_s32.hlo.txt")
+    hlo.run_passes(module, ["neuron-int-matmul-downcast"])
+    print(hlo.to_text(module).rstrip())
+    rng = np.random.default_rng(7)
+    for bound in (2**7, 2**12):
+        a = rng.integers(-bound, bound, (4, 16), dtype=np.int32)
+        b = rng.integers(-bound, bound, (16, 4), dtype=np.int32)
+        (got,) = run_hlo(module, [a, b])
+        exact = a.astype(np.int64) @ b.astype(np.int64)
+        changed = int(np.count_nonzero(got.astype(np.int64) != exact))
+        print(f"  operands in ±2^{int(np.log2(bound))}: {changed} of {got.size} outputs differ "
+              f"from the exact integer product (largest |sum| {int(np.abs(exact).max())})")
+
+
 def run(args: argparse.Namespace) -> int:
     w = sample_weights()
     show_formats()
     show_weight_casts(w)
+    show_program(args.flags.split() if args.flags else ["--auto-cast", "all", "--auto-cast-type", "bf16"])
+    show_int_dot()
     print()
     return 0
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("demo", help="a short tour on bundled sample data")
+    p.add_argument("--flags", default=None,
+                   help='precision flags for the program part (default: "--auto-cast all")')
     p.set_defaults(func=run)

@@ -1,0 +1,26 @@
+"""`pyprecision demo` (the README's first command) runs and shows each part of the tour."""
+from pathlib import Path
+
+from pyprecision.tools.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_demo_runs_and_shows_every_part(capsys):
+    assert main(["demo"]) == 0
+    out = capsys.readouterr().out
+    for part in ("== formats", "weight tensor cast to every format", "auto-cast pipeline",
+                 "neuron-int-matmul-downcast"):
+        assert part in out, part
+    # the tour's claims are the library's: fp8e4 248 -> inf (0x78) / 240 (0x77) when saturating
+    assert "248->0x78/0x77" in out
+    # within 2^24 the F32 route is exact; beyond it, it is not
+    assert "±2^7: 0 of 16" in out
+    assert "±2^12: 0 of 16" not in out
+
+
+def test_bundled_program_is_the_example():
+    data = ROOT / "pyprecision" / "data"
+    assert (data / "mlp.pir").read_text() == (ROOT / "examples" / "mlp.pir").read_text()
+    assert (data / "dot_s32.hlo.txt").read_text() == (
+        ROOT / "tests" / "data" / "hlo" / "jax-0.10.2" / "dot_s32_big.hlo.txt").read_text()
