@@ -239,6 +239,9 @@ def _unchanged_reason(snap: OpSnap, names: list[str], scope: str) -> str:
     if not names:
         return "no passes run (--auto-cast none)"
     if scope == "matmult":
+        if snap.op == "matmul":
+            return ("auto-cast-tc-inputs: its operands are cast (spec 000 §4); the result stays "
+                    f"{snap.dtype} (PSUM)")
         return "auto-cast-tc-inputs: only matmul operands are cast (spec 000 §4)"
     if snap.skip:
         return snap.skip
