@@ -100,7 +100,7 @@ def _check_flags(flags: list[str]) -> None:
 
 def _print(args: argparse.Namespace, lines: list[str], doc: dict) -> None:  # type: ignore[type-arg]
     if args.json:
-        json.dump(doc, sys.stdout, indent=2)
+        json.dump(doc, sys.stdout, indent=2, ensure_ascii=False)
         sys.stdout.write("\n")
     else:
         print("\n".join(lines))

@@ -158,7 +158,7 @@ def _emit(args: argparse.Namespace, reports: list[tuple[str, Any]], title: str,
     if args.json:
         doc = _program_json(reports, args.show, extra or {}) if program else \
             report_json(reports[0][1], args.show)
-        json.dump(doc, sys.stdout, indent=2)
+        json.dump(doc, sys.stdout, indent=2, ensure_ascii=False)
         sys.stdout.write("\n")
         return
     if not program:
