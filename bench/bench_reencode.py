@@ -9,6 +9,7 @@ checkpoint is in the page cache (just written). Deletes everything afterwards.
 
     python bench/bench_reencode.py --gb 2.1 --to bf16 fp8e4m3fn [--dir /dev/shm] [--repeat 2]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -35,7 +36,9 @@ def generate(directory: str, gb: float) -> tuple[str, int]:
     wmap: dict[str, str] = {}
     buf = np.empty_like(base)
     for shard in range(0, n_tensors, TENSORS_PER_SHARD):
-        names = [f"layers.{i}.weight" for i in range(shard, min(shard + TENSORS_PER_SHARD, n_tensors))]
+        names = [
+            f"layers.{i}.weight" for i in range(shard, min(shard + TENSORS_PER_SHARD, n_tensors))
+        ]
         fname = f"model-{shard // TENSORS_PER_SHARD + 1:05d}.safetensors"
         specs = [(n, np.float32, (4096, TENSOR_ELEMENTS // 4096)) for n in names]
         with SafetensorsWriter(os.path.join(directory, fname), specs, fsync=False) as w:
@@ -64,7 +67,7 @@ def core_speed(fmt: str, threads: int | None, repeat: int) -> float:
 
 
 def io_floor(directory: str, in_bytes: int, fmt: str) -> float:
-    """Input-equivalent GB/s of only writing the output bytes (chunked pwrite + fsync), no encode."""
+    """Input-equivalent GB/s of only writing the output bytes (chunked pwrite + fsync)."""
     f = pp.format(fmt)
     out_bytes = in_bytes * f.bits // 32
     chunk = np.zeros(1 << 22, np.uint8)
@@ -83,7 +86,9 @@ def io_floor(directory: str, in_bytes: int, fmt: str) -> float:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--gb", type=float, default=2.1)
     ap.add_argument("--to", nargs="+", default=["bf16", "fp8e4m3fn"])
     ap.add_argument("--dir", default=None, help="where to generate (default: system temp dir)")
@@ -94,11 +99,15 @@ def main() -> None:
     try:
         t = time.perf_counter()
         index, total = generate(work, args.gb)
-        print(f"# {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
-              f"checkpoint {total / 1e9:.2f} GB float32 in {work} (generated in "
-              f"{time.perf_counter() - t:.1f} s)")
-        print(f"{'format':<10} {'core GB/s':>10} {'write-only GB/s':>16} {'reencode GB/s':>14} "
-              f"{'vs core':>8} {'vs write':>9} {'seconds':>8}")
+        print(
+            f"# {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+            f"checkpoint {total / 1e9:.2f} GB float32 in {work} (generated in "
+            f"{time.perf_counter() - t:.1f} s)"
+        )
+        print(
+            f"{'format':<10} {'core GB/s':>10} {'write-only GB/s':>16} {'reencode GB/s':>14} "
+            f"{'vs core':>8} {'vs write':>9} {'seconds':>8}"
+        )
         for fmt in args.to:
             core = core_speed(fmt, args.threads, args.repeat)
             floor = max(io_floor(work, total, fmt) for _ in range(args.repeat))
@@ -109,8 +118,10 @@ def main() -> None:
                 best = s if best is None or s.seconds < best.seconds else best
                 shutil.rmtree(out)
             assert best is not None
-            print(f"{fmt:<10} {core:>10.2f} {floor:>16.2f} {best.gb_per_s:>14.2f} "
-                  f"{best.gb_per_s / core:>8.0%} {best.gb_per_s / floor:>9.0%} {best.seconds:>8.2f}")
+            print(
+                f"{fmt:<10} {core:>10.2f} {floor:>16.2f} {best.gb_per_s:>14.2f} "
+                f"{best.gb_per_s / core:>8.0%} {best.gb_per_s / floor:>9.0%} {best.seconds:>8.2f}"
+            )
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -5,6 +5,7 @@ only when complete. See docs/io.md.
 Arrows: ``io`` imports ``formats``, ``kernel`` (for re-encoding) and ``errors``; nothing but
 ``tools`` (and users) import ``io``.
 """
+
 from pyprecision.io.atomic import atomic_file, check_output_path
 from pyprecision.io.dtypes import (
     SAFETENSORS_DTYPES,
@@ -14,7 +15,13 @@ from pyprecision.io.dtypes import (
 )
 from pyprecision.io.numpy_files import NPZ_METADATA_MEMBER, NpzWriter
 from pyprecision.io.raw import load_dump, read_raw
-from pyprecision.io.reencode_core import SCALE_SUFFIX, ReencodeOptions, amax_scale, reencode, tensor_seed
+from pyprecision.io.reencode_core import (
+    SCALE_SUFFIX,
+    ReencodeOptions,
+    amax_scale,
+    reencode,
+    tensor_seed,
+)
 from pyprecision.io.reencode_stats import ReencodeSummary, TensorResult
 from pyprecision.io.safetensors import (
     DTYPES_METADATA_KEY,
@@ -26,11 +33,28 @@ from pyprecision.io.store import TensorStore, open_tensors
 from pyprecision.io.tensors import TensorInfo
 
 __all__ = [
-    "load_dump", "read_raw", "open_tensors", "TensorStore", "TensorInfo",
-    "read_safetensors_header", "SafetensorsWriter", "save_safetensors", "NpzWriter",
-    "atomic_file", "check_output_path",
-    "parse_dtype", "safetensors_dtype", "safetensors_name_of_format", "SAFETENSORS_DTYPES",
-    "DTYPES_METADATA_KEY", "NPZ_METADATA_MEMBER",
-    "reencode", "ReencodeOptions", "ReencodeSummary", "TensorResult", "SCALE_SUFFIX", "amax_scale",
+    "load_dump",
+    "read_raw",
+    "open_tensors",
+    "TensorStore",
+    "TensorInfo",
+    "read_safetensors_header",
+    "SafetensorsWriter",
+    "save_safetensors",
+    "NpzWriter",
+    "atomic_file",
+    "check_output_path",
+    "parse_dtype",
+    "safetensors_dtype",
+    "safetensors_name_of_format",
+    "SAFETENSORS_DTYPES",
+    "DTYPES_METADATA_KEY",
+    "NPZ_METADATA_MEMBER",
+    "reencode",
+    "ReencodeOptions",
+    "ReencodeSummary",
+    "TensorResult",
+    "SCALE_SUFFIX",
+    "amax_scale",
     "tensor_seed",
 ]

@@ -3,6 +3,7 @@
 A reader never sees a half-written file under the final name, and an output never replaces one
 of the inputs it is computed from.
 """
+
 from __future__ import annotations
 
 import os
@@ -28,8 +29,9 @@ def _same_file(a: Path, b: Path) -> bool:
         return False
 
 
-def check_output_path(path: PathLike, inputs: Iterable[PathLike] = (), *,
-                      overwrite: bool = False) -> Path:
+def check_output_path(
+    path: PathLike, inputs: Iterable[PathLike] = (), *, overwrite: bool = False
+) -> Path:
     """Refuse an output that is (a link to) one of ``inputs``, or exists when not ``overwrite``."""
     out = Path(path)
     for src in inputs:
@@ -57,8 +59,9 @@ def fsync_dir(directory: PathLike) -> None:
 
 
 @contextmanager
-def atomic_file(path: PathLike, inputs: Iterable[PathLike] = (), *, overwrite: bool = False,
-                fsync: bool = True) -> Iterator[IO[bytes]]:
+def atomic_file(
+    path: PathLike, inputs: Iterable[PathLike] = (), *, overwrite: bool = False, fsync: bool = True
+) -> Iterator[IO[bytes]]:
     """Yield a binary file opened on a temporary name next to ``path``; on a clean exit flush,
     fsync and rename it to ``path``; on an exception delete it and re-raise."""
     out = check_output_path(path, inputs, overwrite=overwrite)

@@ -1,4 +1,5 @@
-"""Dtype names of dumps and checkpoints: safetensors names, numpy / ml_dtypes names, format names."""
+"""Dtype names in dumps and checkpoints: safetensors, numpy / ml_dtypes and format names."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -52,7 +53,9 @@ def safetensors_dtype(dtype: Any) -> str:
         dt = dt.newbyteorder("<")
     name = _NAME_OF.get(dt)
     if name is None:
-        raise DumpError(f"dtype {dt} has no safetensors name; supported: {', '.join(_NAME_OF.values())}")
+        raise DumpError(
+            f"dtype {dt} has no safetensors name; supported: {', '.join(_NAME_OF.values())}"
+        )
     return name
 
 

@@ -1,4 +1,5 @@
 """.npy and .npz: headers parsed exactly, stored members memory-mapped, compressed ones read."""
+
 from __future__ import annotations
 
 import ast
@@ -25,7 +26,9 @@ NPZ_METADATA_MEMBER = "__metadata__.json"
 _MAGIC = b"\x93NUMPY"
 
 
-def _parse_header(path: str, fh: IO[bytes], where: str) -> tuple[np.dtype, tuple[int, ...], bool, int]:
+def _parse_header(
+    path: str, fh: IO[bytes], where: str
+) -> tuple[np.dtype, tuple[int, ...], bool, int]:
     """(dtype, shape, fortran_order, header bytes) of the .npy stream at ``fh``'s position."""
     head = fh.read(10)
     if len(head) < 10 or not head.startswith(_MAGIC):
@@ -63,11 +66,21 @@ def read_npy_header(path: str | os.PathLike[str], name: str | None = None) -> Te
     want = prod(shape) * dtype.itemsize
     if size - hlen != want:
         what = "truncated" if size - hlen < want else "trailing bytes"
-        raise DumpError(f"{p}: {what}: {dtype}{list(shape)} needs {want} bytes of data, "
-                        f"the file has {size - hlen}")
+        raise DumpError(
+            f"{p}: {what}: {dtype}{list(shape)} needs {want} bytes of data, "
+            f"the file has {size - hlen}"
+        )
     stem = os.path.basename(p)[: -len(".npy")] if p.endswith(".npy") else os.path.basename(p)
-    return TensorInfo(name=name or stem, dtype=dtype, shape=shape, path=p, kind="npy",
-                      offset=hlen, stored=np.lib.format.dtype_to_descr(dtype), fortran_order=fortran)
+    return TensorInfo(
+        name=name or stem,
+        dtype=dtype,
+        shape=shape,
+        path=p,
+        kind="npy",
+        offset=hlen,
+        stored=str(np.lib.format.dtype_to_descr(dtype)),
+        fortran_order=fortran,
+    )
 
 
 def _local_data_offset(fh: IO[bytes], info: zipfile.ZipInfo, path: str) -> int:
@@ -94,12 +107,14 @@ def _retype(path: str, name: str, dtype: np.dtype, fmt: str | None) -> np.dtype:
         return dtype
     f = _format(fmt)
     if f.bits // 8 != dtype.itemsize:
-        raise DumpError(f"{path}: member {name!r}: metadata says {f.name} but it is stored as {dtype}")
+        raise DumpError(
+            f"{path}: member {name!r}: metadata says {f.name} but it is stored as {dtype}"
+        )
     return f.dtype
 
 
 def read_npz_members(path: str | os.PathLike[str]) -> tuple[list[TensorInfo], dict[str, Any]]:
-    """The arrays of a .npz (stored members mapped, deflated ones read on demand) and its metadata."""
+    """The arrays of a .npz (stored members mapped, deflated ones read on demand), its metadata."""
     p = os.fspath(path)
     try:
         zf = zipfile.ZipFile(p)
@@ -130,15 +145,25 @@ def read_npz_members(path: str | os.PathLike[str]) -> tuple[list[TensorInfo], di
                 avail, offset = zi.file_size - hlen, None
             want = prod(shape) * dtype.itemsize
             if avail != want:
-                raise DumpError(f"{p}{where}: {dtype}{list(shape)} needs {want} bytes, the member "
-                                f"holds {avail}")
+                raise DumpError(
+                    f"{p}{where}: {dtype}{list(shape)} needs {want} bytes, the member holds {avail}"
+                )
             if offset is not None and offset + want > os.path.getsize(p):
                 raise DumpError(f"{p}{where}: truncated file")
             fmt = fmts.get(name)
-            infos.append(TensorInfo(
-                name=name, dtype=_retype(p, name, dtype, fmt), shape=shape, path=p, kind="npz",
-                offset=offset, stored=np.lib.format.dtype_to_descr(dtype), fortran_order=fortran,
-                format=_format(fmt).name if fmt else None))
+            infos.append(
+                TensorInfo(
+                    name=name,
+                    dtype=_retype(p, name, dtype, fmt),
+                    shape=shape,
+                    path=p,
+                    kind="npz",
+                    offset=offset,
+                    stored=str(np.lib.format.dtype_to_descr(dtype)),
+                    fortran_order=fortran,
+                    format=_format(fmt).name if fmt else None,
+                )
+            )
     return infos, meta
 
 
@@ -161,8 +186,15 @@ class NpzWriter:
     ``metadata`` is stored as the JSON member ``__metadata__.json``.
     """
 
-    def __init__(self, path: str | os.PathLike[str], metadata: Mapping[str, Any] | None = None, *,
-                 inputs: Iterable[Any] = (), overwrite: bool = False, fsync: bool = True) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        metadata: Mapping[str, Any] | None = None,
+        *,
+        inputs: Iterable[Any] = (),
+        overwrite: bool = False,
+        fsync: bool = True,
+    ) -> None:
         self.path = os.fspath(path)
         self._meta = dict(metadata or {})
         self._args = (list(inputs), overwrite, fsync)
@@ -174,8 +206,12 @@ class NpzWriter:
 
     def __enter__(self) -> NpzWriter:
         inputs, overwrite, fsync = self._args
-        fh = self._stack.enter_context(atomic_file(self.path, inputs, overwrite=overwrite, fsync=fsync))
-        self._zf = self._stack.enter_context(zipfile.ZipFile(fh, "w", zipfile.ZIP_STORED, allowZip64=True))
+        fh = self._stack.enter_context(
+            atomic_file(self.path, inputs, overwrite=overwrite, fsync=fsync)
+        )
+        self._zf = self._stack.enter_context(
+            zipfile.ZipFile(fh, "w", zipfile.ZIP_STORED, allowZip64=True)
+        )
         return self
 
     def begin(self, name: str, dtype: Any, shape: tuple[int, ...]) -> None:
@@ -187,8 +223,13 @@ class NpzWriter:
             raise DumpError(f"{self.path}: {name!r}: write {dt} as raw codes (uint) plus metadata")
         self._member = self._zf.open(name + ".npy", "w", force_zip64=True)
         np.lib.format.write_array_header_2_0(
-            self._member, {"descr": np.lib.format.dtype_to_descr(dt), "fortran_order": False,
-                           "shape": tuple(shape)})
+            self._member,
+            {
+                "descr": np.lib.format.dtype_to_descr(dt),
+                "fortran_order": False,
+                "shape": tuple(shape),
+            },
+        )
         self._left, self._name = prod(shape) * dt.itemsize, name
 
     def write(self, chunk: np.ndarray) -> None:
@@ -199,7 +240,7 @@ class NpzWriter:
         buf = np.ascontiguousarray(a).reshape(-1).view(np.uint8)
         if self._member is None or buf.size > self._left:
             raise DumpError(f"{self.path}: {self._name!r}: more bytes than declared")
-        self._member.write(memoryview(buf))
+        self._member.write(buf.data)
         self._left -= buf.size
 
     def add(self, name: str, array: np.ndarray) -> None:

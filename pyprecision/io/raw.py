@@ -1,5 +1,6 @@
 """Dumps as devices write them: raw binary (dtype, shape, byte order, offset), or a self-describing
 .npy / .npz / safetensors file — one array, checked against what the caller says it should be."""
+
 from __future__ import annotations
 
 import os
@@ -35,8 +36,14 @@ def _shape(shape: Any) -> tuple[int, ...] | None:
     return dims
 
 
-def read_raw(path: str | os.PathLike[str], dtype: Any, shape: Sequence[int] | str | None = None, *,
-             byte_order: str = "little", offset: int = 0) -> np.ndarray:
+def read_raw(
+    path: str | os.PathLike[str],
+    dtype: Any,
+    shape: Sequence[int] | str | None = None,
+    *,
+    byte_order: str = "little",
+    offset: int = 0,
+) -> np.ndarray:
     """A raw binary dump as a read-only array in native byte order.
 
     ``dtype``: any spelling :func:`parse_dtype` takes. ``shape``: a sequence or ``"4,128"``; None
@@ -57,23 +64,35 @@ def read_raw(path: str | os.PathLike[str], dtype: Any, shape: Sequence[int] | st
     dims = _shape(shape)
     if dims is None:
         if avail % dt.itemsize:
-            raise DumpError(f"{p}: {avail} bytes after offset {offset} is not a whole number of "
-                            f"{dt} items ({dt.itemsize} bytes each)")
+            raise DumpError(
+                f"{p}: {avail} bytes after offset {offset} is not a whole number of "
+                f"{dt} items ({dt.itemsize} bytes each)"
+            )
         dims = (avail // dt.itemsize,)
     want = prod(dims) * dt.itemsize
     if avail != want:
-        raise DumpError(f"{p}: size does not match the shape: {dt}{list(dims)} needs {want} bytes, "
-                        f"the file has {avail} after offset {offset}")
-    swap = dt.itemsize > 1 and np.dtype(f"{_BYTE_ORDERS[byte_order]}u{dt.itemsize}").byteorder == ">"
+        raise DumpError(
+            f"{p}: size does not match the shape: {dt}{list(dims)} needs {want} bytes, "
+            f"the file has {avail} after offset {offset}"
+        )
+    swap = (
+        dt.itemsize > 1 and np.dtype(f"{_BYTE_ORDERS[byte_order]}u{dt.itemsize}").byteorder == ">"
+    )
     if not swap:
         return map_bytes(p, offset, dt, dims)
     codes = map_bytes(p, offset, np.dtype(f">u{dt.itemsize}"), dims)
     return codes.astype(f"=u{dt.itemsize}").view(dt)
 
 
-def load_dump(path: str | os.PathLike[str], *, name: str | None = None, dtype: Any = None,
-              shape: Sequence[int] | str | None = None, byte_order: str | None = None,
-              offset: int | None = None) -> np.ndarray:
+def load_dump(
+    path: str | os.PathLike[str],
+    *,
+    name: str | None = None,
+    dtype: Any = None,
+    shape: Sequence[int] | str | None = None,
+    byte_order: str | None = None,
+    offset: int | None = None,
+) -> np.ndarray:
     """One array from a dump file.
 
     .npy / .npz / .safetensors files describe themselves: ``name`` picks the tensor (needed when
@@ -91,8 +110,9 @@ def load_dump(path: str | os.PathLike[str], *, name: str | None = None, dtype: A
     store = open_tensors(p)
     if name is None:
         if len(store) != 1:
-            raise DumpError(f"{p}: holds {len(store)} arrays ({', '.join(list(store)[:8])}); "
-                            "say which one")
+            raise DumpError(
+                f"{p}: holds {len(store)} arrays ({', '.join(list(store)[:8])}); say which one"
+            )
         name = next(iter(store))
     if name not in store:
         raise DumpError(f"{p}: no array {name!r}; have {', '.join(list(store)[:8])}")

@@ -4,101 +4,50 @@ Floating tensors selected by ``include`` / ``exclude`` globs are rounded once in
 format by the C core, in chunks, straight from a read-only memory map; every other tensor is copied
 unchanged. Each output file is written to a temporary name and renamed only when complete.
 """
+
 from __future__ import annotations
 
-import fnmatch
-import hashlib
 import json
 import os
-import secrets
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from pyprecision.errors import DumpError, FormatError
-from pyprecision.formats import Format, format as _format
-from pyprecision.io.dtypes import safetensors_dtype, safetensors_name_of_format
+from pyprecision.errors import DumpError
+from pyprecision.formats import Format
+from pyprecision.formats import format as _format
+from pyprecision.io.reencode_plan import (
+    SCALE_SUFFIX,
+    ReencodeOptions,
+    output_specs,
+    plan_outputs,
+    run_metadata,
+    tensor_seed,
+)
 from pyprecision.io.reencode_stats import ReencodeSummary, TensorResult, count_specials
 from pyprecision.io.reencode_write import QUEUE_DEPTH, BackgroundWriter, open_sink, write_index
 from pyprecision.io.store import TensorStore, input_files, open_tensors
-from pyprecision.io.tensors import TensorInfo
-from pyprecision.kernel import NAN_POLICIES, ROUNDINGS, encode, random_words
+from pyprecision.kernel import encode, random_words
 
 __all__ = ["ReencodeOptions", "reencode", "tensor_seed", "amax_scale", "SCALE_SUFFIX"]
 
-#: Name suffix of the companion tensor holding a tensor's scale (``--scale amax``).
-SCALE_SUFFIX = ".scale"
 #: Rotating output buffers per tensor: one being encoded, one being written, QUEUE_DEPTH queued.
 BUFFERS = QUEUE_DEPTH + 2
-
-
-@dataclass(frozen=True)
-class ReencodeOptions:
-    """Everything that decides the output bits (plus how to run). See :func:`reencode`."""
-
-    to: str
-    rounding: str = "rne"
-    saturate: bool | None = None
-    nan: str = "ml_dtypes"
-    seed: int | None = None
-    include: tuple[str, ...] = ()
-    exclude: tuple[str, ...] = ()
-    scale: str | None = None
-    output_format: str | None = None
-    threads: int | None = None
-    verify: bool = False
-    overwrite: bool = False
-    chunk_elements: int = 1 << 20
-
-    def checked(self) -> ReencodeOptions:
-        """Validated copy with the format's default saturation and a seed filled in."""
-        f = _format(self.to)
-        if self.rounding not in ROUNDINGS:
-            raise FormatError(f"unknown rounding {self.rounding!r}; valid: {', '.join(ROUNDINGS)}")
-        if self.nan not in NAN_POLICIES:
-            raise FormatError(f"unknown nan policy {self.nan!r}; valid: {', '.join(NAN_POLICIES)}")
-        if self.scale not in (None, "amax"):
-            raise FormatError(f"unknown scale {self.scale!r}; valid: amax")
-        if self.output_format not in (None, "safetensors", "npz"):
-            raise FormatError(f"unknown output format {self.output_format!r}; valid: safetensors, npz")
-        if self.seed is not None and self.rounding != "stochastic":
-            raise FormatError("--seed is only used with --rounding stochastic")
-        seed = self.seed
-        if self.rounding == "stochastic" and seed is None:
-            seed = secrets.randbits(63)
-        sat = f.default_saturate if self.saturate is None else bool(self.saturate)
-        return ReencodeOptions(**{**asdict(self), "to": f.name, "saturate": sat, "seed": seed,
-                                  "include": tuple(self.include), "exclude": tuple(self.exclude)})
-
-    def selects(self, t: TensorInfo) -> bool:
-        """Whether tensor ``t`` is re-encoded (floating, matches an include, matches no exclude)."""
-        dt = t.dtype
-        floating = dt.kind == "f" or (dt.kind == "V" and dt.name.startswith(("float", "bfloat")))
-        if not floating:
-            return False
-        if self.include and not any(fnmatch.fnmatchcase(t.name, g) for g in self.include):
-            return False
-        return not any(fnmatch.fnmatchcase(t.name, g) for g in self.exclude)
-
-
-def tensor_seed(seed: int, name: str) -> int:
-    """The stochastic-rounding seed of one tensor: the first 8 bytes (little-endian) of
-    sha256(f"{seed}:{name}"), so tensors get independent streams and chunking does not matter."""
-    return int.from_bytes(hashlib.sha256(f"{seed}:{name}".encode()).digest()[:8], "little")
 
 
 def amax_scale(x: np.ndarray, f: Format, chunk: int = 1 << 23) -> np.float32:
     """The float32 scale s with amax(|finite x|) / s ≤ f.max, as close to equality as float32
     allows (rounded up); 1 for an all-zero (or non-finite) tensor, at least float32's smallest
-    normal. The re-encoded tensor holds x / s (computed in float64, rounded once); x ≈ decode · s."""
+    normal. The re-encoded tensor holds x / s (computed in float64, rounded once);
+    x ≈ decode · s."""
     flat = x.reshape(-1)
     amax = 0.0
     for i in range(0, flat.size, chunk):
-        c = np.asarray(flat[i:i + chunk])
+        c = np.asarray(flat[i : i + chunk])
         c = c if c.dtype == np.float64 else c.astype(np.float32)
         amax = max(amax, float(np.max(np.abs(c), where=np.isfinite(c), initial=0.0)))
     if amax == 0.0:
@@ -116,9 +65,15 @@ def _source(x: np.ndarray) -> np.ndarray:
     return x.reshape(-1) if x.flags.c_contiguous else np.ascontiguousarray(x).reshape(-1)
 
 
-def encode_chunks(x: np.ndarray, f: Format, o: ReencodeOptions, name: str,
-                  scale: np.float32 | None, result: TensorResult | None,
-                  emit: Callable[[np.ndarray, int], None]) -> None:
+def encode_chunks(
+    x: np.ndarray,
+    f: Format,
+    o: ReencodeOptions,
+    name: str,
+    scale: np.float32 | None,
+    result: TensorResult | None,
+    emit: Callable[[np.ndarray, int], None],
+) -> None:
     """Encode ``x`` chunk by chunk, handing each chunk's codes (and its input bytes) to ``emit``.
 
     Bit-identical to one whole-tensor ``encode`` (stochastic words come from the tensor's own
@@ -127,13 +82,13 @@ def encode_chunks(x: np.ndarray, f: Format, o: ReencodeOptions, name: str,
     """
     flat = _source(x)
     n = flat.size
-    kw = {"rounding": o.rounding, "saturate": o.saturate, "nan": o.nan}
-    tseed = tensor_seed(int(o.seed), name) if o.rounding == "stochastic" else 0
+    kw: dict[str, Any] = {"rounding": o.rounding, "saturate": o.saturate, "nan": o.nan}
+    tseed = tensor_seed(int(o.seed or 0), name) if o.rounding == "stochastic" else 0
     step = max(1, int(o.chunk_elements))
     bufs = [np.empty(min(n, step), f.storage_dtype) for _ in range(BUFFERS)]
     scratch = np.empty(min(n, step), f.storage_dtype)
     for k, start in enumerate(range(0, max(n, 1), step)):  # an empty tensor still emits once
-        c = flat[start:start + step]
+        c = flat[start : start + step]
         nbytes = c.nbytes
         if scale is not None:
             c = c.astype(np.float64) / np.float64(scale)
@@ -145,110 +100,84 @@ def encode_chunks(x: np.ndarray, f: Format, o: ReencodeOptions, name: str,
         emit(out, nbytes)
 
 
-def fresh_encode(x: np.ndarray, f: Format, o: ReencodeOptions, name: str,
-                 scale: np.float32 | None) -> np.ndarray:
+def fresh_encode(
+    x: np.ndarray, f: Format, o: ReencodeOptions, name: str, scale: np.float32 | None
+) -> np.ndarray:
     """One whole-tensor encode with the same options (what ``--verify`` compares against)."""
     src = np.ascontiguousarray(x)
     if scale is not None:
         src = src.astype(np.float64) / np.float64(scale)
     if o.rounding == "stochastic":
-        return encode(src, f, rounding="stochastic", saturate=o.saturate, nan=o.nan,
-                      seed=tensor_seed(int(o.seed), name), threads=o.threads)
+        return encode(
+            src,
+            f,
+            rounding="stochastic",
+            saturate=o.saturate,
+            nan=o.nan,
+            seed=tensor_seed(int(o.seed or 0), name),
+            threads=o.threads,
+        )
     return encode(src, f, rounding=o.rounding, saturate=o.saturate, nan=o.nan, threads=o.threads)
-
-
-_KIND_EXT = {"safetensors": ".safetensors", "npz": ".npz"}
-_STEMS = (".safetensors", ".npz", ".npy")
-
-
-def _stem(path: str) -> str:
-    base = os.path.basename(path)
-    for ext in _STEMS:
-        if base.endswith(ext):
-            return base[: -len(ext)]
-    return base
-
-
-def _plan(store: TensorStore, inputs: Sequence[str], output: str,
-          o: ReencodeOptions) -> tuple[list[tuple[str, str]], str | None, str]:
-    """(input file, output file) pairs, the output index (or None) and the output kind."""
-    dir_mode = (len(inputs) > 1 or store.index is not None or os.path.isdir(inputs[0])
-                or os.path.isdir(output) or output.endswith(os.sep))
-    if not dir_mode:
-        kind = o.output_format or ("npz" if output.endswith(".npz") else "safetensors")
-        return [(store.files[0], output)], None, kind
-    kind = o.output_format or "safetensors"
-    pairs = [(f, os.path.join(output, _stem(f) + _KIND_EXT[kind])) for f in store.files]
-    seen: dict[str, str] = {}
-    for fin, fout in pairs:
-        if fout in seen:
-            raise DumpError(f"{seen[fout]} and {fin} would both be written to {fout}")
-        seen[fout] = fin
-    index = None
-    if store.index_path is not None and kind == "safetensors":
-        index = os.path.join(output, os.path.basename(store.index_path))
-    return pairs, index, kind
-
-
-def _run_metadata(o: ReencodeOptions, source: str) -> dict[str, str]:
-    from pyprecision import __version__
-
-    what = {"tool": "pyprecision reencode", "version": __version__, "format": o.to,
-            "rounding": o.rounding, "saturate": o.saturate, "nan": o.nan,
-            "seed": o.seed if o.rounding == "stochastic" else None, "scale": o.scale,
-            "include": list(o.include), "exclude": list(o.exclude), "source": source}
-    return {"pyprecision.reencode": json.dumps(what, sort_keys=True)}
-
-
-def _specs(tensors: list[TensorInfo], o: ReencodeOptions, f: Format) -> list[tuple[str, str, tuple[int, ...], str | None]]:
-    specs: list[tuple[str, str, tuple[int, ...], str | None]] = []
-    for t in tensors:
-        if o.selects(t):
-            specs.append((t.name, safetensors_name_of_format(f), t.shape, f.name))
-            if o.scale:
-                specs.append((t.name + SCALE_SUFFIX, "F32", (), None))
-        elif t.format is not None:
-            specs.append((t.name, safetensors_name_of_format(t.format), t.shape, t.format))
-        else:
-            specs.append((t.name, safetensors_dtype(t.dtype), t.shape, None))
-    return specs
 
 
 def _copy_chunks(x: np.ndarray, step: int, emit: Callable[[np.ndarray, int], None]) -> None:
     flat = _source(x)
     for i in range(0, max(flat.size, 1), step):
-        c = flat[i:i + step]
+        c = flat[i : i + step]
         emit(c, c.nbytes)
 
 
-def _write_file(store: TensorStore, fin: str, fout: str, kind: str, o: ReencodeOptions, f: Format,
-                summary: ReencodeSummary, progress: Callable[[int], None], inputs: list[Path]) -> None:
+def _write_file(
+    store: TensorStore,
+    fin: str,
+    fout: str,
+    kind: str,
+    o: ReencodeOptions,
+    f: Format,
+    summary: ReencodeSummary,
+    progress: Callable[[int], None],
+    inputs: list[Path],
+) -> None:
     tensors = store.in_file(fin)
     names = set(store)
     if o.scale:
         clash = [t.name for t in tensors if o.selects(t) and t.name + SCALE_SUFFIX in names]
         if clash:
-            raise DumpError(f"{fin}: {clash[0]!r} already has a tensor named "
-                            f"{clash[0] + SCALE_SUFFIX!r}; cannot add its scale")
-    specs = _specs(tensors, o, f)
-    meta = {k: v for k, v in store.metadata.get(fin, {}).items()
-            if isinstance(v, str) and not k.startswith("pyprecision.")}
-    meta.update(_run_metadata(o, os.path.basename(fin)))
+            raise DumpError(
+                f"{fin}: {clash[0]!r} already has a tensor named "
+                f"{clash[0] + SCALE_SUFFIX!r}; cannot add its scale"
+            )
+    specs = output_specs(tensors, o, f)
+    meta = {
+        k: v
+        for k, v in store.metadata.get(fin, {}).items()
+        if isinstance(v, str) and not k.startswith("pyprecision.")
+    }
+    meta.update(run_metadata(o, os.path.basename(fin)))
     fmts = {n: fm for n, _, _, fm in specs if fm is not None}
     if fmts:
         meta["pyprecision.dtypes"] = json.dumps(fmts, sort_keys=True)
     if o.scale:
         meta["pyprecision.scales"] = json.dumps(
-            {t.name: t.name + SCALE_SUFFIX for t in tensors if o.selects(t)}, sort_keys=True)
-    with open_sink(fout, kind, specs, meta, inputs=inputs, overwrite=o.overwrite) as final, \
-            BackgroundWriter(final, progress) as sink:
+            {t.name: t.name + SCALE_SUFFIX for t in tensors if o.selects(t)}, sort_keys=True
+        )
+    with (
+        open_sink(fout, kind, specs, meta, inputs=inputs, overwrite=o.overwrite) as final,
+        BackgroundWriter(final, progress) as sink,
+    ):
         for t in tensors:
             x = store.load(t.name)
             enc = o.selects(t)
-            res = TensorResult(name=t.name, file=fout, action="encoded" if enc else "kept",
-                               in_dtype=t.format or t.dtype.name, out_dtype=f.name if enc else
-                               (t.format or t.dtype.name), shape=t.shape, bytes_in=t.nbytes,
-                               bytes_out=t.size * f.bits // 8 if enc else t.nbytes)
+            res = TensorResult(
+                name=t.name,
+                file=fout,
+                action="encoded" if enc else "kept",
+                in_dtype=t.format or t.dtype.name,
+                out_dtype=f.name if enc else (t.format or t.dtype.name),
+                shape=t.shape,
+                bytes_in=t.nbytes,
+                bytes_out=t.size * f.bits // 8 if enc else t.nbytes,
+            )
 
             def emit(chunk: np.ndarray, nbytes: int, name: str = t.name) -> None:
                 sink.write(name, chunk, nbytes)
@@ -266,8 +195,9 @@ def _write_file(store: TensorStore, fin: str, fout: str, kind: str, o: ReencodeO
     summary.outputs.append(fout)
 
 
-def _verify_file(store: TensorStore, fout: str, o: ReencodeOptions, f: Format,
-                 results: list[TensorResult]) -> list[str]:
+def _verify_file(
+    store: TensorStore, fout: str, o: ReencodeOptions, f: Format, results: list[TensorResult]
+) -> list[str]:
     out = open_tensors(fout)
     bad = []
     for r in results:
@@ -288,15 +218,22 @@ def _verify_file(store: TensorStore, fout: str, o: ReencodeOptions, f: Format,
         diff = np.flatnonzero(want != got)
         if diff.size:
             first = np.unravel_index(int(diff[0]), x.shape) if x.shape else ()
-            bad.append(f"{fout}: {r.name}: {diff.size} of {want.size} differ, first at "
-                       f"{tuple(int(i) for i in first)}")
+            bad.append(
+                f"{fout}: {r.name}: {diff.size} of {want.size} differ, first at "
+                f"{tuple(int(i) for i in first)}"
+            )
     out.close()
     return bad
 
 
-def reencode(inputs: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
-             output: str | os.PathLike[str], to: str, *,
-             progress: Callable[[int], None] | None = None, **options: Any) -> ReencodeSummary:
+def reencode(
+    inputs: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
+    output: str | os.PathLike[str],
+    to: str,
+    *,
+    progress: Callable[[int], None] | None = None,
+    **options: Any,
+) -> ReencodeSummary:
     """Re-encode checkpoint ``inputs`` into format ``to`` and write them to ``output``.
 
     ``inputs``: a .safetensors / .npz / .npy file, a sharded checkpoint's index JSON, a directory,
@@ -311,7 +248,7 @@ def reencode(inputs: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
     items = [os.fspath(p) for p in ([inputs] if isinstance(inputs, (str, os.PathLike)) else inputs)]
     store = open_tensors(items)
     out = os.fspath(output)
-    pairs, index_out, kind = _plan(store, items, out, o)
+    pairs, index_out, kind = plan_outputs(store, items, out, o)
     ins = input_files(store)
     from pyprecision.io.atomic import check_output_path
 
@@ -330,14 +267,20 @@ def reencode(inputs: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
                 wmap[t.name] = os.path.basename(fout)
                 if o.scale and o.selects(t):
                     wmap[t.name + SCALE_SUFFIX] = os.path.basename(fout)
-        write_index(index_out, store.index, wmap, summary.bytes_out,
-                    _run_metadata(o, os.path.basename(store.index_path or "")),
-                    inputs=ins, overwrite=o.overwrite)
+        write_index(
+            index_out,
+            store.index,
+            wmap,
+            summary.bytes_out,
+            run_metadata(o, os.path.basename(store.index_path or "")),
+            inputs=ins,
+            overwrite=o.overwrite,
+        )
         summary.outputs.append(index_out)
     summary.seconds = time.perf_counter() - t0
     if o.verify:
         t1 = time.perf_counter()
-        for fin, fout in pairs:
+        for _, fout in pairs:
             results = [r for r in summary.tensors if r.file == fout]
             summary.verify_failures += _verify_file(store, fout, o, f, results)
         summary.verified = True

@@ -1,4 +1,5 @@
 """Counters and the summary table of a re-encode run."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -64,11 +65,12 @@ class ReencodeSummary:
         return sum(int(getattr(t, counter)) for t in self.tensors)
 
     def rows(self) -> list[tuple[str, int, int, int]]:
-        """(label, tensors, bytes in, bytes out) per input dtype → output dtype, in first-seen order."""
+        """(label, tensors, bytes in, bytes out) per input → output dtype, first seen first."""
         acc: dict[str, list[int]] = {}
         for t in self.tensors:
-            label = (f"{t.in_dtype} → {t.out_dtype}" if t.action == "encoded"
-                     else f"{t.in_dtype} (kept)")
+            label = (
+                f"{t.in_dtype} → {t.out_dtype}" if t.action == "encoded" else f"{t.in_dtype} (kept)"
+            )
             r = acc.setdefault(label, [0, 0, 0])
             r[0] += 1
             r[1] += t.bytes_in
@@ -81,17 +83,25 @@ class ReencodeSummary:
         lines = [f"{'dtype':<{w}}  {'tensors':>8}  {'bytes in':>11}  {'bytes out':>11}"]
         for label, n, bi, bo in self.rows():
             lines.append(f"{label:<{w}}  {n:>8}  {_size(bi):>11}  {_size(bo):>11}")
-        lines.append(f"{'total':<{w}}  {len(self.tensors):>8}  {_size(self.bytes_in):>11}  "
-                     f"{_size(self.bytes_out):>11}")
-        lines.append(f"saturated {self.total('saturated')}, overflowed {self.total('overflowed')}, "
-                     f"NaN {self.total('nan')}, inf {self.total('inf')} (in {self.format} outputs)")
+        lines.append(
+            f"{'total':<{w}}  {len(self.tensors):>8}  {_size(self.bytes_in):>11}  "
+            f"{_size(self.bytes_out):>11}"
+        )
+        lines.append(
+            f"saturated {self.total('saturated')}, overflowed {self.total('overflowed')}, "
+            f"NaN {self.total('nan')}, inf {self.total('inf')} (in {self.format} outputs)"
+        )
         lines.append(f"time {self.seconds:.2f} s, {self.gb_per_s:.2f} GB/s")
         if self.verified:
-            lines.append(f"verify ({self.verify_seconds:.2f} s): "
-                         + ("ok, every tensor matches a fresh encode"
-                                       if not self.verify_failures
-                                       else f"{len(self.verify_failures)} FAILED: "
-                                       + "; ".join(self.verify_failures[:5])))
+            lines.append(
+                f"verify ({self.verify_seconds:.2f} s): "
+                + (
+                    "ok, every tensor matches a fresh encode"
+                    if not self.verify_failures
+                    else f"{len(self.verify_failures)} FAILED: "
+                    + "; ".join(self.verify_failures[:5])
+                )
+            )
         for o in self.outputs:
             lines.append(f"wrote {o}")
         return "\n".join(lines)
@@ -104,9 +114,15 @@ def _size(n: int) -> str:
     return f"{n} B"
 
 
-def count_specials(codes: np.ndarray, src: np.ndarray, f: Format, opts: dict[str, Any],
-                   random_bits: np.ndarray | None, result: TensorResult,
-                   scratch: np.ndarray | None = None) -> None:
+def count_specials(
+    codes: np.ndarray,
+    src: np.ndarray,
+    f: Format,
+    opts: dict[str, Any],
+    random_bits: np.ndarray | None,
+    result: TensorResult,
+    scratch: np.ndarray | None = None,
+) -> None:
     """Add this chunk's NaN / inf / overflowed / saturated counts to ``result``.
 
     ``overflowed``: finite inputs that became inf or NaN (non-saturating). ``saturated``: inputs
@@ -135,6 +151,12 @@ def count_specials(codes: np.ndarray, src: np.ndarray, f: Format, opts: dict[str
         return
     xs = src[idx[at_max]]
     rb = None if random_bits is None else random_bits[idx[at_max]]
-    plain = encode(np.ascontiguousarray(xs), f, rounding=opts["rounding"], saturate=False,
-                   nan=opts["nan"], random_bits=rb)
+    plain = encode(
+        np.ascontiguousarray(xs),
+        f,
+        rounding=opts["rounding"],
+        saturate=False,
+        nan=opts["nan"],
+        random_bits=rb,
+    )
     result.saturated += int(np.count_nonzero((plain & (sign - 1)) > f.max_bits))

@@ -1,12 +1,13 @@
 """Output side of a re-encode: one writer interface over safetensors and .npz, and the index."""
+
 from __future__ import annotations
 
 import json
 import queue
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any, Iterator, Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -98,25 +99,48 @@ class BackgroundWriter:
 
 
 @contextmanager
-def open_sink(path: str, kind: str, specs: Sequence[OutSpec], metadata: Mapping[str, str], *,
-              inputs: Iterable[Any], overwrite: bool) -> Iterator[Sink]:
+def open_sink(
+    path: str,
+    kind: str,
+    specs: Sequence[OutSpec],
+    metadata: Mapping[str, str],
+    *,
+    inputs: Iterable[Any],
+    overwrite: bool,
+) -> Iterator[Sink]:
     """A writer for one output file (``kind``: safetensors | npz), committed on a clean exit."""
     if kind == "safetensors":
-        with SafetensorsWriter(path, [(n, st, sh) for n, st, sh, _ in specs], metadata,
-                               inputs=inputs, overwrite=overwrite) as w:
+        with SafetensorsWriter(
+            path,
+            [(n, st, sh) for n, st, sh, _ in specs],
+            metadata,
+            inputs=inputs,
+            overwrite=overwrite,
+        ) as w:
             yield w
     else:
         with NpzWriter(path, metadata, inputs=inputs, overwrite=overwrite) as nw:
             yield _NpzSink(nw, specs)
 
 
-def write_index(path: str, index: Mapping[str, Any], weight_map: Mapping[str, str], total_size: int,
-                metadata: Mapping[str, Any], *, inputs: Iterable[Any], overwrite: bool) -> None:
+def write_index(
+    path: str,
+    index: Mapping[str, Any],
+    weight_map: Mapping[str, str],
+    total_size: int,
+    metadata: Mapping[str, Any],
+    *,
+    inputs: Iterable[Any],
+    overwrite: bool,
+) -> None:
     """Write a ``*.safetensors.index.json`` for the output shards (atomically, last)."""
     meta = dict(index.get("metadata") or {})
     meta.update(metadata)
     meta["total_size"] = total_size
-    doc = {**{k: v for k, v in index.items() if k not in ("metadata", "weight_map")},
-           "metadata": meta, "weight_map": dict(weight_map)}
+    doc = {
+        **{k: v for k, v in index.items() if k not in ("metadata", "weight_map")},
+        "metadata": meta,
+        "weight_map": dict(weight_map),
+    }
     with atomic_file(path, inputs, overwrite=overwrite) as fh:
         fh.write(json.dumps(doc, indent=2).encode() + b"\n")

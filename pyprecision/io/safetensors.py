@@ -4,6 +4,7 @@ The layout: 8-byte little-endian header length N, N bytes of JSON (``{name: {dty
 data_offsets: [begin, end]}, "__metadata__": {str: str}}``), then the data region; offsets are
 relative to the data region, tensors are contiguous, C-order, little-endian.
 """
+
 from __future__ import annotations
 
 import json
@@ -38,12 +39,19 @@ def _read_json_header(path: str) -> tuple[dict[str, Any], int, int]:
     with open(path, "rb") as fh:
         head = fh.read(8)
         if len(head) < 8:
-            raise _fail(path, f"not a safetensors file: {size} bytes, shorter than the 8-byte header length")
+            raise _fail(
+                path, f"not a safetensors file: {size} bytes, shorter than the 8-byte header length"
+            )
         (n,) = struct.unpack("<Q", head)
         if n > MAX_HEADER:
-            raise _fail(path, f"header length {n} is implausible (limit {MAX_HEADER}); not safetensors?")
+            raise _fail(
+                path, f"header length {n} is implausible (limit {MAX_HEADER}); not safetensors?"
+            )
         if 8 + n > size:
-            raise _fail(path, f"truncated: header says {n} bytes of JSON, file has {size - 8} after the length")
+            raise _fail(
+                path,
+                f"truncated: header says {n} bytes of JSON, file has {size - 8} after the length",
+            )
         raw = fh.read(n)
     try:
         header = json.loads(raw.decode("utf-8"))
@@ -77,32 +85,57 @@ def _entry(path: str, name: str, e: Any, data_start: int, fmt: str | None) -> Te
         raise _fail(path, f"tensor {name!r}: header entry needs dtype, shape and data_offsets")
     st, shape, offs = e["dtype"], e["shape"], e["data_offsets"]
     if st not in SAFETENSORS_DTYPES:
-        raise _fail(path, f"tensor {name!r}: unsupported dtype {st!r}; supported: "
-                          f"{', '.join(SAFETENSORS_DTYPES)}")
+        raise _fail(
+            path,
+            f"tensor {name!r}: unsupported dtype {st!r}; supported: "
+            f"{', '.join(SAFETENSORS_DTYPES)}",
+        )
     if not (isinstance(shape, list) and all(isinstance(d, int) and d >= 0 for d in shape)):
-        raise _fail(path, f"tensor {name!r}: shape {shape!r} is not a list of non-negative integers")
-    if not (isinstance(offs, list) and len(offs) == 2 and all(isinstance(o, int) for o in offs)
-            and 0 <= offs[0] <= offs[1]):
-        raise _fail(path, f"tensor {name!r}: data_offsets {offs!r} is not [begin, end] with begin <= end")
+        raise _fail(
+            path, f"tensor {name!r}: shape {shape!r} is not a list of non-negative integers"
+        )
+    if not (
+        isinstance(offs, list)
+        and len(offs) == 2
+        and all(isinstance(o, int) for o in offs)
+        and 0 <= offs[0] <= offs[1]
+    ):
+        raise _fail(
+            path, f"tensor {name!r}: data_offsets {offs!r} is not [begin, end] with begin <= end"
+        )
     dtype = SAFETENSORS_DTYPES[st]
     want = prod(shape) * dtype.itemsize
     if offs[1] - offs[0] != want:
-        raise _fail(path, f"tensor {name!r}: header lies about its size: {st}{shape} is {want} bytes "
-                          f"but data_offsets {offs} span {offs[1] - offs[0]}")
+        raise _fail(
+            path,
+            f"tensor {name!r}: header lies about its size: {st}{shape} is {want} bytes "
+            f"but data_offsets {offs} span {offs[1] - offs[0]}",
+        )
     if fmt is not None:
         f = _format(fmt)
         if f.bits // 8 != dtype.itemsize:
             raise _fail(path, f"tensor {name!r}: metadata says {f.name} but it is stored as {st}")
         dtype = f.dtype
-    return TensorInfo(name=name, dtype=dtype, shape=tuple(shape), path=path, kind="safetensors",
-                      offset=data_start + offs[0], stored=st, format=fmt)
+    return TensorInfo(
+        name=name,
+        dtype=dtype,
+        shape=tuple(shape),
+        path=path,
+        kind="safetensors",
+        offset=data_start + offs[0],
+        stored=st,
+        format=fmt,
+    )
 
 
-def read_safetensors_header(path: str | os.PathLike[str]) -> tuple[list[TensorInfo], dict[str, str]]:
+def read_safetensors_header(
+    path: str | os.PathLike[str],
+) -> tuple[list[TensorInfo], dict[str, str]]:
     """The tensors (in data order) and ``__metadata__`` of a safetensors file, fully validated.
 
     Raises DumpError naming the file for: a file too short, an implausible or truncated header,
-    malformed JSON, unknown dtypes, a size that does not match dtype×shape, overlapping tensors, gaps,
+    malformed JSON, unknown dtypes, a size that does not match dtype×shape, overlapping tensors,
+    gaps,
     data past the end of the file (truncation) or trailing bytes.
     """
     p = os.fspath(path)
@@ -116,11 +149,17 @@ def read_safetensors_header(path: str | os.PathLike[str]) -> tuple[list[TensorIn
     for t in infos:
         begin = (t.offset or 0) - data_start
         if begin != pos:
-            what = "overlaps the previous tensor" if begin < pos else f"leaves a gap of {begin - pos} bytes"
+            what = (
+                "overlaps the previous tensor"
+                if begin < pos
+                else f"leaves a gap of {begin - pos} bytes"
+            )
             raise _fail(p, f"malformed header: tensor {t.name!r} {what}")
         pos = begin + t.nbytes
     if pos > data_len:
-        raise _fail(p, f"truncated: the header needs {pos} bytes of tensor data, the file has {data_len}")
+        raise _fail(
+            p, f"truncated: the header needs {pos} bytes of tensor data, the file has {data_len}"
+        )
     if pos < data_len:
         raise _fail(p, f"malformed: {data_len - pos} bytes after the last tensor")
     return infos, meta
@@ -136,9 +175,16 @@ class SafetensorsWriter:
     fsynced and renamed to ``path``. On an exception the temporary file is removed.
     """
 
-    def __init__(self, path: str | os.PathLike[str], tensors: Sequence[tuple[str, Any, Sequence[int]]],
-                 metadata: Mapping[str, str] | None = None, *, inputs: Iterable[Any] = (),
-                 overwrite: bool = False, fsync: bool = True) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        tensors: Sequence[tuple[str, Any, Sequence[int]]],
+        metadata: Mapping[str, str] | None = None,
+        *,
+        inputs: Iterable[Any] = (),
+        overwrite: bool = False,
+        fsync: bool = True,
+    ) -> None:
         self.path = os.fspath(path)
         self._inputs, self._overwrite, self._fsync = list(inputs), overwrite, fsync
         names = [t[0] for t in tensors]
@@ -171,8 +217,9 @@ class SafetensorsWriter:
         self._fd = -1
 
     def __enter__(self) -> SafetensorsWriter:
-        fh = self._stack.enter_context(atomic_file(self.path, self._inputs,
-                                                   overwrite=self._overwrite, fsync=self._fsync))
+        fh = self._stack.enter_context(
+            atomic_file(self.path, self._inputs, overwrite=self._overwrite, fsync=self._fsync)
+        )
         fh.write(self._head)
         fh.flush()
         os.ftruncate(fh.fileno(), self._total)
@@ -192,9 +239,11 @@ class SafetensorsWriter:
         buf = np.ascontiguousarray(a).reshape(-1).view(np.uint8)
         done = self._written[name]
         if done + buf.size > nbytes:
-            raise DumpError(f"{self.path}: tensor {name!r}: {done + buf.size} bytes written, only "
-                            f"{nbytes} declared")
-        mv = memoryview(buf)
+            raise DumpError(
+                f"{self.path}: tensor {name!r}: {done + buf.size} bytes written, only "
+                f"{nbytes} declared"
+            )
+        mv = buf.data
         at = self._data_start + begin + done
         while mv:
             n = os.pwrite(self._fd, mv, at)
@@ -211,8 +260,12 @@ class SafetensorsWriter:
         self._stack.__exit__(exc_type, exc, tb)
 
 
-def save_safetensors(path: str | os.PathLike[str], tensors: Mapping[str, np.ndarray],
-                     metadata: Mapping[str, str] | None = None, **kwargs: Any) -> None:
+def save_safetensors(
+    path: str | os.PathLike[str],
+    tensors: Mapping[str, np.ndarray],
+    metadata: Mapping[str, str] | None = None,
+    **kwargs: Any,
+) -> None:
     """Write whole arrays (numpy or ml_dtypes dtypes) to a safetensors file atomically."""
     specs = [(k, v.dtype, v.shape) for k, v in tensors.items()]
     with SafetensorsWriter(path, specs, metadata, **kwargs) as w:

@@ -1,4 +1,5 @@
 """TensorStore: the tensors of a checkpoint or dump — files, sharded indexes, directories."""
+
 from __future__ import annotations
 
 import json
@@ -28,14 +29,20 @@ class TensorStore(Mapping[str, TensorInfo]):
     parsed ``*.safetensors.index.json`` when the store came from one (else None).
     """
 
-    def __init__(self, infos: Iterable[TensorInfo], files: Sequence[str],
-                 metadata: Mapping[str, Mapping[str, Any]], index: dict[str, Any] | None = None,
-                 index_path: str | None = None) -> None:
+    def __init__(
+        self,
+        infos: Iterable[TensorInfo],
+        files: Sequence[str],
+        metadata: Mapping[str, Mapping[str, Any]],
+        index: dict[str, Any] | None = None,
+        index_path: str | None = None,
+    ) -> None:
         self._infos: dict[str, TensorInfo] = {}
         for t in infos:
             if t.name in self._infos:
-                raise DumpError(f"tensor {t.name!r} appears in both {self._infos[t.name].path} "
-                                f"and {t.path}")
+                raise DumpError(
+                    f"tensor {t.name!r} appears in both {self._infos[t.name].path} and {t.path}"
+                )
             self._infos[t.name] = t
         self.files = list(files)
         self.metadata = {k: dict(v) for k, v in metadata.items()}
@@ -47,7 +54,9 @@ class TensorStore(Mapping[str, TensorInfo]):
         try:
             return self._infos[name]
         except KeyError:
-            raise KeyError(f"no tensor {name!r}; have {', '.join(list(self._infos)[:10])}") from None
+            raise KeyError(
+                f"no tensor {name!r}; have {', '.join(list(self._infos)[:10])}"
+            ) from None
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._infos)
@@ -64,8 +73,9 @@ class TensorStore(Mapping[str, TensorInfo]):
         t = self[name]
         if t.offset is None:
             return read_npz_compressed(t)
-        return map_bytes(t.path, t.offset, t.dtype, t.shape, fortran_order=t.fortran_order,
-                         cache=self._maps)
+        return map_bytes(
+            t.path, t.offset, t.dtype, t.shape, fortran_order=t.fortran_order, cache=self._maps
+        )
 
     def close(self) -> None:
         """Drop this store's maps (arrays already returned keep theirs alive)."""
@@ -81,8 +91,10 @@ def _read_file(path: str) -> tuple[list[TensorInfo], dict[str, Any]]:
         return read_npz_members(path)
     if path.endswith(".npy"):
         return [read_npy_header(path)], {}
-    raise DumpError(f"{path}: unknown checkpoint file type; expected .safetensors, "
-                    f"{INDEX_SUFFIX}, .npz or .npy (raw binary dumps: use read_raw)")
+    raise DumpError(
+        f"{path}: unknown checkpoint file type; expected .safetensors, "
+        f"{INDEX_SUFFIX}, .npz or .npy (raw binary dumps: use read_raw)"
+    )
 
 
 def _from_index(path: str) -> TensorStore:
@@ -92,7 +104,9 @@ def _from_index(path: str) -> TensorStore:
         weight_map = index["weight_map"]
         assert isinstance(weight_map, dict)
     except (OSError, ValueError, KeyError, AssertionError, TypeError) as exc:
-        raise DumpError(f"{path}: not a valid safetensors index (needs a weight_map): {exc}") from exc
+        raise DumpError(
+            f"{path}: not a valid safetensors index (needs a weight_map): {exc}"
+        ) from exc
     base = os.path.dirname(path)
     shards = list(dict.fromkeys(weight_map.values()))
     infos: list[TensorInfo] = []
@@ -157,8 +171,11 @@ def open_tensors(paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]
         stores.append(TensorStore(infos, fl, meta))
     if len(stores) == 1:
         return stores[0]
-    return TensorStore([t for s in stores for t in s.values()], [f for s in stores for f in s.files],
-                       {k: v for s in stores for k, v in s.metadata.items()})
+    return TensorStore(
+        [t for s in stores for t in s.values()],
+        [f for s in stores for f in s.files],
+        {k: v for s in stores for k, v in s.metadata.items()},
+    )
 
 
 def input_files(store: TensorStore) -> list[Path]:

@@ -1,11 +1,13 @@
 """TensorInfo — where one tensor's bytes live — and read-only memory maps of those bytes."""
+
 from __future__ import annotations
 
 import mmap
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from math import prod
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -18,9 +20,10 @@ __all__ = ["TensorInfo", "map_bytes"]
 class TensorInfo:
     """One tensor of a dump or checkpoint file.
 
-    ``dtype`` is the dtype of the values (ml_dtypes types for bf16/fp8); ``stored`` is the file's own
-    name for it (``'BF16'``, ``'<f4'`` ...); ``offset`` is the byte offset of the data in ``path``,
-    or None when the bytes are compressed (a deflated .npz member) and must be read, not mapped.
+    ``dtype`` is the dtype of the values (ml_dtypes types for bf16/fp8); ``stored`` is the file's
+    own name for it (``'BF16'``, ``'<f4'`` ...); ``offset`` is the byte offset of the data in
+    ``path``, or None when the bytes are compressed (a deflated .npz member) and must be read,
+    not mapped.
     ``format`` is the pyprecision format recorded for the tensor in the file's metadata, if any.
     """
 
@@ -56,9 +59,15 @@ def _open_map(path: str) -> mmap.mmap | None:
     return mm
 
 
-def map_bytes(path: str, offset: int, dtype: Any, shape: tuple[int, ...], *,
-              fortran_order: bool = False,
-              cache: dict[str, mmap.mmap | None] | None = None) -> np.ndarray:
+def map_bytes(
+    path: str,
+    offset: int,
+    dtype: Any,
+    shape: tuple[int, ...],
+    *,
+    fortran_order: bool = False,
+    cache: dict[str, mmap.mmap | None] | None = None,
+) -> np.ndarray:
     """A read-only array over ``path``'s bytes at ``offset`` (copied only if misaligned).
 
     With ``cache`` (path -> map), every tensor of a file shares one map; a map lives as long as
@@ -75,8 +84,10 @@ def map_bytes(path: str, offset: int, dtype: Any, shape: tuple[int, ...], *,
             cache[path] = _open_map(path)
         mm = cache[path]
     if mm is None or offset + count * dt.itemsize > len(mm):
-        raise DumpError(f"{path}: truncated: needs {offset + count * dt.itemsize} bytes, "
-                        f"has {0 if mm is None else len(mm)}")
+        raise DumpError(
+            f"{path}: truncated: needs {offset + count * dt.itemsize} bytes, "
+            f"has {0 if mm is None else len(mm)}"
+        )
     arr = np.frombuffer(mm, dtype=dt, count=count, offset=offset)
     arr = arr.reshape(shape, order="F" if fortran_order else "C")
     if not arr.flags.aligned:

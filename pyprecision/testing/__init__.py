@@ -7,6 +7,7 @@ which comes with the test extra (``pip install 'pyprecision[test]'``).
 
 Arrows: ``testing`` imports ``kernel``, ``formats`` and ``errors`` only.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -20,11 +21,26 @@ from pyprecision.testing.assertions import (
     ulp_distance,
 )
 
-_STRATEGIES = ("bit_patterns", "representable_values", "rounding_ties", "overflow_boundary",
-               "subnormal_values", "nan_payloads", "float32_arrays", "cast_inputs")
+_STRATEGIES = (
+    "bit_patterns",
+    "representable_values",
+    "rounding_ties",
+    "overflow_boundary",
+    "subnormal_values",
+    "nan_payloads",
+    "float32_arrays",
+    "cast_inputs",
+)
 
-__all__ = ["assert_bits_equal", "assert_within_ulp", "ulp_distance", "as_codes", "NAN_MISMATCH",
-           "strategies", *_STRATEGIES]
+__all__ = [
+    "assert_bits_equal",
+    "assert_within_ulp",
+    "ulp_distance",
+    "as_codes",
+    "NAN_MISMATCH",
+    "strategies",
+    *_STRATEGIES,
+]
 
 
 def __getattr__(name: str) -> Any:
@@ -33,8 +49,10 @@ def __getattr__(name: str) -> Any:
             mod = importlib.import_module("pyprecision.testing.strategies")
         except ModuleNotFoundError as exc:
             if exc.name == "hypothesis":
-                raise ImportError("pyprecision.testing strategies need hypothesis: "
-                                  "pip install 'pyprecision[test]'") from exc
+                raise ImportError(
+                    "pyprecision.testing strategies need hypothesis: "
+                    "pip install 'pyprecision[test]'"
+                ) from exc
             raise
         return mod if name == "strategies" else getattr(mod, name)
     raise AttributeError(f"module 'pyprecision.testing' has no attribute {name!r}")

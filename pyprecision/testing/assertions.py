@@ -2,6 +2,7 @@
 
 NumPy only: importing this module does not need hypothesis.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -9,7 +10,8 @@ from typing import Any
 import numpy as np
 
 from pyprecision.errors import CastError
-from pyprecision.formats import Format, format as _format
+from pyprecision.formats import Format
+from pyprecision.formats import format as _format
 from pyprecision.kernel import decode
 
 __all__ = ["as_codes", "ulp_distance", "assert_bits_equal", "assert_within_ulp", "NAN_MISMATCH"]
@@ -34,8 +36,10 @@ def as_codes(a: Any, fmt: Any) -> np.ndarray:
         if wide.size and (wide.min() < 0 or wide.max() >= 1 << f.bits):
             raise CastError(f"codes of {f.name} must be in [0, 2**{f.bits})")
         return wide.astype(f.storage_dtype)
-    raise CastError(f"expected {f.name} codes ({f.storage_dtype}) or {f.dtype} values, got "
-                    f"{arr.dtype}; cast floats with pyprecision.encode first")
+    raise CastError(
+        f"expected {f.name} codes ({f.storage_dtype}) or {f.dtype} values, got "
+        f"{arr.dtype}; cast floats with pyprecision.encode first"
+    )
 
 
 def _ordered(codes: np.ndarray, f: Format) -> np.ndarray:
@@ -68,26 +72,49 @@ def _cell(code: int, value: float, f: Format) -> str:
     return f"0x{code:0{f.bits // 4}x} ({value!r})"
 
 
-def _report(title: str, bad: np.ndarray, a: np.ndarray, e: np.ndarray, dist: np.ndarray, f: Format,
-            inputs: Any, max_rows: int) -> str:
+def _report(
+    title: str,
+    bad: np.ndarray,
+    a: np.ndarray,
+    e: np.ndarray,
+    dist: np.ndarray,
+    f: Format,
+    inputs: Any,
+    max_rows: int,
+) -> str:
     va, ve = decode(a, f), decode(e, f)
     x = None if inputs is None else np.broadcast_to(np.asarray(inputs), a.shape)
-    rows = [("index", "actual", "expected", "ulp") + (("input",) if x is not None else ())]
+    head = ("index", "actual", "expected", "ulp") + (("input",) if x is not None else ())
+    rows: list[tuple[str, ...]] = [head]
     for flat in bad[:max_rows]:
         idx = tuple(int(i) for i in np.unravel_index(int(flat), a.shape)) if a.ndim else ()
         dd = int(dist.reshape(-1)[flat])
-        row = (str(idx), _cell(int(a.reshape(-1)[flat]), float(va.reshape(-1)[flat]), f),
-               _cell(int(e.reshape(-1)[flat]), float(ve.reshape(-1)[flat]), f),
-               "nan≠number" if dd == NAN_MISMATCH else str(dd))
+        row: tuple[str, ...] = (
+            str(idx),
+            _cell(int(a.reshape(-1)[flat]), float(va.reshape(-1)[flat]), f),
+            _cell(int(e.reshape(-1)[flat]), float(ve.reshape(-1)[flat]), f),
+            "nan≠number" if dd == NAN_MISMATCH else str(dd),
+        )
         if x is not None:
             xv = x.reshape(-1)[flat]
-            bits = np.asarray(xv).reshape(1).view(f"u{np.asarray(xv).dtype.itemsize}")[0] \
-                if np.asarray(xv).dtype.kind == "f" else None
-            row += (f"{xv}" + (f" (0x{int(bits):0{2 * np.asarray(xv).dtype.itemsize}x})"
-                               if bits is not None else ""),)
+            bits = (
+                np.asarray(xv).reshape(1).view(f"u{np.asarray(xv).dtype.itemsize}")[0]
+                if np.asarray(xv).dtype.kind == "f"
+                else None
+            )
+            row += (
+                f"{xv}"
+                + (
+                    f" (0x{int(bits):0{2 * np.asarray(xv).dtype.itemsize}x})"
+                    if bits is not None
+                    else ""
+                ),
+            )
         rows.append(row)
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    lines = [title] + ["  " + "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+    lines = [title] + [
+        "  " + "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows
+    ]
     if bad.size > max_rows:
         lines.append(f"  ... and {bad.size - max_rows} more")
     return "\n".join(lines)
@@ -100,8 +127,9 @@ def _prepare(actual: Any, expected: Any, f: Format) -> tuple[np.ndarray, np.ndar
     return a, e
 
 
-def assert_bits_equal(actual: Any, expected: Any, fmt: Any, *, inputs: Any = None,
-                      max_rows: int = 10) -> None:
+def assert_bits_equal(
+    actual: Any, expected: Any, fmt: Any, *, inputs: Any = None, max_rows: int = 10
+) -> None:
     """Assert two arrays of ``fmt`` codes/values are identical bit for bit (NaN payloads too).
 
     The AssertionError lists the first ``max_rows`` differing elements: index, actual and expected
@@ -112,12 +140,23 @@ def assert_bits_equal(actual: Any, expected: Any, fmt: Any, *, inputs: Any = Non
     bad = np.flatnonzero(a != e)
     if bad.size:
         dist = ulp_distance(a, e, f)
-        raise AssertionError(_report(f"{bad.size} of {a.size} elements differ in their {f.name} bits",
-                                     bad, a, e, dist, f, inputs, max_rows))
+        raise AssertionError(
+            _report(
+                f"{bad.size} of {a.size} elements differ in their {f.name} bits",
+                bad,
+                a,
+                e,
+                dist,
+                f,
+                inputs,
+                max_rows,
+            )
+        )
 
 
-def assert_within_ulp(actual: Any, expected: Any, fmt: Any, ulp: int, *, inputs: Any = None,
-                      max_rows: int = 10) -> None:
+def assert_within_ulp(
+    actual: Any, expected: Any, fmt: Any, ulp: int, *, inputs: Any = None, max_rows: int = 10
+) -> None:
     """Assert every element is at most ``ulp`` representable steps of ``fmt`` from expected.
 
     NaN matches NaN whatever the payloads; NaN against a number always fails. The message
@@ -130,6 +169,16 @@ def assert_within_ulp(actual: Any, expected: Any, fmt: Any, ulp: int, *, inputs:
     if bad.size:
         worst = int(dist.max())
         worst_s = "a NaN against a number" if worst == NAN_MISMATCH else f"{worst} ulp"
-        raise AssertionError(_report(
-            f"{bad.size} of {a.size} elements are more than {ulp} ulp of {f.name} apart "
-            f"(worst: {worst_s})", bad, a, e, dist, f, inputs, max_rows))
+        raise AssertionError(
+            _report(
+                f"{bad.size} of {a.size} elements are more than {ulp} ulp of {f.name} apart "
+                f"(worst: {worst_s})",
+                bad,
+                a,
+                e,
+                dist,
+                f,
+                inputs,
+                max_rows,
+            )
+        )

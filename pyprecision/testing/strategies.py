@@ -4,6 +4,7 @@ Every strategy takes a format (name, alias or Format) and yields numpy scalars: 
 ints, values as ``np.float32`` (every value of every format is exact in float32). Needs
 hypothesis (``pip install 'pyprecision[test]'``).
 """
+
 from __future__ import annotations
 
 import math
@@ -12,11 +13,20 @@ from typing import Any
 import numpy as np
 from hypothesis import strategies as st
 
-from pyprecision.formats import Format, format as _format
+from pyprecision.formats import Format
+from pyprecision.formats import format as _format
 from pyprecision.kernel import decode
 
-__all__ = ["bit_patterns", "representable_values", "rounding_ties", "overflow_boundary",
-           "subnormal_values", "nan_payloads", "float32_arrays", "cast_inputs"]
+__all__ = [
+    "bit_patterns",
+    "representable_values",
+    "rounding_ties",
+    "overflow_boundary",
+    "subnormal_values",
+    "nan_payloads",
+    "float32_arrays",
+    "cast_inputs",
+]
 
 _F32_MAX = float(np.finfo(np.float32).max)
 
@@ -41,24 +51,30 @@ def _nudge(x: np.float32, ulps: int) -> np.float32:
     return np.float32(x)
 
 
-def bit_patterns(fmt: Any, *, allow_nan: bool = True,
-                 allow_infinity: bool = True) -> st.SearchStrategy[int]:
+def bit_patterns(
+    fmt: Any, *, allow_nan: bool = True, allow_infinity: bool = True
+) -> st.SearchStrategy[int]:
     """Every code of ``fmt`` (an int in storage position: fp32r codes have their low 13 bits 0)."""
     f = _format(fmt)
     s = st.integers(0, 2 * _magnitudes(f) - 1).map(lambda k: k << f.storage_shift)
     if not (allow_nan and allow_infinity):
+
         def keep(code: int) -> bool:
             v = float(_value(f, code))
             return (allow_nan or not math.isnan(v)) and (allow_infinity or not math.isinf(v))
+
         s = s.filter(keep)
     return s
 
 
-def representable_values(fmt: Any, *, allow_nan: bool = False, allow_infinity: bool = False,
-                         allow_subnormal: bool = True) -> st.SearchStrategy[np.float32]:
+def representable_values(
+    fmt: Any, *, allow_nan: bool = False, allow_infinity: bool = False, allow_subnormal: bool = True
+) -> st.SearchStrategy[np.float32]:
     """Values ``fmt`` represents exactly, as float32 (±0 included)."""
     f = _format(fmt)
-    s = bit_patterns(f, allow_nan=allow_nan, allow_infinity=allow_infinity).map(lambda c: _value(f, c))
+    s = bit_patterns(f, allow_nan=allow_nan, allow_infinity=allow_infinity).map(
+        lambda c: _value(f, c)
+    )
     if not allow_subnormal:
         s = s.filter(lambda v: not (0 < abs(float(v)) < f.min_normal))
     return s
@@ -110,15 +126,19 @@ def subnormal_values(fmt: Any) -> st.SearchStrategy[np.float32]:
     @st.composite
     def grid(d: Any) -> np.float32:
         half_steps = d(st.integers(0, 2 * steps - 1))
-        return _nudge(np.float32(half_steps * f.min_subnormal / 2), d(st.sampled_from((-1, 0, 0, 1))))
+        return _nudge(
+            np.float32(half_steps * f.min_subnormal / 2), d(st.sampled_from((-1, 0, 0, 1)))
+        )
 
-    anything = st.floats(min_value=0.0, max_value=f.min_normal, exclude_max=True, width=32,
-                         allow_subnormal=True).map(np.float32)
+    anything = st.floats(
+        min_value=0.0, max_value=f.min_normal, exclude_max=True, width=32, allow_subnormal=True
+    ).map(np.float32)
     return _signed(st.one_of(grid(), anything))
 
 
 def nan_payloads() -> st.SearchStrategy[np.float32]:
     """float32 NaNs with every sign, quiet bit and payload (signalling NaNs included)."""
+
     def make(t: tuple[bool, int]) -> np.float32:
         bits = np.array([(int(t[0]) << 31) | 0x7F800000 | t[1]], np.uint32)
         return bits.view(np.float32)[0]
@@ -126,9 +146,11 @@ def nan_payloads() -> st.SearchStrategy[np.float32]:
     return st.tuples(st.booleans(), st.integers(1, (1 << 23) - 1)).map(make)
 
 
-def float32_arrays(elements: st.SearchStrategy[np.float32], *, min_size: int = 1,
-                   max_size: int = 64) -> st.SearchStrategy[np.ndarray]:
+def float32_arrays(
+    elements: st.SearchStrategy[np.float32], *, min_size: int = 1, max_size: int = 64
+) -> st.SearchStrategy[np.ndarray]:
     """1-D float32 arrays of ``elements``, built from their bits (NaN payloads survive)."""
+
     def build(xs: list[np.float32]) -> np.ndarray:
         return np.array([np.float32(x).view(np.uint32) for x in xs], np.uint32).view(np.float32)
 
@@ -138,6 +160,11 @@ def float32_arrays(elements: st.SearchStrategy[np.float32], *, min_size: int = 1
 def cast_inputs(fmt: Any) -> st.SearchStrategy[np.float32]:
     """All of the above for ``fmt`` mixed with arbitrary float32 values."""
     f = _format(fmt)
-    return st.one_of(representable_values(f, allow_nan=True, allow_infinity=True), rounding_ties(f),
-                     overflow_boundary(f), subnormal_values(f), nan_payloads(),
-                     st.floats(width=32).map(np.float32))
+    return st.one_of(
+        representable_values(f, allow_nan=True, allow_infinity=True),
+        rounding_ties(f),
+        overflow_boundary(f),
+        subnormal_values(f),
+        nan_payloads(),
+        st.floats(width=32).map(np.float32),
+    )

@@ -4,6 +4,7 @@ The work is :func:`pyprecision.io.reencode`; this module parses flags, draws the
 (tqdm on stderr, only on a terminal and without --quiet), prints the summary table and returns
 0 (1 when --verify finds a tensor that differs from a fresh encode).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -24,44 +25,97 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "that are not floating, or are filtered out by --include/--exclude, are copied unchanged.",
         allow_abbrev=False,
     )
-    p.add_argument("inputs", nargs="+", metavar="INPUT",
-                   help=".safetensors, *.safetensors.index.json, .npz, .npy, or a directory")
-    p.add_argument("-o", "--output", required=True,
-                   help="output file (single input file) or directory (mirrors the input files)")
-    p.add_argument("--to", required=True, metavar="FORMAT",
-                   help="bf16, fp16, fp32r, fp8e4, fp8e4m3fn, fp8e5 (or an alias)")
+    p.add_argument(
+        "inputs",
+        nargs="+",
+        metavar="INPUT",
+        help=".safetensors, *.safetensors.index.json, .npz, .npy, or a directory",
+    )
+    p.add_argument(
+        "-o",
+        "--output",
+        required=True,
+        help="output file (single input file) or directory (mirrors the input files)",
+    )
+    p.add_argument(
+        "--to",
+        required=True,
+        metavar="FORMAT",
+        help="bf16, fp16, fp32r, fp8e4, fp8e4m3fn, fp8e5 (or an alias)",
+    )
     p.add_argument("--rounding", default="rne", choices=["rne", "rtz", "rna", "stochastic"])
     sat = p.add_mutually_exclusive_group()
-    sat.add_argument("--saturate", dest="saturate", action="store_true", default=None,
-                     help="overflow and inf go to ±max (default for the fp8 formats)")
-    sat.add_argument("--no-saturate", dest="saturate", action="store_false",
-                     help="overflow goes to inf (NaN for fp8e4m3fn); default for bf16/fp16/fp32r")
+    sat.add_argument(
+        "--saturate",
+        dest="saturate",
+        action="store_true",
+        default=None,
+        help="overflow and inf go to ±max (default for the fp8 formats)",
+    )
+    sat.add_argument(
+        "--no-saturate",
+        dest="saturate",
+        action="store_false",
+        help="overflow goes to inf (NaN for fp8e4m3fn); default for bf16/fp16/fp32r",
+    )
     p.add_argument("--nan", default="ml_dtypes", choices=["ml_dtypes", "nvidia"])
-    p.add_argument("--seed", type=int, default=None,
-                   help="stochastic rounding seed (recorded in the output metadata)")
-    p.add_argument("--include", action="append", default=[], metavar="GLOB",
-                   help="re-encode only tensors whose name matches (repeatable; default: all)")
-    p.add_argument("--exclude", action="append", default=[], metavar="GLOB",
-                   help="keep tensors whose name matches unchanged, e.g. '*norm*' '*.bias'")
-    p.add_argument("--scale", choices=["amax"], default=None,
-                   help="per-tensor scale: store x/s with s = amax/max, s in '<name>.scale'")
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        help="stochastic rounding seed (recorded in the output metadata)",
+    )
+    p.add_argument(
+        "--include",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="re-encode only tensors whose name matches (repeatable; default: all)",
+    )
+    p.add_argument(
+        "--exclude",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="keep tensors whose name matches unchanged, e.g. '*norm*' '*.bias'",
+    )
+    p.add_argument(
+        "--scale",
+        choices=["amax"],
+        default=None,
+        help="per-tensor scale: store x/s with s = amax/max, s in '<name>.scale'",
+    )
     p.add_argument("--output-format", choices=["safetensors", "npz"], default=None)
     p.add_argument("--threads", type=int, default=None, help="C core threads (default: all cores)")
-    p.add_argument("--verify", action="store_true",
-                   help="re-read the output and check every tensor against a fresh encode")
-    p.add_argument("--force", action="store_true",
-                   help="replace existing output files (never an input)")
+    p.add_argument(
+        "--verify",
+        action="store_true",
+        help="re-read the output and check every tensor against a fresh encode",
+    )
+    p.add_argument(
+        "--force", action="store_true", help="replace existing output files (never an input)"
+    )
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
-    p.add_argument("--list", action="store_true",
-                   help="only list the input tensors and what would happen to them")
+    p.add_argument(
+        "--list",
+        action="store_true",
+        help="only list the input tensors and what would happen to them",
+    )
     p.set_defaults(func=run)
 
 
 def _options(args: argparse.Namespace) -> dict[str, Any]:
     return {
-        "rounding": args.rounding, "saturate": args.saturate, "nan": args.nan, "seed": args.seed,
-        "include": tuple(args.include), "exclude": tuple(args.exclude), "scale": args.scale,
-        "output_format": args.output_format, "threads": args.threads, "verify": args.verify,
+        "rounding": args.rounding,
+        "saturate": args.saturate,
+        "nan": args.nan,
+        "seed": args.seed,
+        "include": tuple(args.include),
+        "exclude": tuple(args.exclude),
+        "scale": args.scale,
+        "output_format": args.output_format,
+        "threads": args.threads,
+        "verify": args.verify,
         "overwrite": args.force,
     }
 
@@ -87,11 +141,23 @@ def run(args: argparse.Namespace) -> int:
         from tqdm import tqdm
 
         total = sum(t.nbytes for t in open_tensors(args.inputs).values())
-        bar = tqdm(total=total, unit="B", unit_scale=True, unit_divisor=1000, file=sys.stderr,
-                   desc=f"reencode → {args.to}", dynamic_ncols=True)
+        bar = tqdm(
+            total=total,
+            unit="B",
+            unit_scale=True,
+            unit_divisor=1000,
+            file=sys.stderr,
+            desc=f"reencode → {args.to}",
+            dynamic_ncols=True,
+        )
     try:
-        summary = reencode(args.inputs, args.output, args.to,
-                           progress=bar.update if bar is not None else None, **_options(args))
+        summary = reencode(
+            args.inputs,
+            args.output,
+            args.to,
+            progress=bar.update if bar is not None else None,
+            **_options(args),
+        )
     finally:
         if bar is not None:
             bar.close()

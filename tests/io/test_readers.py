@@ -1,4 +1,5 @@
 """Readers: raw binary, .npy, .npz, safetensors (incl. BF16/FP8), shards, directories, errors."""
+
 from __future__ import annotations
 
 import json
@@ -34,12 +35,23 @@ def _st_file(path, entries: dict, data: bytes, meta=None, pad=True) -> None:
     path.write_bytes(struct.pack("<Q", len(text)) + text + data)
 
 
-@pytest.mark.parametrize("spec,expected", [
-    ("float32", np.float32), ("<f4", np.float32), ("F32", np.float32), ("bf16", ml_dtypes.bfloat16),
-    ("bfloat16", ml_dtypes.bfloat16), ("BF16", ml_dtypes.bfloat16), ("F8_E4M3", ml_dtypes.float8_e4m3fn),
-    ("fp8e4", ml_dtypes.float8_e4m3), ("float8_e5m2", ml_dtypes.float8_e5m2), ("fp32r", np.float32),
-    ("uint16", np.uint16), ("fp16", np.float16),
-])
+@pytest.mark.parametrize(
+    "spec,expected",
+    [
+        ("float32", np.float32),
+        ("<f4", np.float32),
+        ("F32", np.float32),
+        ("bf16", ml_dtypes.bfloat16),
+        ("bfloat16", ml_dtypes.bfloat16),
+        ("BF16", ml_dtypes.bfloat16),
+        ("F8_E4M3", ml_dtypes.float8_e4m3fn),
+        ("fp8e4", ml_dtypes.float8_e4m3),
+        ("float8_e5m2", ml_dtypes.float8_e5m2),
+        ("fp32r", np.float32),
+        ("uint16", np.uint16),
+        ("fp16", np.float16),
+    ],
+)
 def test_parse_dtype(spec, expected):
     assert parse_dtype(spec) == np.dtype(expected)
 
@@ -150,8 +162,11 @@ def test_npz_truncated(tmp_path):
 
 
 def test_safetensors_written_by_the_reference_library(tmp_path):
-    tensors = {"a": np.arange(12, dtype=np.float32).reshape(3, 4), "b": np.arange(5, dtype=np.int64),
-               "c": np.array([1.5, -2], np.float16)}
+    tensors = {
+        "a": np.arange(12, dtype=np.float32).reshape(3, 4),
+        "b": np.arange(5, dtype=np.int64),
+        "c": np.array([1.5, -2], np.float16),
+    }
     stnp.save_file(tensors, str(tmp_path / "m.safetensors"), metadata={"format": "np"})
     store = open_tensors(tmp_path / "m.safetensors")
     assert set(store) == set(tensors)
@@ -163,13 +178,18 @@ def test_safetensors_written_by_the_reference_library(tmp_path):
 
 
 def test_safetensors_bf16_and_fp8_bytes(tmp_path):
-    bf = np.array([0x3F80, 0xC040], "<u2").tobytes()      # 1.0, -3.0
-    e4 = bytes([0x38, 0x7E, 0xFF])                        # 1.0, 448, NaN (e4m3fn)
-    e5 = bytes([0x3C, 0x7B])                              # 1.0, 57344
-    _st_file(tmp_path / "m.safetensors", {
-        "bf": {"dtype": "BF16", "shape": [2], "data_offsets": [0, 4]},
-        "e4": {"dtype": "F8_E4M3", "shape": [3], "data_offsets": [4, 7]},
-        "e5": {"dtype": "F8_E5M2", "shape": [2], "data_offsets": [7, 9]}}, bf + e4 + e5)
+    bf = np.array([0x3F80, 0xC040], "<u2").tobytes()  # 1.0, -3.0
+    e4 = bytes([0x38, 0x7E, 0xFF])  # 1.0, 448, NaN (e4m3fn)
+    e5 = bytes([0x3C, 0x7B])  # 1.0, 57344
+    _st_file(
+        tmp_path / "m.safetensors",
+        {
+            "bf": {"dtype": "BF16", "shape": [2], "data_offsets": [0, 4]},
+            "e4": {"dtype": "F8_E4M3", "shape": [3], "data_offsets": [4, 7]},
+            "e5": {"dtype": "F8_E5M2", "shape": [2], "data_offsets": [7, 9]},
+        },
+        bf + e4 + e5,
+    )
     s = open_tensors(tmp_path / "m.safetensors")
     assert s["e4"].dtype == ml_dtypes.float8_e4m3fn and s["e4"].stored == "F8_E4M3"
     np.testing.assert_array_equal(s.load("bf").astype(np.float32), [1.0, -3.0])
@@ -178,24 +198,49 @@ def test_safetensors_bf16_and_fp8_bytes(tmp_path):
 
 
 def test_safetensors_u8_with_format_metadata_is_fp8e4(tmp_path):
-    _st_file(tmp_path / "m.safetensors", {"x": {"dtype": "U8", "shape": [2], "data_offsets": [0, 2]}},
-             bytes([0x78, 0x77]), meta={"pyprecision.dtypes": json.dumps({"x": "fp8e4"})})
+    _st_file(
+        tmp_path / "m.safetensors",
+        {"x": {"dtype": "U8", "shape": [2], "data_offsets": [0, 2]}},
+        bytes([0x78, 0x77]),
+        meta={"pyprecision.dtypes": json.dumps({"x": "fp8e4"})},
+    )
     x = open_tensors(tmp_path / "m.safetensors").load("x")
     assert x.dtype == ml_dtypes.float8_e4m3
     np.testing.assert_array_equal(x.astype(np.float32), [np.inf, 240.0])
 
 
-@pytest.mark.parametrize("entries,data,message", [
-    ({"x": {"dtype": "F32", "shape": [4], "data_offsets": [0, 12]}}, bytes(12), "header lies about its size"),
-    ({"x": {"dtype": "F32", "shape": [4], "data_offsets": [0, 16]}}, bytes(10), "truncated"),
-    ({"x": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}}, bytes(8), "bytes after the last"),
-    ({"x": {"dtype": "Q7", "shape": [1], "data_offsets": [0, 4]}}, bytes(4), "unsupported dtype 'Q7'"),
-    ({"x": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]},
-      "y": {"dtype": "F32", "shape": [1], "data_offsets": [4, 8]}}, bytes(8), "overlaps"),
-    ({"x": {"dtype": "F32", "shape": [1], "data_offsets": [4, 8]}}, bytes(8), "gap"),
-    ({"x": {"dtype": "F32", "shape": [-1], "data_offsets": [0, 4]}}, bytes(4), "shape"),
-    ({"x": {"dtype": "F32", "shape": [1]}}, bytes(4), "needs dtype, shape and data_offsets"),
-])
+@pytest.mark.parametrize(
+    "entries,data,message",
+    [
+        (
+            {"x": {"dtype": "F32", "shape": [4], "data_offsets": [0, 12]}},
+            bytes(12),
+            "header lies about its size",
+        ),
+        ({"x": {"dtype": "F32", "shape": [4], "data_offsets": [0, 16]}}, bytes(10), "truncated"),
+        (
+            {"x": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}},
+            bytes(8),
+            "bytes after the last",
+        ),
+        (
+            {"x": {"dtype": "Q7", "shape": [1], "data_offsets": [0, 4]}},
+            bytes(4),
+            "unsupported dtype 'Q7'",
+        ),
+        (
+            {
+                "x": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]},
+                "y": {"dtype": "F32", "shape": [1], "data_offsets": [4, 8]},
+            },
+            bytes(8),
+            "overlaps",
+        ),
+        ({"x": {"dtype": "F32", "shape": [1], "data_offsets": [4, 8]}}, bytes(8), "gap"),
+        ({"x": {"dtype": "F32", "shape": [-1], "data_offsets": [0, 4]}}, bytes(4), "shape"),
+        ({"x": {"dtype": "F32", "shape": [1]}}, bytes(4), "needs dtype, shape and data_offsets"),
+    ],
+)
 def test_safetensors_malformed(tmp_path, entries, data, message):
     p = tmp_path / "bad.safetensors"
     _st_file(p, entries, data)
@@ -204,13 +249,16 @@ def test_safetensors_malformed(tmp_path, entries, data, message):
     assert str(p) in str(info.value)
 
 
-@pytest.mark.parametrize("blob,message", [
-    (b"\x01\x02", "shorter than the 8-byte header length"),
-    (struct.pack("<Q", 1 << 40), "implausible"),
-    (struct.pack("<Q", 100) + b"{}", "truncated: header says 100 bytes"),
-    (struct.pack("<Q", 4) + b"{x}}", "malformed JSON"),
-    (struct.pack("<Q", 2) + b"[]", "not an object"),
-])
+@pytest.mark.parametrize(
+    "blob,message",
+    [
+        (b"\x01\x02", "shorter than the 8-byte header length"),
+        (struct.pack("<Q", 1 << 40), "implausible"),
+        (struct.pack("<Q", 100) + b"{}", "truncated: header says 100 bytes"),
+        (struct.pack("<Q", 4) + b"{x}}", "malformed JSON"),
+        (struct.pack("<Q", 2) + b"[]", "not an object"),
+    ],
+)
 def test_safetensors_bad_header(tmp_path, blob, message):
     p = tmp_path / "bad.safetensors"
     p.write_bytes(blob)
@@ -223,8 +271,10 @@ def _sharded(tmp_path):
     b = {"b": np.arange(3, dtype=np.float32), "c": np.ones(2, np.float32)}
     stnp.save_file(a, str(tmp_path / "m-1.safetensors"))
     stnp.save_file(b, str(tmp_path / "m-2.safetensors"))
-    index = {"metadata": {"total_size": 36},
-             "weight_map": {"a": "m-1.safetensors", "b": "m-2.safetensors", "c": "m-2.safetensors"}}
+    index = {
+        "metadata": {"total_size": 36},
+        "weight_map": {"a": "m-1.safetensors", "b": "m-2.safetensors", "c": "m-2.safetensors"},
+    }
     (tmp_path / "model.safetensors.index.json").write_text(json.dumps(index))
     return index
 

@@ -1,4 +1,5 @@
 """Writers: valid safetensors / .npz, atomic rename, never over an input."""
+
 from __future__ import annotations
 
 import os
@@ -14,8 +15,12 @@ from pyprecision.io import NpzWriter, SafetensorsWriter, atomic_file, open_tenso
 
 
 def test_safetensors_writer_is_read_by_the_reference_library(tmp_path):
-    t = {"w": np.arange(7, dtype=np.float16), "x": np.arange(12, dtype=np.float32).reshape(3, 4),
-         "i": np.arange(3, dtype=np.int64), "empty": np.zeros((0, 3), np.float32)}
+    t = {
+        "w": np.arange(7, dtype=np.float16),
+        "x": np.arange(12, dtype=np.float32).reshape(3, 4),
+        "i": np.arange(3, dtype=np.int64),
+        "empty": np.zeros((0, 3), np.float32),
+    }
     save_safetensors(tmp_path / "o.safetensors", t, {"k": "v"})
     got = stnp.load_file(str(tmp_path / "o.safetensors"))
     for k, v in t.items():
@@ -35,8 +40,15 @@ def test_safetensors_writer_bf16_fp8_bytes(tmp_path):
 
 
 def test_tensors_are_aligned(tmp_path):
-    save_safetensors(tmp_path / "o.safetensors", {"a": np.ones(3, np.uint8), "b": np.ones(3, np.float64),
-                                                  "c": np.ones(1, np.float16), "d": np.ones(2, np.float32)})
+    save_safetensors(
+        tmp_path / "o.safetensors",
+        {
+            "a": np.ones(3, np.uint8),
+            "b": np.ones(3, np.float64),
+            "c": np.ones(1, np.float16),
+            "d": np.ones(2, np.float32),
+        },
+    )
     for t in open_tensors(tmp_path / "o.safetensors").values():
         assert t.offset % t.dtype.itemsize == 0
 
@@ -45,8 +57,10 @@ def test_chunked_writes(tmp_path):
     x = np.arange(100, dtype=np.float32)
     with SafetensorsWriter(tmp_path / "o.safetensors", [("x", np.float32, (10, 10))]) as w:
         for i in range(0, 100, 30):
-            w.write("x", x[i:i + 30])
-    np.testing.assert_array_equal(stnp.load_file(str(tmp_path / "o.safetensors"))["x"], x.reshape(10, 10))
+            w.write("x", x[i : i + 30])
+    np.testing.assert_array_equal(
+        stnp.load_file(str(tmp_path / "o.safetensors"))["x"], x.reshape(10, 10)
+    )
 
 
 def _no_temps(d) -> bool:

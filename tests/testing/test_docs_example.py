@@ -1,4 +1,5 @@
 """docs/testing.md is executable: its code blocks run here, and its printed failure is real."""
+
 from __future__ import annotations
 
 import re

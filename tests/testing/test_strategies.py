@@ -1,4 +1,5 @@
-"""The strategies yield what they promise, checked against a pure-arithmetic model of each format."""
+"""The strategies yield what they promise, checked against a pure-arithmetic model of formats."""
+
 from __future__ import annotations
 
 import math
@@ -15,9 +16,14 @@ from pyprecision.testing import strategies as pst
 
 FORMATS = ["bf16", "fp16", "fp32r", "fp8e4", "fp8e4m3fn", "fp8e5"]
 # Independent facts (CAST_SEMANTICS.md §1): mantissa bits, bias, largest finite value.
-MODEL = {"bf16": (7, 127, (2 - 2 ** -7) * 2.0 ** 127), "fp16": (10, 15, 65504.0),
-         "fp32r": (10, 127, (2 - 2 ** -10) * 2.0 ** 127), "fp8e4": (3, 7, 240.0),
-         "fp8e4m3fn": (3, 7, 448.0), "fp8e5": (2, 15, 57344.0)}
+MODEL = {
+    "bf16": (7, 127, (2 - 2**-7) * 2.0**127),
+    "fp16": (10, 15, 65504.0),
+    "fp32r": (10, 127, (2 - 2**-10) * 2.0**127),
+    "fp8e4": (3, 7, 240.0),
+    "fp8e4m3fn": (3, 7, 448.0),
+    "fp8e5": (2, 15, 57344.0),
+}
 
 
 def step(v: float, fmt: str) -> float:
@@ -56,8 +62,14 @@ def test_bit_patterns(fmt, data):
     assert 0 <= code < 1 << f.bits and code % (1 << f.storage_shift) == 0
     v = float(pp.decode(np.array([code], f.storage_dtype), f)[0])
     assert not math.isnan(v) and (math.isinf(v) or exact_in(v, fmt))
-    assert not math.isinf(float(pp.decode(np.array([data.draw(pst.bit_patterns(
-        fmt, allow_infinity=False))], f.storage_dtype), f)[0]))
+    assert not math.isinf(
+        float(
+            pp.decode(
+                np.array([data.draw(pst.bit_patterns(fmt, allow_infinity=False))], f.storage_dtype),
+                f,
+            )[0]
+        )
+    )
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
@@ -77,7 +89,7 @@ def test_rounding_ties(fmt, data):
 def test_overflow_boundary(fmt, data):
     v = abs(float(data.draw(pst.overflow_boundary(fmt))))
     mx = MODEL[fmt][2]
-    assert v == math.inf or mx * (1 - 2 ** -20) <= v <= float(np.finfo(np.float32).max)
+    assert v == math.inf or mx * (1 - 2**-20) <= v <= float(np.finfo(np.float32).max)
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
@@ -126,9 +138,11 @@ def test_cast_inputs_are_float32(fmt, data):
 
 
 def test_assertions_import_without_hypothesis():
-    code = ("import sys; sys.modules['hypothesis'] = None\n"
-            "import numpy as np, pyprecision.testing as t\n"
-            "t.assert_bits_equal(np.zeros(2, np.uint8), np.zeros(2, np.uint8), 'fp8e5')\n"
-            "try:\n    t.bit_patterns\nexcept ImportError as e:\n    print(e)\n")
+    code = (
+        "import sys; sys.modules['hypothesis'] = None\n"
+        "import numpy as np, pyprecision.testing as t\n"
+        "t.assert_bits_equal(np.zeros(2, np.uint8), np.zeros(2, np.uint8), 'fp8e5')\n"
+        "try:\n    t.bit_patterns\nexcept ImportError as e:\n    print(e)\n"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert "pip install 'pyprecision[test]'" in out.stdout

@@ -1,4 +1,5 @@
 """pyprecision.io.reencode: bits, dtypes, selection, scaling, shards, npz, stats, streaming."""
+
 from __future__ import annotations
 
 import hashlib
@@ -8,15 +9,28 @@ import tracemalloc
 import ml_dtypes
 import numpy as np
 import pytest
+from test_reencode_helpers import metadata, raw_tensors, sharded, single
 
 import pyprecision as pp
 from pyprecision.io import open_tensors, reencode, tensor_seed
 
-from test_reencode_helpers import metadata, raw_tensors, sharded, single
-
-ST_NAME = {"bf16": "BF16", "fp16": "F16", "fp32r": "F32", "fp8e4m3fn": "F8_E4M3", "fp8e5": "F8_E5M2",
-           "fp8e4": "U8"}
-FLOATS = ("layer.0.weight", "layer.0.bias", "norm.weight", "layer.1.weight", "special", "half", "double")
+ST_NAME = {
+    "bf16": "BF16",
+    "fp16": "F16",
+    "fp32r": "F32",
+    "fp8e4m3fn": "F8_E4M3",
+    "fp8e5": "F8_E5M2",
+    "fp8e4": "U8",
+}
+FLOATS = (
+    "layer.0.weight",
+    "layer.0.bias",
+    "norm.weight",
+    "layer.1.weight",
+    "special",
+    "half",
+    "double",
+)
 
 
 @pytest.mark.parametrize("fmt", sorted(ST_NAME))
@@ -76,7 +90,12 @@ def test_include_exclude_keep_tensors_bit_for_bit(tmp_path):
     reencode(src, out, "bf16", include=("layer.*",), exclude=("*.bias",))
     raw = raw_tensors(out)
     assert raw["layer.0.weight"]["dtype"] == "BF16" and raw["layer.1.weight"]["dtype"] == "BF16"
-    for kept, st in (("layer.0.bias", "F32"), ("norm.weight", "F32"), ("half", "F16"), ("special", "F32")):
+    for kept, st in (
+        ("layer.0.bias", "F32"),
+        ("norm.weight", "F32"),
+        ("half", "F16"),
+        ("special", "F32"),
+    ):
         assert raw[kept]["dtype"] == st and raw[kept]["data"] == w[kept].tobytes()
 
 
@@ -119,7 +138,9 @@ def test_scale_amax_and_its_inverse(tmp_path, fmt):
     reencode(src, out, fmt, scale="amax")
     f = pp.format(fmt)
     store = open_tensors(out)
-    assert json.loads(metadata(out)["pyprecision.scales"])["layer.1.weight"] == "layer.1.weight.scale"
+    assert (
+        json.loads(metadata(out)["pyprecision.scales"])["layer.1.weight"] == "layer.1.weight.scale"
+    )
     for name in ("layer.0.weight", "layer.1.weight", "half"):
         x = w[name].astype(np.float64)
         s = float(store.load(name + ".scale"))
@@ -128,7 +149,10 @@ def test_scale_amax_and_its_inverse(tmp_path, fmt):
         assert s == (pytest.approx(ideal, rel=1e-6) if ideal >= tiny else tiny)  # documented clamp
         codes = store.load(name).view(f.storage_dtype)
         # the element with the largest magnitude lands on ±max (unless the scale was clamped)
-        assert ideal < tiny or int(codes.reshape(-1)[np.abs(x).argmax()]) & ((1 << (f.bits - 1)) - 1) == f.max_bits
+        assert (
+            ideal < tiny
+            or int(codes.reshape(-1)[np.abs(x).argmax()]) & ((1 << (f.bits - 1)) - 1) == f.max_bits
+        )
         back = pp.decode(codes, f).astype(np.float64) * s  # the documented inverse
         tol = 2.0 ** -(f.mantissa_bits + 1)  # half an ulp, relative, in the normal range
         normal = np.abs(x) / s >= f.min_normal
@@ -138,9 +162,13 @@ def test_scale_amax_and_its_inverse(tmp_path, fmt):
 
 def test_scale_name_clash(tmp_path):
     import safetensors.numpy as stnp
+
     from pyprecision.errors import DumpError
 
-    stnp.save_file({"a": np.ones(2, np.float32), "a.scale": np.ones(1, np.float32)}, str(tmp_path / "m.safetensors"))
+    stnp.save_file(
+        {"a": np.ones(2, np.float32), "a.scale": np.ones(1, np.float32)},
+        str(tmp_path / "m.safetensors"),
+    )
     with pytest.raises(DumpError, match="already has a tensor named 'a.scale'"):
         reencode(tmp_path / "m.safetensors", tmp_path / "o.safetensors", "bf16", scale="amax")
 
@@ -151,15 +179,23 @@ def test_sharded_checkpoint_mirrors_shards_and_index(tmp_path):
     s = reencode(d, out, "bf16", verify=True)
     assert s.verify_failures == []
     index = json.loads((out / "model.safetensors.index.json").read_text())
-    assert index["weight_map"] == json.loads((d / "model.safetensors.index.json").read_text())["weight_map"]
+    assert (
+        index["weight_map"]
+        == json.loads((d / "model.safetensors.index.json").read_text())["weight_map"]
+    )
     files = {p.name for p in out.iterdir()}
-    assert files == {"model.safetensors.index.json", "model-00001-of-00002.safetensors",
-                     "model-00002-of-00002.safetensors"}
+    assert files == {
+        "model.safetensors.index.json",
+        "model-00001-of-00002.safetensors",
+        "model-00002-of-00002.safetensors",
+    }
     assert index["metadata"]["total_size"] == sum(
-        len(v["data"]) for f in files if f.endswith("s") for v in raw_tensors(out / f).values())
+        len(v["data"]) for f in files if f.endswith("s") for v in raw_tensors(out / f).values()
+    )
     store = open_tensors(out)
-    np.testing.assert_array_equal(store.load("layer.1.weight").view(np.uint16),
-                                  pp.encode(w["layer.1.weight"], "bf16"))
+    np.testing.assert_array_equal(
+        store.load("layer.1.weight").view(np.uint16), pp.encode(w["layer.1.weight"], "bf16")
+    )
 
 
 def test_npz_and_npy_inputs_and_npz_output(tmp_path):
@@ -195,8 +231,15 @@ def test_counts(tmp_path):
     stnp.save_file({"x": x}, str(tmp_path / "m.safetensors"))
     sat = reencode(tmp_path / "m.safetensors", tmp_path / "a.safetensors", "fp8e4m3fn")
     # saturating: 465, 1e9, -1e9 overflow and ±inf are clamped; 449 and 464 round to 448 (§3)
-    assert (sat.total("saturated"), sat.total("overflowed"), sat.total("nan"), sat.total("inf")) == (5, 0, 1, 0)
-    plain = reencode(tmp_path / "m.safetensors", tmp_path / "b.safetensors", "fp8e4m3fn", saturate=False)
+    assert (
+        sat.total("saturated"),
+        sat.total("overflowed"),
+        sat.total("nan"),
+        sat.total("inf"),
+    ) == (5, 0, 1, 0)
+    plain = reencode(
+        tmp_path / "m.safetensors", tmp_path / "b.safetensors", "fp8e4m3fn", saturate=False
+    )
     # non-saturating e4m3fn: 465, ±1e9 become NaN, ±inf become NaN; NaN stays NaN
     assert (plain.total("saturated"), plain.total("overflowed"), plain.total("nan")) == (0, 3, 6)
     bf = reencode(tmp_path / "m.safetensors", tmp_path / "c.safetensors", "fp8e5", saturate=False)
@@ -238,7 +281,9 @@ def test_streams_with_memory_bounded_by_the_chunk(tmp_path):
     del x
     tracemalloc.start()
     try:
-        reencode(tmp_path / "m.safetensors", tmp_path / "o.safetensors", "bf16", chunk_elements=1 << 18)
+        reencode(
+            tmp_path / "m.safetensors", tmp_path / "o.safetensors", "bf16", chunk_elements=1 << 18
+        )
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
@@ -257,8 +302,13 @@ def test_empty_scalar_and_big_endian_tensors(tmp_path):
         s = reencode(d, out, "bf16", output_format=kind, scale="amax", verify=True)
         assert not s.verify_failures, s.verify_failures
         store = open_tensors(out)
-        np.testing.assert_array_equal(store.load("big").astype(np.float32) * store.load("big.scale"),
-                                      np.arange(6, dtype=np.float32).reshape(2, 3) * 1.25)
+        np.testing.assert_array_equal(
+            store.load("big").astype(np.float32) * store.load("big.scale"),
+            np.arange(6, dtype=np.float32).reshape(2, 3) * 1.25,
+        )
         np.testing.assert_array_equal(store.load("bigint"), np.arange(4))
         assert store.load("empty").shape == (0, 4) and store.load("scalar").shape == ()
-        assert float(store.load("scalar").astype(np.float32)) * float(store.load("scalar.scale")) == 2.5
+        assert (
+            float(store.load("scalar").astype(np.float32)) * float(store.load("scalar.scale"))
+            == 2.5
+        )

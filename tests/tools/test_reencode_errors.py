@@ -1,4 +1,5 @@
-"""Bad inputs to ``pyprecision reencode``: one clear line on stderr, exit code 2, nothing written."""
+"""Bad inputs to ``pyprecision reencode``: one line on stderr, exit code 2, nothing written."""
+
 from __future__ import annotations
 
 import json
@@ -7,12 +8,11 @@ import struct
 
 import numpy as np
 import pytest
-import safetensors.numpy as stnp
+from test_reencode_helpers import sharded, single
 
 from pyprecision.errors import DumpError, FormatError
 from pyprecision.io import reencode
 from pyprecision.tools.cli import main
-from test_reencode_helpers import sharded, single
 
 
 def _cli_error(capsys, argv, match):
@@ -54,7 +54,9 @@ def test_missing_shard(tmp_path, capsys):
 def test_output_is_the_input(tmp_path, capsys):
     src, _ = single(tmp_path)
     before = src.read_bytes()
-    _cli_error(capsys, [src, "-o", src, "--to", "bf16", "--force"], "refusing to write over the input")
+    _cli_error(
+        capsys, [src, "-o", src, "--to", "bf16", "--force"], "refusing to write over the input"
+    )
     link = tmp_path / "link.safetensors"
     link.symlink_to(src)
     _cli_error(capsys, [src, "-o", link, "--to", "bf16", "--force"], "refusing")
@@ -70,7 +72,9 @@ def test_output_directory_is_the_input_directory(tmp_path, capsys):
 
 def test_unknown_format(tmp_path, capsys):
     src, _ = single(tmp_path)
-    _cli_error(capsys, [src, "-o", tmp_path / "out.safetensors", "--to", "fp7"], "unknown format 'fp7'")
+    _cli_error(
+        capsys, [src, "-o", tmp_path / "out.safetensors", "--to", "fp7"], "unknown format 'fp7'"
+    )
 
 
 def test_existing_output_needs_force(tmp_path, capsys):
@@ -85,16 +89,26 @@ def test_existing_output_needs_force(tmp_path, capsys):
 
 def test_seed_without_stochastic(tmp_path, capsys):
     src, _ = single(tmp_path)
-    _cli_error(capsys, [src, "-o", tmp_path / "out.safetensors", "--to", "bf16", "--seed", "3"],
-               "--seed is only used with --rounding stochastic")
+    _cli_error(
+        capsys,
+        [src, "-o", tmp_path / "out.safetensors", "--to", "bf16", "--seed", "3"],
+        "--seed is only used with --rounding stochastic",
+    )
 
 
 def test_input_not_a_checkpoint(tmp_path, capsys):
     p = tmp_path / "x.bin"
     p.write_bytes(b"0123")
-    _cli_error(capsys, [p, "-o", tmp_path / "out.safetensors", "--to", "bf16"], "unknown checkpoint file type")
-    _cli_error(capsys, [tmp_path / "nope.safetensors", "-o", tmp_path / "out.safetensors", "--to", "bf16"],
-               "no such file")
+    _cli_error(
+        capsys,
+        [p, "-o", tmp_path / "out.safetensors", "--to", "bf16"],
+        "unknown checkpoint file type",
+    )
+    _cli_error(
+        capsys,
+        [tmp_path / "nope.safetensors", "-o", tmp_path / "out.safetensors", "--to", "bf16"],
+        "no such file",
+    )
 
 
 def test_two_inputs_to_the_same_output_name(tmp_path):

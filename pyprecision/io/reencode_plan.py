@@ -1,0 +1,170 @@
+"""Options of a re-encode and the plan of its outputs (which file goes where, with what dtypes)."""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import json
+import os
+import secrets
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+
+from pyprecision.errors import DumpError, FormatError
+from pyprecision.formats import Format
+from pyprecision.formats import format as _format
+from pyprecision.io.dtypes import safetensors_dtype, safetensors_name_of_format
+from pyprecision.io.store import TensorStore
+from pyprecision.io.tensors import TensorInfo
+from pyprecision.kernel import NAN_POLICIES, ROUNDINGS
+
+__all__ = [
+    "ReencodeOptions",
+    "tensor_seed",
+    "SCALE_SUFFIX",
+    "plan_outputs",
+    "run_metadata",
+    "output_specs",
+]
+
+#: Name suffix of the companion tensor holding a tensor's scale (``--scale amax``).
+SCALE_SUFFIX = ".scale"
+
+
+@dataclass(frozen=True)
+class ReencodeOptions:
+    """Everything that decides the output bits (plus how to run). See :func:`reencode`."""
+
+    to: str
+    rounding: str = "rne"
+    saturate: bool | None = None
+    nan: str = "ml_dtypes"
+    seed: int | None = None
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    scale: str | None = None
+    output_format: str | None = None
+    threads: int | None = None
+    verify: bool = False
+    overwrite: bool = False
+    chunk_elements: int = 1 << 20
+
+    def checked(self) -> ReencodeOptions:
+        """Validated copy with the format's default saturation and a seed filled in."""
+        f = _format(self.to)
+        if self.rounding not in ROUNDINGS:
+            raise FormatError(f"unknown rounding {self.rounding!r}; valid: {', '.join(ROUNDINGS)}")
+        if self.nan not in NAN_POLICIES:
+            raise FormatError(f"unknown nan policy {self.nan!r}; valid: {', '.join(NAN_POLICIES)}")
+        if self.scale not in (None, "amax"):
+            raise FormatError(f"unknown scale {self.scale!r}; valid: amax")
+        if self.output_format not in (None, "safetensors", "npz"):
+            raise FormatError(
+                f"unknown output format {self.output_format!r}; valid: safetensors, npz"
+            )
+        if self.seed is not None and self.rounding != "stochastic":
+            raise FormatError("--seed is only used with --rounding stochastic")
+        seed = self.seed
+        if self.rounding == "stochastic" and seed is None:
+            seed = secrets.randbits(63)
+        sat = f.default_saturate if self.saturate is None else bool(self.saturate)
+        return ReencodeOptions(
+            **{
+                **asdict(self),
+                "to": f.name,
+                "saturate": sat,
+                "seed": seed,
+                "include": tuple(self.include),
+                "exclude": tuple(self.exclude),
+            }
+        )
+
+    def selects(self, t: TensorInfo) -> bool:
+        """Whether tensor ``t`` is re-encoded (floating, matches an include, matches no exclude)."""
+        dt = t.dtype
+        floating = dt.kind == "f" or (dt.kind == "V" and dt.name.startswith(("float", "bfloat")))
+        if not floating:
+            return False
+        if self.include and not any(fnmatch.fnmatchcase(t.name, g) for g in self.include):
+            return False
+        return not any(fnmatch.fnmatchcase(t.name, g) for g in self.exclude)
+
+
+def tensor_seed(seed: int, name: str) -> int:
+    """The stochastic-rounding seed of one tensor: the first 8 bytes (little-endian) of
+    sha256(f"{seed}:{name}"), so tensors get independent streams and chunking does not matter."""
+    return int.from_bytes(hashlib.sha256(f"{seed}:{name}".encode()).digest()[:8], "little")
+
+
+_KIND_EXT = {"safetensors": ".safetensors", "npz": ".npz"}
+_STEMS = (".safetensors", ".npz", ".npy")
+
+
+def _stem(path: str) -> str:
+    base = os.path.basename(path)
+    for ext in _STEMS:
+        if base.endswith(ext):
+            return base[: -len(ext)]
+    return base
+
+
+def plan_outputs(
+    store: TensorStore, inputs: Sequence[str], output: str, o: ReencodeOptions
+) -> tuple[list[tuple[str, str]], str | None, str]:
+    """(input file, output file) pairs, the output index (or None) and the output kind."""
+    dir_mode = (
+        len(inputs) > 1
+        or store.index is not None
+        or os.path.isdir(inputs[0])
+        or os.path.isdir(output)
+        or output.endswith(os.sep)
+    )
+    if not dir_mode:
+        kind = o.output_format or ("npz" if output.endswith(".npz") else "safetensors")
+        return [(store.files[0], output)], None, kind
+    kind = o.output_format or "safetensors"
+    pairs = [(f, os.path.join(output, _stem(f) + _KIND_EXT[kind])) for f in store.files]
+    seen: dict[str, str] = {}
+    for fin, fout in pairs:
+        if fout in seen:
+            raise DumpError(f"{seen[fout]} and {fin} would both be written to {fout}")
+        seen[fout] = fin
+    index = None
+    if store.index_path is not None and kind == "safetensors":
+        index = os.path.join(output, os.path.basename(store.index_path))
+    return pairs, index, kind
+
+
+def run_metadata(o: ReencodeOptions, source: str) -> dict[str, str]:
+    from pyprecision import __version__
+
+    what = {
+        "tool": "pyprecision reencode",
+        "version": __version__,
+        "format": o.to,
+        "rounding": o.rounding,
+        "saturate": o.saturate,
+        "nan": o.nan,
+        "seed": o.seed if o.rounding == "stochastic" else None,
+        "scale": o.scale,
+        "include": list(o.include),
+        "exclude": list(o.exclude),
+        "source": source,
+    }
+    return {"pyprecision.reencode": json.dumps(what, sort_keys=True)}
+
+
+def output_specs(
+    tensors: list[TensorInfo], o: ReencodeOptions, f: Format
+) -> list[tuple[str, str, tuple[int, ...], str | None]]:
+    specs: list[tuple[str, str, tuple[int, ...], str | None]] = []
+    for t in tensors:
+        if o.selects(t):
+            specs.append((t.name, safetensors_name_of_format(f), t.shape, f.name))
+            if o.scale:
+                specs.append((t.name + SCALE_SUFFIX, "F32", (), None))
+        elif t.format is not None:
+            specs.append((t.name, safetensors_name_of_format(t.format), t.shape, t.format))
+        else:
+            specs.append((t.name, safetensors_dtype(t.dtype), t.shape, None))
+    return specs
