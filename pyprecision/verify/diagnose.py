@@ -153,14 +153,16 @@ def diagnose(requested: CastPolicy, x: np.ndarray, dumped: np.ndarray,
     bad, good = np.flatnonzero(wrong), np.flatnonzero(~wrong)
     cands = candidates(requested, xf)
     diag = Diagnosis(requested=requested, tried=len(cands))
-    scored = [(_mismatches(p.encode(xf[bad]), df[bad], f, nan_by_class), p) for p in cands]
+    x_bad, d_bad = xf[bad], df[bad]
+    x_good, d_good = xf[good], df[good]
+    scored = [(_mismatches(p.encode(x_bad), d_bad, f, nan_by_class), p) for p in cands]
 
     level: int | None = None
     for score, p in scored:
         n_changes = len(p.changes_from(requested))
         if score or (level is not None and n_changes > level):
             continue
-        if _mismatches(p.encode(xf[good]), df[good], f, nan_by_class) == 0:
+        if _mismatches(p.encode(x_good), d_good, f, nan_by_class) == 0:
             if diag.exact is None:
                 diag.exact, level = p, n_changes
             elif len(diag.alternatives) < MAX_ALTERNATIVES:
@@ -172,7 +174,7 @@ def diagnose(requested: CastPolicy, x: np.ndarray, dumped: np.ndarray,
     for score, p in sorted(scored, key=lambda sp: sp[0]):  # stable: fewer changes first
         if score >= best_total:
             break
-        total = score + _mismatches(p.encode(xf[good]), df[good], f, nan_by_class)
+        total = score + _mismatches(p.encode(x_good), d_good, f, nan_by_class)
         if total < best_total:
             best_total, diag.closest, diag.closest_mismatches = total, p, total
     diag.stochastic_consistent = stochastic_consistent(requested, xf, df)
