@@ -5,6 +5,8 @@ line on stderr and a non-zero exit code.
 """
 from __future__ import annotations
 
+import sys
+
 
 class PyPrecisionError(Exception):
     """Base of every error pyprecision raises on purpose."""
@@ -51,3 +53,16 @@ class EmulationError(PyPrecisionError, ValueError):
 
 class DumpError(PyPrecisionError, ValueError):
     """A dump or checkpoint file is truncated, malformed or does not match its declared shape."""
+
+
+def add_note(exc: BaseException, note: str) -> None:
+    """Attach ``note`` to ``exc`` (PEP 678): ``exc.add_note`` on Python 3.11+, and the same
+    ``__notes__`` list on 3.10, where ``BaseException.add_note`` does not exist yet."""
+    if sys.version_info >= (3, 11):
+        exc.add_note(note)
+        return
+    notes = getattr(exc, "__notes__", None)
+    if not isinstance(notes, list):
+        notes = []
+        exc.__notes__ = notes  # type: ignore[attr-defined]
+    notes.append(note)

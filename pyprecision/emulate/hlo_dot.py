@@ -70,7 +70,7 @@ def dot(inst: Any, args: list[np.ndarray]) -> np.ndarray:
     lb, rb, lc, rc = _dim_numbers(inst)
     if len(lb) != len(rb) or len(lc) != len(rc):
         raise EmulationError(f"{inst.name}: lhs/rhs batch or contracting dimension counts differ")
-    for dl, dr in zip(lb + lc, rb + rc):
+    for dl, dr in zip(lb + lc, rb + rc, strict=True):
         if lhs.shape[dl] != rhs.shape[dr]:
             raise EmulationError(f"{inst.name}: lhs dimension {dl} ({lhs.shape[dl]}) does not "
                                  f"match rhs dimension {dr} ({rhs.shape[dr]})")

@@ -45,7 +45,7 @@ def run_hlo(module: Any, args: list[np.ndarray]) -> list[np.ndarray]:
         raise EmulationError(f"ENTRY {entry.name} takes {len(params)} parameter(s), "
                              f"got {len(args)} input(s)")
     values = [_check_input(p, a, f"parameter {p.parameter_number} ({p.name})", p.shape)
-              for p, a in zip(params, args)]
+              for p, a in zip(params, args, strict=True)]
     result = Evaluator(module).call(entry, values)
     return _flatten(result)
 
@@ -56,7 +56,7 @@ def _check_input(param: Any, a: Any, what: str, shape: Any) -> Value:
             raise EmulationError(f"{what}: expected a tuple of {len(shape.tuple_shapes)} arrays "
                                  f"for {shape.to_text(with_layout=False)}")
         return tuple(_check_input(param, x, f"{what}[{i}]", s)
-                     for i, (x, s) in enumerate(zip(a, shape.tuple_shapes)))
+                     for i, (x, s) in enumerate(zip(a, shape.tuple_shapes, strict=True)))
     want_dt = dtype_of(shape.element_type)
     arr = np.asarray(a)
     want = shape.to_text(with_layout=False)
@@ -110,7 +110,7 @@ class Evaluator:
         if len(params) != len(args):
             raise EmulationError(f"computation {comp.name} takes {len(params)} parameter(s), "
                                  f"got {len(args)}")
-        env: dict[int, Value] = {id(p): a for p, a in zip(params, args)}
+        env: dict[int, Value] = {id(p): a for p, a in zip(params, args, strict=True)}
         order = self._order.get(id(comp))
         if order is None:
             order = self._order[id(comp)] = _needed(comp)
@@ -238,7 +238,7 @@ class Evaluator:
         for idx in np.ndindex(*shape):
             r = self._apply_reducer(comp, [np.asarray(a[idx]) for a in accs],
                                     [np.asarray(e[idx]) for e in elems])
-            for o, v in zip(out, r):
+            for o, v in zip(out, r, strict=True):
                 o[idx] = v
         return out
 

@@ -159,6 +159,10 @@ _FLOAT_UNARY_F64: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "log-plus-one": np.log1p, "rsqrt": lambda x: 1.0 / np.sqrt(x), "cbrt": np.cbrt,
     "tanh": np.tanh, "logistic": _logistic, "sine": np.sin, "cosine": np.cos, "tan": np.tan,
 }
+# integer unary ops (wrap-around, as XLA's s/u types)
+_INT_UNARY: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "negate": np.negative, "abs": np.abs, "sign": np.sign, "copy": lambda x: x,
+}
 
 
 def unary(inst: Any, args: list[np.ndarray]) -> np.ndarray:
@@ -177,10 +181,8 @@ def unary(inst: Any, args: list[np.ndarray]) -> np.ndarray:
                 return round_to(_FLOAT_UNARY_F64[op](_in(a, P.F64)), t)
         elif is_int_type(t):
             x = _in(a, t)
-            if op in ("negate", "abs", "sign", "copy"):
-                fn = {"negate": np.negative, "abs": np.abs, "sign": np.sign,
-                      "copy": lambda v: v}[op]
-                return round_to(fn(x), t)
+            if op in _INT_UNARY:
+                return round_to(_INT_UNARY[op](x), t)
         elif op == "copy":
             return a.copy()
     raise EmulationError(f"{inst.name}: opcode {op} is not supported for this element type")

@@ -126,7 +126,7 @@ def pad(inst: Any, args: list[np.ndarray]) -> np.ndarray:
 
 def _starts(x: np.ndarray, sizes: tuple[int, ...], idx: list[np.ndarray]) -> list[int]:
     """Start indices clamped so the window fits (XLA's dynamic-slice rule)."""
-    return [int(min(max(int(i), 0), n - s)) for i, n, s in zip(idx, x.shape, sizes)]
+    return [int(min(max(int(i), 0), n - s)) for i, n, s in zip(idx, x.shape, sizes, strict=True)]
 
 
 def dynamic_slice(inst: Any, args: list[np.ndarray]) -> np.ndarray:
@@ -134,7 +134,7 @@ def dynamic_slice(inst: Any, args: list[np.ndarray]) -> np.ndarray:
     x, *idx = args
     sizes = tuple(_ints(inst, "dynamic_slice_sizes"))
     st = _starts(x, sizes, idx)
-    return np.ascontiguousarray(x[tuple(slice(a, a + s) for a, s in zip(st, sizes))])
+    return np.ascontiguousarray(x[tuple(slice(a, a + s) for a, s in zip(st, sizes, strict=True))])
 
 
 def dynamic_update_slice(inst: Any, args: list[np.ndarray]) -> np.ndarray:
@@ -142,7 +142,7 @@ def dynamic_update_slice(inst: Any, args: list[np.ndarray]) -> np.ndarray:
     x, upd, *idx = args
     st = _starts(x, upd.shape, idx)
     out = x.copy()
-    out[tuple(slice(a, a + s) for a, s in zip(st, upd.shape))] = upd
+    out[tuple(slice(a, a + s) for a, s in zip(st, upd.shape, strict=True))] = upd
     return out
 
 
@@ -171,10 +171,10 @@ def gather(inst: Any, args: list[np.ndarray]) -> np.ndarray:
         start = [0] * operand.ndim
         for k, od in enumerate(start_map):
             start[od] = int(idx[b + (k,)])
-        for od, sd in zip(op_batch, idx_batch):
+        for od, sd in zip(op_batch, idx_batch, strict=True):
             start[od] = b[batch_src.index(sd)]
-        start = [min(max(st, 0), n - z) for st, n, z in zip(start, operand.shape, sizes)]
-        window = operand[tuple(slice(st, st + z) for st, z in zip(start, sizes))]
+        start = [min(max(st, 0), n - z) for st, n, z in zip(start, operand.shape, sizes, strict=True)]
+        window = operand[tuple(slice(st, st + z) for st, z in zip(start, sizes, strict=True))]
         where: list[Any] = [slice(None)] * len(out_dims)
         for pos, d in enumerate(batch_out):
             where[d] = b[pos]

@@ -257,7 +257,7 @@ def _binary_values(kind: str, a: np.ndarray, b: np.ndarray, is_float: bool) -> n
             }
             return ops[kind](a.astype(np.float64), b.astype(np.float64))
     a, b = np.broadcast_arrays(a.astype(object), b.astype(object))
-    out = [_int_binop(kind, int(x), int(y)) for x, y in zip(a.ravel(), b.ravel())]
+    out = [_int_binop(kind, int(x), int(y)) for x, y in zip(a.ravel(), b.ravel(), strict=True)]
     return np.array(out, dtype=object).reshape(a.shape)
 
 
@@ -333,10 +333,10 @@ def _call(fr: _Frame, inst: CallOp) -> None:
         raise EmulationError("a call needs the module")
     g = fr.module.get_function(inst.callee)
     mem = _initial_memory(g)
-    for ap, t in zip(inst.ins, g.inputs):
+    for ap, t in zip(inst.ins, g.inputs, strict=True):
         mem[id(t)] = convert(fr.read(ap), ap.dtype, t.dtype)
     _Frame(fr.module, g, mem).run()
-    for ap, t in zip(inst.outs, g.outputs):
+    for ap, t in zip(inst.outs, g.outputs, strict=True):
         fr.write(ap, mem[id(t)], t.dtype)
 
 
@@ -344,7 +344,7 @@ def _opaque(fr: _Frame, inst: OpaqueOp) -> None:
     ins = [fr.read(a) for a in inst.ins]
     outs = inst.outs
     if inst.kernel == "copy" and len(ins) == len(outs):
-        for ap, x, a in zip(outs, ins, inst.ins):
+        for ap, x, a in zip(outs, ins, inst.ins, strict=True):
             _need_shape(inst, ap, x)
             fr.write(ap, x, a.dtype)
     elif inst.kernel == "add" and len(outs) == 1 and ins:
@@ -457,7 +457,8 @@ def run_ir(
     unknown = sorted(set(inputs) - names)
     if unknown:
         raise EmulationError(
-            f"unknown input(s) {', '.join(unknown)} for @{f.name} (inputs: {', '.join(sorted(names)) or 'none'})"
+            f"unknown input(s) {', '.join(unknown)} for @{f.name} "
+            f"(inputs: {', '.join(sorted(names)) or 'none'})"
         )
     missing = [t.name for t in f.inputs if t.name not in inputs]
     if missing:

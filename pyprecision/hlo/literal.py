@@ -70,7 +70,7 @@ def literal_to_value(text: str, shape: Shape) -> np.ndarray | tuple:
     if is_elided(text):
         raise ValueError("constant values were elided by XLA ({...})")
     parts = _tuple_parts(text, len(shape.tuple_shapes), shape)
-    return tuple(literal_to_value(p, s) for p, s in zip(parts, shape.tuple_shapes))
+    return tuple(literal_to_value(p, s) for p, s in zip(parts, shape.tuple_shapes, strict=True))
 
 
 def convert_literal_to_shape(text: str, shape: Shape, new_shape: Shape) -> str:
@@ -84,7 +84,7 @@ def convert_literal_to_shape(text: str, shape: Shape, new_shape: Shape) -> str:
         return text
     parts = _tuple_parts(text, len(shape.tuple_shapes), shape)
     new = [convert_literal_to_shape(p, s, n)
-           for p, s, n in zip(parts, shape.tuple_shapes, new_shape.tuple_shapes)]
+           for p, s, n in zip(parts, shape.tuple_shapes, new_shape.tuple_shapes, strict=True)]
     lead, tail = text.index("("), text.rindex(")")
     return text[:lead + 1] + ",".join(new) + text[tail:]
 
@@ -130,9 +130,9 @@ def format_f32(value: float) -> str:
         return text
     if np.isinf(v):
         return "-inf" if v < 0 else "inf"
-    text = "%.6g" % float(v)
+    text = f"{float(v):.6g}"
     if np.float32(float(text)) != v:
-        text = "%.9g" % float(v)
+        text = f"{float(v):.9g}"
     return text
 
 
@@ -153,7 +153,7 @@ def convert_literal_text(text: str, src: PrimitiveType, dst: PrimitiveType) -> s
         f32 = values.astype(numpy_dtype(src)).astype(np.float32)
     pieces = []
     last = 0
-    for m, v in zip(numbers, f32):
+    for m, v in zip(numbers, f32, strict=True):
         pieces.append(text[last:m.start()])
         pieces.append(format_f32(float(v)))
         last = m.end()

@@ -8,8 +8,8 @@ prints back byte for byte. See docs/hlo.md for the API the evaluator uses.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Iterator
 
 import numpy as np
 

@@ -105,7 +105,7 @@ class Shape:
             return False
         if self.is_tuple:
             return len(self.tuple_shapes) == len(other.tuple_shapes) and all(
-                a.equal(b) for a, b in zip(self.tuple_shapes, other.tuple_shapes))
+                a.equal(b) for a, b in zip(self.tuple_shapes, other.tuple_shapes, strict=True))
         return (self.dimensions == other.dimensions and self.dynamic == other.dynamic
                 and self.layout == other.layout)
 
@@ -137,7 +137,7 @@ class Shape:
                 parts.append(prefix + s.to_text(with_layout))
             return "(" + ", ".join(parts) + ")"
         dims = []
-        for size, dyn in zip(self.dimensions, self.dynamic):
+        for size, dyn in zip(self.dimensions, self.dynamic, strict=True):
             if size == UNBOUNDED:
                 dims.append("?")
             else:

@@ -312,7 +312,7 @@ class _FunctionParser:
             "offloaded_memcpy": (False, self._memcpy),
             "call": (False, self._call),
             "opaque": (False, self._call),
-        }.get(name)  # type: ignore[return-value]
+        }.get(name)
 
     def _binary(self, ln: _Line, op: Token, r: Token) -> Instruction:
         a = self.operand(ln)

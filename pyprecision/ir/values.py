@@ -28,7 +28,7 @@ class _DTypeAttr:
     """A ``dtype`` attribute that coerces what is assigned (a DType, a name/alias, a numpy dtype)."""
 
     def __get__(self, obj: Any, owner: Any = None) -> DType:
-        return obj._dtype  # type: ignore[no-any-return]
+        return obj._dtype
 
     def __set__(self, obj: Any, value: Any) -> None:
         obj._dtype = as_dtype(value)

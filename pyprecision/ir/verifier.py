@@ -194,7 +194,8 @@ def _check_aps(f: Function, inst: Instruction) -> None:
             raise _Fail(f"tensor @{ap.tensor.name} is not declared in this function")
         if ap.reinterpret is not None and ap.reinterpret.bits != ap.tensor.dtype.bits:
             raise _Fail(
-                f"cannot view {ap.tensor.dtype.name} @{ap.tensor.name} as {ap.reinterpret.name} (width differs)"
+                f"cannot view {ap.tensor.dtype.name} @{ap.tensor.name} as {ap.reinterpret.name} "
+                "(width differs)"
             )
         if ap.role == "store" and ap.tensor.is_const:
             raise _Fail(f"writes const tensor @{ap.tensor.name}")
@@ -240,7 +241,8 @@ def _check_types(f: Function, inst: Instruction) -> None:
         elif isinstance(inst, SBAtomLoad) and inst.has_partition_broadcast:
             _need(
                 t.shape[0] == 1 and r.shape[1:] == t.shape[1:] and len(r.shape) == len(t.shape),
-                f"broadcast load needs tensor shape [1,...] matching result {_shape(r)} after axis 0, got {_shape(t)}",
+                f"broadcast load needs tensor shape [1,...] matching result {_shape(r)} "
+                f"after axis 0, got {_shape(t)}",
             )
         else:
             _need(r.shape == t.shape, f"result shape {_shape(r)} != tensor shape {_shape(t)}")
@@ -389,7 +391,7 @@ def _check_call(f: Function, inst: CallOp) -> None:
         len(inst.outs) == len(g.outputs),
         f"@{g.name} has {len(g.outputs)} outputs, {len(inst.outs)} given",
     )
-    for a, t in zip(inst.ins + inst.outs, g.inputs + g.outputs):
+    for a, t in zip(inst.ins + inst.outs, g.inputs + g.outputs, strict=True):
         _need(
             a.shape == t.shape,
             f"@{a.tensor.name} {_shape(a)} does not match @{g.name}'s @{t.name} {_shape(t)}",

@@ -1,4 +1,5 @@
 """NumPy <-> C plumbing of the cast core. Every argument is checked here before C sees a pointer."""
+from pyprecision.kernel._args import ISAS, NAN_POLICIES, ROUNDINGS
 from pyprecision.kernel.cast import (
     ReinterpretReport,
     cast,
@@ -9,7 +10,6 @@ from pyprecision.kernel.cast import (
     reinterpret,
 )
 from pyprecision.kernel.intops import IntDotReport, float_to_int, int_dot
-from pyprecision.kernel._args import ISAS, ROUNDINGS, NAN_POLICIES
 from pyprecision.kernel.stats import CastStats, cast_stats
 
 

@@ -99,8 +99,8 @@ class CastElimination:
             feeder = _producer(cast)
             cast.eraseFromParent()
             erased += 1
-            if _is_cast(feeder) and feeder.parent is not None:  # type: ignore[union-attr]
-                work.append(feeder)  # type: ignore[arg-type]
+            if _is_cast(feeder) and feeder.parent is not None:
+                work.append(feeder)
         CastElimination.dead_casts += erased
         return erased
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from pyprecision.errors import PassError, PyPrecisionError, VerifyError
+from pyprecision.errors import PassError, PyPrecisionError, VerifyError, add_note
 from pyprecision.frontend import MODE_TABLE, PrecisionConfig
 from pyprecision.ir import Function, Module, to_text, verify
 from pyprecision.passes.statistics import Statistics, snapshot
@@ -28,13 +28,13 @@ def _verify(unit: Module | Function, when: str) -> None:
     try:
         verify(unit)
     except VerifyError as exc:
-        exc.add_note(f"IR {when}:\n{to_text(unit)}")  # type: ignore[arg-type]
+        add_note(exc, f"IR {when}:\n{to_text(unit)}")
         raise
 
 
 def _text(unit: Module | Function) -> str:
     try:
-        return to_text(unit)  # type: ignore[arg-type]
+        return to_text(unit)
     except Exception as exc:  # noqa: BLE001 - a note must never hide the real error
         return f"<unprintable IR: {type(exc).__name__}: {exc}>"
 
@@ -51,17 +51,17 @@ def run_passes(unit: Module | Function, passes: Sequence[Any]) -> dict[str, bool
         try:
             result = bool(p.run(unit))
         except PyPrecisionError as exc:
-            exc.add_note(f"in pass {p.name}; IR when it stopped:\n{_text(unit)}")
+            add_note(exc, f"in pass {p.name}; IR when it stopped:\n{_text(unit)}")
             raise
         except Exception as exc:
             err = PassError(f"pass {p.name} failed: {type(exc).__name__}: {exc}")
-            err.add_note(f"IR when it stopped:\n{_text(unit)}")
+            add_note(err, f"IR when it stopped:\n{_text(unit)}")
             raise err from exc
         try:
             verify(unit)
         except VerifyError as exc:
             raise_err = VerifyError(f"after pass {p.name}: {exc}")
-            raise_err.add_note(f"IR after {p.name}:\n{to_text(unit)}")  # type: ignore[arg-type]
+            add_note(raise_err, f"IR after {p.name}:\n{to_text(unit)}")
             raise raise_err from exc
         key = p.name if p.name not in changed else f"{p.name}#{len(changed)}"
         changed[key] = result

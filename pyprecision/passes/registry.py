@@ -31,7 +31,7 @@ def _option_value(text: str) -> Any:
     raise PassError(f"pass option value must be true or false, got {text.strip()!r}")
 
 
-def _options(cls: type) -> dict[str, dataclasses.Field]:  # type: ignore[type-arg]
+def _options(cls: type) -> dict[str, dataclasses.Field[Any]]:
     return {f.name: f for f in dataclasses.fields(cls) if f.init and f.name not in ("target", "f")}
 
 

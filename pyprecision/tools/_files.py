@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 
@@ -27,7 +29,8 @@ def is_ml_dtype(dt: np.dtype) -> bool:
     return dt.name == "bfloat16" or dt.name.startswith(("float8", "float6", "float4"))
 
 
-def write_atomic(path: str | os.PathLike[str], write, inputs: tuple[str | os.PathLike[str], ...] = ()) -> None:
+def write_atomic(path: str | os.PathLike[str], write: Callable[[BinaryIO], object],
+                 inputs: tuple[str | os.PathLike[str], ...] = ()) -> None:
     """Call ``write(binary_file)`` on a temporary file beside ``path``, then rename it into place.
 
     Refuses to write over any of ``inputs``; nothing is left behind on failure.

@@ -43,8 +43,9 @@ def run_cast(args: argparse.Namespace) -> int:
     save_npy_atomic(args.output, result, inputs=(args.input,))
     if not args.quiet:
         stats = cast_stats(x, codes, fmt)
+        saturate = fmt.default_saturate if args.saturate is None else args.saturate
         print(f"{args.input} ({x.dtype}, shape {x.shape}) -> {fmt.name} "
-              f"[{args.rounding}, saturate={fmt.default_saturate if args.saturate is None else args.saturate}, "
+              f"[{args.rounding}, saturate={saturate}, "
               f"nan={args.nan}] -> {args.output} "
               f"({'float32 values' if args.decoded else f'{fmt.storage_dtype} codes'})")
         for line in stats.lines():

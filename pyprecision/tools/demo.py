@@ -28,8 +28,10 @@ def show_formats() -> None:
 
 
 def show_weight_casts(w: np.ndarray) -> None:
-    _section(f"a {w.shape[0]}x{w.shape[1]} float32 weight tensor cast to every format (rne, Neuron-default saturation)")
-    head = f"{'format':10} {'exact':>6} {'rounded':>8} {'overflow':>9} {'underflow':>10} {'NaN out':>8} {'inf out':>8} {'max rel err':>12}"
+    _section(f"a {w.shape[0]}x{w.shape[1]} float32 weight tensor cast to every format "
+             "(rne, Neuron-default saturation)")
+    head = (f"{'format':10} {'exact':>6} {'rounded':>8} {'overflow':>9} {'underflow':>10} "
+            f"{'NaN out':>8} {'inf out':>8} {'max rel err':>12}")
     print(head)
     for f in pp.formats():
         codes = pp.encode(w, f)
@@ -38,11 +40,11 @@ def show_weight_casts(w: np.ndarray) -> None:
               f"{s.nan_out:8d} {s.inf_out:8d} {s.max_rel_error:12.4g}")
     x = np.array([248.0, 464.0, 1.0 + 2.0**-4, 1.0 + 3 * 2.0**-4, np.inf], np.float32)
     print("\nedge cases (CAST_SEMANTICS.md §9), codes with saturate=False / True:")
-    for f in ("fp8e4", "fp8e4m3fn", "fp8e5"):
-        a = pp.encode(x, f, saturate=False)
-        b = pp.encode(x, f, saturate=True)
-        pairs = ", ".join(f"{v:g}->0x{c:02x}/0x{d:02x}" for v, c, d in zip(x, a, b))
-        print(f"  {f:10} {pairs}")
+    for name in ("fp8e4", "fp8e4m3fn", "fp8e5"):
+        a = pp.encode(x, name, saturate=False)
+        b = pp.encode(x, name, saturate=True)
+        pairs = ", ".join(f"{v:g}->0x{c:02x}/0x{d:02x}" for v, c, d in zip(x, a, b, strict=True))
+        print(f"  {name:10} {pairs}")
 
 
 def _data_text(name: str) -> str:

@@ -12,7 +12,7 @@ from typing import Any, NoReturn
 from pyprecision.frontend import PrecisionConfig, add_precision_arguments, config_from_namespace
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``flags`` subcommand."""
     parser = subparsers.add_parser(
         "flags",

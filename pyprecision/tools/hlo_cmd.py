@@ -24,7 +24,7 @@ Outputs: out0, out1, ... (a tuple result flattened in order); bf16/fp8 results a
 bits with their dtype names in __dtypes__, the same convention as tests/data/hlo."""
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``hlo-opt`` and ``hlo-run`` subcommands."""
     from pyprecision.hlo import REGISTRY
 

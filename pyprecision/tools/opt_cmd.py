@@ -24,7 +24,7 @@ from pyprecision.passes import (
 from pyprecision.tools.flags_cmd import one_line_errors
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``opt`` subcommand."""
     parser = subparsers.add_parser(
         "opt",

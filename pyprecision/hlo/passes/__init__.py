@@ -1,7 +1,7 @@
 """The three HLO precision passes of spec 004, registered by name."""
 from __future__ import annotations
 
-from pyprecision.errors import PassError, VerifyError
+from pyprecision.errors import PassError, VerifyError, add_note
 from pyprecision.hlo._gc import paused_gc
 from pyprecision.hlo.model import HloModule
 from pyprecision.hlo.passes.base import HloPass
@@ -47,7 +47,7 @@ def run_passes(module: HloModule, names: list[str] | tuple[str, ...] | str) -> b
                 except VerifyError as exc:
                     from pyprecision.hlo.printer import to_text
 
-                    exc.add_note(to_text(module))
+                    add_note(exc, to_text(module))
                     raise
     return changed
 

@@ -27,10 +27,8 @@ class BatchNormTrainingUpcast:
         """AllOfPattern @0x1e891d0: opcode kBatchNormTraining ∧ lambda#1 (any BF16 operand)."""
         if inst.opcode != "batch-norm-training":       # OpcodeImpl 0x12
             return False
-        for op in inst.operands:                        # lambda#1 @0x1e89440
-            if op.shape.element_type == PrimitiveType.BF16:   # cmp [rax], 0x10
-                return True
-        return False
+        # lambda#1 @0x1e89440: any operand whose element type is BF16 (cmp [rax], 0x10)
+        return any(op.shape.element_type == PrimitiveType.BF16 for op in inst.operands)
 
     def run(self, module: HloModule) -> bool:
         """Rewrite every matching op, computation by computation; return whether any matched."""
