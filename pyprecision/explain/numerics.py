@@ -18,7 +18,7 @@ from pyprecision.errors import PyPrecisionError
 from pyprecision.ir import IRBuilder, Module, ScalarValue, Tensor, parse, to_text, verify
 from pyprecision.ir.dtypes import float32
 from pyprecision.kernel import encode
-from pyprecision.verify import code_space, compare_codes
+from pyprecision.verify import as_logical, code_space, compare_codes
 
 __all__ = ["OpError", "all_fp32_reference", "op_errors", "output_error", "probe_values"]
 
@@ -56,16 +56,9 @@ def probe_values(module: Module, inputs: dict[str, np.ndarray]) -> dict[str, tup
         builder.create_store(v, t)
         probes[t.name] = (f"%{v.name}", v.dtype)
     types = {t.name: np.dtype(t.dtype.np_dtype) for t in f.inputs}
-    args = {k: _logical(a, types[k]) for k, a in inputs.items() if k in types}
+    args = {k: as_logical(a, types[k]) for k, a in inputs.items() if k in types}
     outs = run_ir(copy, args)
     return {key: (_numbers(outs[name]), dt) for name, (key, dt) in probes.items()}
-
-
-def _logical(arr: np.ndarray, want: np.dtype) -> np.ndarray:
-    if arr.dtype != want and want.kind == "V" and arr.dtype.kind in "ui" \
-            and arr.dtype.itemsize == want.itemsize:
-        return arr.view(want)
-    return arr
 
 
 def _numbers(a: np.ndarray) -> np.ndarray:

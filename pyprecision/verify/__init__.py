@@ -27,6 +27,7 @@ from pyprecision.verify.program_check import (
     FlagSet,
     ProgramCheck,
     ProgramDiagnosis,
+    as_logical,
     hlo_outputs,
     is_hlo_path,
     read_inputs,

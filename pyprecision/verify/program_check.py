@@ -114,7 +114,7 @@ def _ir_outputs(text: str, path: str, inputs: dict[str, np.ndarray], flags: list
     f = module.main
     types = {t.name: np.dtype(t.dtype.np_dtype) for t in f.inputs}
     # other arrays in the .npz (e.g. the expected outputs stored beside the inputs) are ignored
-    outs = run_ir(module, {k: _as_logical(v, types[k]) for k, v in inputs.items() if k in types})
+    outs = run_ir(module, {k: as_logical(v, types[k]) for k, v in inputs.items() if k in types})
     spaces = {t.name: _ir_space(t.dtype) for t in f.outputs}
     changed = [n for n, c in stats.changed.items() if c]
     return {name: (np.asarray(arr), spaces[name]) for name, arr in outs.items()}, changed
@@ -144,7 +144,7 @@ def hlo_outputs(text: str, path: str, inputs: dict[str, np.ndarray],
         if key is None:
             raise EmulationError(f"no input for parameter {n} '{p.name}' (expected key arg{n}, "
                                  f"in{n} or {p.name})")
-        args.append(_as_logical(inputs[key], np.dtype(hlo.numpy_dtype(p.shape.element_type))))
+        args.append(as_logical(inputs[key], np.dtype(hlo.numpy_dtype(p.shape.element_type))))
     try:
         results = run_hlo(module, args)
     except (ValueError, KeyError, NotImplementedError) as exc:
@@ -158,12 +158,12 @@ def hlo_outputs(text: str, path: str, inputs: dict[str, np.ndarray],
     return out
 
 
-def _as_logical(arr: np.ndarray, want: np.dtype) -> np.ndarray:
-    """Raw bits (uint8/uint16) of a bf16/fp8 input viewed as its ml_dtypes type; a float input of a
-    narrower float type widened exactly when the parameter is wider (e.g. bf16 data for a
-    parameter that upcast-all-to-fp32 made f32)."""
-    if arr.dtype != want and want.kind == "V" and arr.dtype.kind in "ui" \
-            and arr.dtype.itemsize == want.itemsize:
+def as_logical(arr: np.ndarray, want: np.dtype) -> np.ndarray:
+    """Raw bits (uint8/uint16, or numpy's untyped void) of a bf16/fp8 input viewed as its ml_dtypes
+    type; a float input of a narrower float type widened exactly when the parameter is wider
+    (e.g. bf16 data for a parameter that upcast-all-to-fp32 made f32)."""
+    raw = arr.dtype.kind in "ui" or arr.dtype.type is np.void
+    if arr.dtype != want and want.kind == "V" and raw and arr.dtype.itemsize == want.itemsize:
         return arr.view(want)
     floats = {np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64)}
     is_float = lambda dt: dt in floats or (dt.kind == "V" and dt.type is not np.void)
@@ -175,10 +175,17 @@ def _as_logical(arr: np.ndarray, want: np.dtype) -> np.ndarray:
 
 def read_inputs(path: str) -> dict[str, np.ndarray]:
     """The arrays of an inputs .npz, raw bits relabelled by its ``__dtypes__`` table if present
-    (the convention of ``hlo-run`` and tests/data/hlo), the table itself dropped."""
+    (the convention of ``hlo-run`` and tests/data/hlo), the table itself dropped; an untyped
+    2-byte void array (numpy's way of saving bf16) is read as bfloat16."""
     arrays = read_arrays(path)
     side = _side_table(arrays)
-    return {k: _typed(k, v, side) for k, v in arrays.items() if k != "__dtypes__"}
+    out = {}
+    for k, v in arrays.items():
+        if k == "__dtypes__":
+            continue
+        v = _typed(k, v, side)
+        out[k] = _void_as_float(k, v) if v.dtype.type is np.void and v.dtype.itemsize == 2 else v
+    return out
 
 
 def _codes(arr: np.ndarray, space: CodeSpace) -> np.ndarray:

@@ -206,3 +206,15 @@ def test_every_example_explains(name: str, flags: list[str]) -> None:
     assert sum(r.before != "-" or r.op in ("opaque", "call") for r in ex.rows) >= n_before
     # every op of the program before the passes has exactly one row
     assert len({r.key for r in ex.rows}) == len(ex.rows)
+
+
+def test_bf16_inputs_saved_by_numpy_as_void(tmp_path: Path) -> None:
+    import ml_dtypes
+
+    x = np.random.default_rng(3).standard_normal((4, 2)).astype(ml_dtypes.bfloat16)
+    np.savez(tmp_path / "in.npz", xT=x)  # numpy writes |V2
+    with np.load(tmp_path / "in.npz") as z:
+        assert z["xT"].dtype.kind == "V"
+    ex = explain(str(EXAMPLES / "mlp.pir"), ["--auto-cast", "all"], inputs=str(tmp_path / "in.npz"))
+    assert ex.errors is not None
+    assert ex.errors["%xT"].max_abs == 0  # bf16 data is exact in the bf16 input

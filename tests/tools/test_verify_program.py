@@ -144,3 +144,17 @@ def test_program_bad_inputs_exit_2(run, mlp_files, tmp_path: Path, case: str, me
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("pyprecision verify: error: "), err
     assert message in lines[0]
+
+
+def test_void_bf16_inputs_and_dtypes_side_table(run, tmp_path: Path) -> None:
+    import ml_dtypes
+
+    x = np.array([[1, -2], [0.5, 3], [-1, 1], [2, 0.25]], ml_dtypes.bfloat16)
+    np.savez(tmp_path / "in_void.npz", xT=x)  # |V2, read as bfloat16
+    np.savez(tmp_path / "in_bits.npz", xT=x.view(np.uint16),
+             __dtypes__=np.array(json.dumps({"xT": "bfloat16"})))
+    np.savez(tmp_path / "ref.npz", y=_mlp_reference(x.astype(np.float32)))
+    for name in ("in_void.npz", "in_bits.npz"):
+        code, out, _ = run("--program", str(MLP), "--inputs", str(tmp_path / name),
+                           "--dump", str(tmp_path / "ref.npz"))
+        assert code == 0, out
