@@ -8,6 +8,45 @@
 #define PP_STREAM(d, s) _mm256_stream_si256((__m256i *)(void *)(d), _mm256_loadu_si256((const __m256i *)(const void *)(s)))
 #define PP_SFENCE() _mm_sfence()
 #define KSUF avx2
+
+/* Philox4x32-10 of 8 consecutive blocks in the lanes of four vectors, stored in element order. */
+static inline void philox8(uint32_t k0, uint32_t k1, uint64_t blk, uint32_t *out) {
+    const __m256i idx = _mm256_set_epi32(7, 6, 5, 4, 3, 2, 1, 0);
+    const __m256i lo = _mm256_set1_epi32((int)(uint32_t)blk);
+    const __m256i flip = _mm256_set1_epi32((int)0x80000000u);
+    __m256i c0 = _mm256_add_epi32(lo, idx);
+    /* carry into the high word where c0 wrapped (c0 < lo, unsigned) */
+    const __m256i carry = _mm256_cmpgt_epi32(_mm256_xor_si256(lo, flip), _mm256_xor_si256(c0, flip));
+    __m256i c1 = _mm256_sub_epi32(_mm256_set1_epi32((int)(uint32_t)(blk >> 32)), carry);
+    __m256i c2 = _mm256_setzero_si256(), c3 = _mm256_setzero_si256();
+    const __m256i m0 = _mm256_set1_epi32((int)PP_PHILOX_M0), m1 = _mm256_set1_epi32((int)PP_PHILOX_M1);
+    for (int r = 0; r < 10; r++) {
+        const __m256i ka = _mm256_set1_epi32((int)(k0 + (uint32_t)r * PP_PHILOX_W0));
+        const __m256i kb = _mm256_set1_epi32((int)(k1 + (uint32_t)r * PP_PHILOX_W1));
+        const __m256i e0 = _mm256_mul_epu32(c0, m0);
+        const __m256i o0 = _mm256_mul_epu32(_mm256_srli_epi64(c0, 32), m0);
+        const __m256i e1 = _mm256_mul_epu32(c2, m1);
+        const __m256i o1 = _mm256_mul_epu32(_mm256_srli_epi64(c2, 32), m1);
+        const __m256i hi0 = _mm256_blend_epi32(_mm256_srli_epi64(e0, 32), o0, 0xAA);
+        const __m256i lo0 = _mm256_blend_epi32(e0, _mm256_slli_epi64(o0, 32), 0xAA);
+        const __m256i hi1 = _mm256_blend_epi32(_mm256_srli_epi64(e1, 32), o1, 0xAA);
+        const __m256i lo1 = _mm256_blend_epi32(e1, _mm256_slli_epi64(o1, 32), 0xAA);
+        c0 = _mm256_xor_si256(_mm256_xor_si256(hi1, c1), ka);
+        c2 = _mm256_xor_si256(_mm256_xor_si256(hi0, c3), kb);
+        c1 = lo1;
+        c3 = lo0;
+    }
+    const __m256i t0 = _mm256_unpacklo_epi32(c0, c1), t1 = _mm256_unpackhi_epi32(c0, c1);
+    const __m256i t2 = _mm256_unpacklo_epi32(c2, c3), t3 = _mm256_unpackhi_epi32(c2, c3);
+    const __m256i u0 = _mm256_unpacklo_epi64(t0, t2), u1 = _mm256_unpackhi_epi64(t0, t2);
+    const __m256i u2 = _mm256_unpacklo_epi64(t1, t3), u3 = _mm256_unpackhi_epi64(t1, t3);
+    _mm256_storeu_si256((__m256i *)(void *)out, _mm256_permute2x128_si256(u0, u1, 0x20));
+    _mm256_storeu_si256((__m256i *)(void *)(out + 8), _mm256_permute2x128_si256(u2, u3, 0x20));
+    _mm256_storeu_si256((__m256i *)(void *)(out + 16), _mm256_permute2x128_si256(u0, u1, 0x31));
+    _mm256_storeu_si256((__m256i *)(void *)(out + 24), _mm256_permute2x128_si256(u2, u3, 0x31));
+}
+#define PP_PHILOX_LANES 8
+#define PP_PHILOX_VEC philox8
 #include "kern_body.h"
 #else
 const pp_kernel_set pp_kernels_avx2;

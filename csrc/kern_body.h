@@ -280,9 +280,14 @@ static void PP_K(philox_fill_)(uint64_t seed, uint64_t first, size_t n, uint32_t
         out[i] = w[(first + i) & 3u];
         i++;
     }
-    const size_t nb = (n - i) / 4;
-    if (nb) PP_K(philox_blocks_)((uint32_t)seed, (uint32_t)(seed >> 32), (first + i) >> 2, nb,
-                                 out + i);
+    size_t nb = (n - i) / 4;
+    uint64_t blk = (first + i) >> 2;
+#ifdef PP_PHILOX_LANES
+    /* whole vectors of blocks with the set's intrinsics (kern_avx2.c / kern_avx512.c) */
+    for (; nb >= PP_PHILOX_LANES; nb -= PP_PHILOX_LANES, blk += PP_PHILOX_LANES, i += 4 * PP_PHILOX_LANES)
+        PP_PHILOX_VEC((uint32_t)seed, (uint32_t)(seed >> 32), blk, out + i);
+#endif
+    if (nb) PP_K(philox_blocks_)((uint32_t)seed, (uint32_t)(seed >> 32), blk, nb, out + i);
     i += 4 * nb;
     if (i < n) {
         pp_philox4x32(seed, (first + i) >> 2, w);

@@ -1,6 +1,7 @@
 """Argument checking between NumPy and the C core: nothing reaches C unchecked."""
 from __future__ import annotations
 
+import mmap
 import os
 from typing import Any
 
@@ -142,3 +143,28 @@ def ptr(a: np.ndarray, ctype: str = "void *") -> Any:
 def check_status(status: int, what: str) -> None:
     if status:
         raise CoreError(f"{what}: {_STATUS.get(status, f'status {status}')}")
+
+
+# Outputs at least this large (where glibc stops reusing freed heap memory and maps fresh pages
+# anyway) are allocated on fresh 2 MiB-aligned anonymous memory advised for
+# transparent huge pages: the kernel then faults them in 2 MiB at a time instead of 4 KiB, which
+# halves the cost of a cast() without out= on large arrays (docs/decisions/speed.md).
+HUGE_OUTPUT_BYTES = 32 << 20
+_HUGE = 2 << 20
+
+
+def empty_output(shape: tuple[int, ...], dtype: Any) -> np.ndarray:
+    """An uninitialized C-contiguous output array (huge-page backed when large, where possible)."""
+    dt = np.dtype(dtype)
+    nbytes = int(np.prod(shape, dtype=np.int64)) * dt.itemsize
+    advice = getattr(mmap, "MADV_HUGEPAGE", None)
+    if nbytes < HUGE_OUTPUT_BYTES or advice is None or not hasattr(mmap, "MAP_ANONYMOUS"):
+        return np.empty(shape, dt)
+    try:
+        mm = mmap.mmap(-1, nbytes + _HUGE, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+        raw = np.frombuffer(mm, np.uint8)
+        off = -raw.ctypes.data % _HUGE
+        mm.madvise(advice, off - off % mmap.PAGESIZE, nbytes + off % mmap.PAGESIZE)
+    except (OSError, ValueError):
+        return np.empty(shape, dt)
+    return raw[off:off + nbytes].view(dt).reshape(shape)

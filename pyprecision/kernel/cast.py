@@ -86,7 +86,7 @@ def encode(
             opts.seed = _seed(seed)
             opts.random_bits = ffi.NULL
     if out is None:
-        out = np.empty(src.shape, f.storage_dtype)
+        out = _args.empty_output(src.shape, f.storage_dtype)
     else:
         _args.check_out(out, src.shape, f.storage_dtype)
         if np.may_share_memory(out, src):
@@ -115,7 +115,7 @@ def decode(bits: Any, fmt: Any, *, out: np.ndarray | None = None, threads: int |
     f = format(fmt)
     codes = _as_codes(bits, f)
     if out is None:
-        out = np.empty(codes.shape, np.float32)
+        out = _args.empty_output(codes.shape, np.float32)
     else:
         _args.check_out(out, codes.shape, np.dtype(np.float32))
         if np.may_share_memory(out, codes):

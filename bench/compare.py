@@ -1,0 +1,292 @@
+"""Cast throughput, in one run: pyprecision vs ml_dtypes, numpy float16, torch (when installed) and
+the memory floor (a C streaming copy with the same bytes in and out, bench/floor.c, built here).
+
+    python bench/compare.py                 # 16 Mi elements, best of 7, 1 thread and all threads
+    python bench/compare.py --quick         # 4 Mi elements, best of 3
+
+Every number is GB/s of *input* (bytes read per second), outputs preallocated; the ratios are
+against the floor with the same bytes in and out, ml_dtypes (np.copyto into its dtype) and torch
+(Tensor.copy_). A benchmark, never a test: it asserts nothing and prints the targets it checks.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, Callable
+
+import ml_dtypes
+import numpy as np
+
+import pyprecision
+from pyprecision.kernel import isa_auto
+
+HERE = Path(__file__).resolve().parent
+FORMATS = ["bf16", "fp16", "fp32r", "fp8e4", "fp8e4m3fn", "fp8e5"]
+ROUNDINGS = ["rne", "rtz", "rna", "stochastic"]
+ML_TYPES = {"bf16": ml_dtypes.bfloat16, "fp16": np.float16, "fp8e4": ml_dtypes.float8_e4m3,
+            "fp8e4m3fn": ml_dtypes.float8_e4m3fn, "fp8e5": ml_dtypes.float8_e5m2}
+
+
+def build_floor() -> Any:
+    """Compile bench/floor.c with cffi (-O3 -march=native) and return its lib."""
+    from cffi import FFI
+
+    ffi = FFI()
+    ffi.cdef("void floor_copy(const void *src, size_t in_bytes, void *dst, size_t out_bytes,"
+             " size_t begin, size_t end);")
+    ffi.set_source("_pp_bench_floor", (HERE / "floor.c").read_text(),
+                   extra_compile_args=["-O3", "-march=native"])
+    tmp = Path(tempfile.mkdtemp(prefix="pp_floor_"))
+    so = ffi.compile(tmpdir=str(tmp), verbose=False)
+    sys.path.insert(0, str(tmp))
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("_pp_bench_floor", so)
+    mod = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(mod)  # type: ignore[union-attr]
+    return mod
+
+
+def best(fn: Callable[[], Any], reps: int) -> float:
+    """Best wall time of `reps` runs after one warm-up."""
+    fn()
+    t = float("inf")
+    for _ in range(reps):
+        s = time.perf_counter()
+        fn()
+        t = min(t, time.perf_counter() - s)
+    return t
+
+
+class Bench:
+    def __init__(self, n: int, reps: int, threads: list[int]) -> None:
+        self.n, self.reps, self.threads = n, reps, threads
+        self.rows: list[dict[str, Any]] = []
+        self.floor_lib = build_floor()
+        self.floor_cache: dict[tuple[int, int, int], float] = {}
+        rng = np.random.default_rng(0)
+        self.x32 = (rng.standard_normal(n) * 4).astype(np.float32)
+        self.x64 = self.x32.astype(np.float64) * (1 + 2.0**-30)
+        try:
+            import torch  # noqa: F401
+
+            self.torch: Any = torch
+        except ImportError:
+            self.torch = None
+
+    # -- the floor: same bytes in and out, streaming stores, split over threads like our pool
+    def floor(self, in_b: int, out_b: int, threads: int) -> float:
+        key = (in_b, out_b, threads)
+        if key not in self.floor_cache:
+            src = np.ones(self.n * in_b, np.uint8)
+            dst = np.ones(self.n * out_b, np.uint8)
+            ffi, lib = self.floor_lib.ffi, self.floor_lib.lib
+            ps, pd = ffi.cast("void *", src.ctypes.data), ffi.cast("void *", dst.ctypes.data)
+            step = ((self.n + threads - 1) // threads + 63) // 64 * 64
+            parts = [(b, min(self.n, b + step)) for b in range(0, self.n, step)]
+            pool = ThreadPoolExecutor(threads)
+
+            def run() -> None:
+                if threads == 1:
+                    lib.floor_copy(ps, in_b, pd, out_b, 0, self.n)
+                else:
+                    list(pool.map(lambda p: lib.floor_copy(ps, in_b, pd, out_b, *p), parts))
+
+            self.floor_cache[key] = self.n * in_b / best(run, self.reps) / 1e9
+            pool.shutdown()
+        return self.floor_cache[key]
+
+    def add(self, op: str, fmt: str, mode: str, src: str, in_b: int, out_b: int,
+            ours: dict[int, float], ml: float | None = None, torch: float | None = None) -> None:
+        row = dict(op=op, fmt=fmt, mode=mode, src=src, in_b=in_b, out_b=out_b, ml=ml, torch=torch)
+        for th, v in ours.items():
+            row[f"ours{th}"] = v
+            row[f"floor{th}"] = self.floor(in_b, out_b, th)
+        self.rows.append(row)
+        self.print_row(row)
+
+    def gbps(self, fn: Callable[[], Any], in_bytes: int) -> float:
+        return in_bytes / best(fn, self.reps) / 1e9
+
+    # -- the measurements
+    def encode_rows(self) -> None:
+        for fmt in FORMATS:
+            f = pyprecision.format(fmt)
+            out = np.empty(self.n, f.storage_dtype)
+            ml = self.ml_encode(fmt)
+            tor = self.torch_encode(fmt)
+            for rounding in ROUNDINGS:
+                kw = {"seed": 1} if rounding == "stochastic" else {}
+                ours = {th: self.gbps(lambda: pyprecision.encode(
+                    self.x32, fmt, rounding=rounding, threads=th, out=out, **kw), 4 * self.n)
+                    for th in self.threads}
+                self.add("encode", fmt, rounding, "f32", 4, f.bits // 8, ours,
+                         ml if rounding == "rne" else None, tor if rounding == "rne" else None)
+            for rounding in ("rne", "stochastic"):
+                kw = {"seed": 1} if rounding == "stochastic" else {}
+                ours = {th: self.gbps(lambda: pyprecision.encode(
+                    self.x64, fmt, rounding=rounding, threads=th, out=out, **kw), 8 * self.n)
+                    for th in self.threads}
+                self.add("encode", fmt, rounding, "f64", 8, f.bits // 8, ours)
+        f = pyprecision.format("bf16")
+        ints = (self.x32 * 1000).astype(np.int32)
+        out = np.empty(self.n, f.storage_dtype)
+        ours = {th: self.gbps(lambda: pyprecision.encode(ints, "bf16", threads=th, out=out),
+                              4 * self.n) for th in self.threads}
+        self.add("encode", "bf16", "rne", "i32", 4, 2, ours)
+
+    def ml_encode(self, fmt: str) -> float | None:
+        if fmt not in ML_TYPES:
+            return None
+        dst = np.empty(self.n, ML_TYPES[fmt])
+        return self.gbps(lambda: np.copyto(dst, self.x32, casting="unsafe"), 4 * self.n)
+
+    def torch_encode(self, fmt: str) -> float | None:
+        t = self.torch
+        if t is None:
+            return None
+        dt = {"bf16": t.bfloat16, "fp16": t.float16, "fp8e4m3fn": t.float8_e4m3fn,
+              "fp8e5": t.float8_e5m2}.get(fmt)
+        if dt is None:
+            return None
+        t.set_num_threads(1)
+        src = t.from_numpy(self.x32)
+        dst = t.empty(self.n, dtype=dt)
+        return self.gbps(lambda: dst.copy_(src), 4 * self.n)
+
+    def decode_rows(self) -> None:
+        out = np.empty(self.n, np.float32)
+        for fmt in FORMATS:
+            f = pyprecision.format(fmt)
+            codes = pyprecision.encode(self.x32, fmt)
+            nb = f.bits // 8
+            ours = {th: self.gbps(lambda: pyprecision.decode(codes, fmt, threads=th, out=out),
+                                  nb * self.n) for th in self.threads}
+            ml = tor = None
+            if fmt in ML_TYPES:
+                v = codes.view(ML_TYPES[fmt])
+                ml = self.gbps(lambda: np.copyto(out, v, casting="unsafe"), nb * self.n)
+                tor = self.torch_decode(fmt, codes)
+            self.add("decode", fmt, "-", fmt, nb, 4, ours, ml, tor)
+
+    def torch_decode(self, fmt: str, codes: np.ndarray) -> float | None:
+        t = self.torch
+        if t is None:
+            return None
+        dt = {"bf16": t.bfloat16, "fp16": t.float16, "fp8e4m3fn": t.float8_e4m3fn,
+              "fp8e5": t.float8_e5m2}.get(fmt)
+        if dt is None:
+            return None
+        t.set_num_threads(1)
+        src = t.from_numpy(codes.view(np.uint8 if codes.itemsize == 1 else np.int16)).view(dt)
+        dst = t.empty(self.n, dtype=t.float32)
+        return self.gbps(lambda: dst.copy_(src), codes.itemsize * self.n)
+
+    def fresh_output_rows(self) -> None:
+        """cast() without out=: the output pages are new on every call."""
+        for fmt in ("bf16", "fp8e4m3fn"):
+            f = pyprecision.format(fmt)
+            ours = {th: self.gbps(lambda: pyprecision.cast(self.x32, fmt, threads=th),
+                                  4 * self.n) for th in self.threads}
+            self.add("cast,no out", fmt, "rne", "f32", 4, f.bits // 8, ours)
+
+    # -- output
+    HEAD = (f"{'op':<12}{'format':<10}{'round':<11}{'src':<5}" +
+            "".join(f"{'T=%d GB/s':>11}{'/floor':>8}" for _ in range(2)) +
+            f"{'ml_dtypes':>10}{'x ml':>7}{'torch':>7}{'x torch':>8}")
+
+    def print_row(self, r: dict[str, Any]) -> None:
+        s = f"{r['op']:<12}{r['fmt']:<10}{r['mode']:<11}{r['src']:<5}"
+        for th in self.threads:
+            s += f"{r[f'ours{th}']:>11.2f}{r[f'ours{th}'] / r[f'floor{th}']:>8.2f}"
+        ml, tor, o1 = r["ml"], r["torch"], r[f"ours{self.threads[0]}"]
+        s += f"{ml:>10.2f}{o1 / ml:>7.1f}" if ml else f"{'-':>10}{'-':>7}"
+        s += f"{tor:>7.2f}{o1 / tor:>8.2f}" if tor else f"{'-':>7}{'-':>8}"
+        print(s, flush=True)
+
+    def floors(self) -> None:
+        print("\nmemory floor (streaming copy, GB/s of input):")
+        for (i, o, th), v in sorted(self.floor_cache.items()):
+            print(f"  {i} B -> {o} B, {th} thread(s): {v:6.2f}")
+
+
+def targets(b: Bench) -> None:
+    """The issue's targets, single thread, as met / not met."""
+    t1 = b.threads[0]
+    lines = []
+
+    def check(what: str, value: float, goal: float) -> None:
+        lines.append(f"  [{'met' if value >= goal else 'NOT met'}] {what}: {value:.2f} (goal {goal})")
+
+    for r in b.rows:
+        o, fl = r[f"ours{t1}"], r[f"floor{t1}"]
+        key = (r["op"], r["fmt"], r["mode"], r["src"])
+        if r["op"] == "encode" and r["src"] == "f32" and r["mode"] == "rne":
+            check(f"rne encode {r['fmt']} / floor", o / fl, 0.85)
+            if r["torch"] and r["fmt"] in ("bf16", "fp16"):
+                check(f"rne encode {r['fmt']} / torch", o / r["torch"], 1.0)
+            if r["torch"] and r["fmt"] in ("fp8e4m3fn", "fp8e5"):
+                check(f"rne encode {r['fmt']} / torch", o / r["torch"], 2.0)
+            if r["ml"] and r["fmt"].startswith("fp8"):
+                check(f"rne encode {r['fmt']} / ml_dtypes", o / r["ml"], 30.0)
+            if r["ml"] and r["fmt"] == "bf16":
+                check("rne encode bf16 / ml_dtypes (issue 2)", o / r["ml"], 1.0)
+        if key[0] == "decode" and r["fmt"].startswith("fp8") and r["ml"]:
+            check(f"decode {r['fmt']} / ml_dtypes", o / r["ml"], 25.0)
+        if r["op"] == "encode" and r["mode"] == "stochastic" and r["src"] == "f32":
+            check(f"stochastic {r['fmt']} / floor", o / fl, 0.5)
+            check(f"stochastic {r['fmt']} GB/s (issue 2)", o, 2.0)
+        if r["op"] == "encode" and r["src"] == "f64" and r["mode"] == "rne":
+            check(f"f64 rne {r['fmt']} / floor", o / fl, 0.5)
+        if len(b.threads) > 1 and r["op"] in ("encode", "decode") and r["mode"] in ("rne", "-"):
+            check(f"{r['op']} {r['fmt']} {r['src']} T={b.threads[1]} / T=1",
+                  r[f"ours{b.threads[1]}"] / o, 1.3)
+    print("\ntargets (single thread unless stated):")
+    print("\n".join(lines))
+
+
+def machine() -> str:
+    try:
+        lscpu = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
+        model = next((ln.split(":", 1)[1].strip() for ln in lscpu.splitlines()
+                      if ln.startswith("Model name")), "?")
+    except OSError:
+        model = "?"
+    return (f"{model}, {os.cpu_count()} cpus, {platform.python_version()}, numpy {np.__version__},"
+            f" ml_dtypes {ml_dtypes.__version__}, pyprecision isa={isa_auto()}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--n", type=int, default=16 << 20, help="elements (default 16 Mi)")
+    ap.add_argument("--reps", type=int, default=7)
+    ap.add_argument("--quick", action="store_true", help="4 Mi elements, 3 repetitions")
+    ap.add_argument("--only", choices=["encode", "decode", "fresh"], default=None)
+    a = ap.parse_args()
+    if a.quick:
+        a.n, a.reps = 4 << 20, 3
+    ncpu = os.cpu_count() or 1
+    b = Bench(a.n, a.reps, [1, ncpu] if ncpu > 1 else [1])
+    print(machine())
+    print(f"n = {a.n} elements, best of {a.reps}; torch: "
+          f"{b.torch.__version__ if b.torch else 'not installed'}\n")
+    print(Bench.HEAD)
+    if a.only in (None, "encode"):
+        b.encode_rows()
+    if a.only in (None, "decode"):
+        b.decode_rows()
+    if a.only in (None, "fresh"):
+        b.fresh_output_rows()
+    b.floors()
+    targets(b)
+
+
+if __name__ == "__main__":
+    main()
