@@ -168,7 +168,7 @@ def _hlo_output_errors(text: str, path: str, module: Any,
     root = module.entry.root
     producers = [o.name for o in root.operands] if root.opcode == "tuple" else [root.name]
     out: dict[str, OpError] = {}
-    for (name, (arr, _space)), key in zip(after.items(), producers):
+    for (name, (arr, _space)), key in zip(after.items(), producers, strict=False):
         dt = _ir_dtype(arr.dtype)
         if dt is None:  # an HLO-only type (s4, pred, ...): no error measure
             continue

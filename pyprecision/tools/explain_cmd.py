@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import Any
 
 from pyprecision.errors import CastError
 
@@ -18,7 +19,7 @@ examples:
 --compare takes two flag sets, each one quoted string (it may include --target)."""
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``explain`` subcommand."""
     from pyprecision.frontend import add_precision_arguments
 
@@ -98,7 +99,7 @@ def _check_flags(flags: list[str]) -> None:
     parse_flags(flags)  # FlagError (exit 2) for an unknown or conflicting flag
 
 
-def _print(args: argparse.Namespace, lines: list[str], doc: dict) -> None:  # type: ignore[type-arg]
+def _print(args: argparse.Namespace, lines: list[str], doc: dict[str, Any]) -> None:
     if args.json:
         json.dump(doc, sys.stdout, indent=2, ensure_ascii=False)
         sys.stdout.write("\n")

@@ -30,7 +30,7 @@ examples:
   pyprecision verify --program mlp.pir --inputs in.npz --dump out.npz --auto-cast all"""
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``verify`` subcommand."""
     p = subparsers.add_parser(
         "verify", help="compare a device dump with the emulated cast or program, bit for bit",
@@ -193,7 +193,10 @@ def _program_json(reports: list[tuple[str, Any]], show: int, extra: dict[str, An
     from pyprecision.verify import report_json
 
     outs = {name: report_json(rep, show) for name, rep in reports}
-    total = lambda key: sum(o[key] for o in outs.values())
+
+    def total(key: str) -> int:
+        return sum(o[key] for o in outs.values())
+
     maxes = [o["max_ulp"] for o in outs.values()]
     first = [dict(m, output=name) for name, o in outs.items() for m in o["first_mismatches"]]
     return {

@@ -62,6 +62,7 @@ __all__ = [
     "read_array",
     "read_arrays",
     "read_inputs",
+    "as_logical",
     "report_json",
     "report_lines",
     "stochastic_consistent",

@@ -166,7 +166,10 @@ def as_logical(arr: np.ndarray, want: np.dtype) -> np.ndarray:
     if arr.dtype != want and want.kind == "V" and raw and arr.dtype.itemsize == want.itemsize:
         return arr.view(want)
     floats = {np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64)}
-    is_float = lambda dt: dt in floats or (dt.kind == "V" and dt.type is not np.void)
+
+    def is_float(dt: np.dtype) -> bool:
+        return dt in floats or (dt.kind == "V" and dt.type is not np.void)
+
     if arr.dtype != want and is_float(arr.dtype) and is_float(want) \
             and want.itemsize > arr.dtype.itemsize:
         return arr.astype(want)

@@ -96,7 +96,7 @@ def report_json(rep: Report, show: int = 10) -> dict[str, Any]:
 def _table(rows: list[list[str]], indent: str = "  ") -> list[str]:
     widths = [max(len(r[c]) for r in rows) for c in range(len(rows[0]))]
     return [indent + "  ".join(cell.ljust(w) if c == 0 else cell.rjust(w)
-                               for c, (cell, w) in enumerate(zip(r, widths))).rstrip()
+                               for c, (cell, w) in enumerate(zip(r, widths, strict=True))).rstrip()
             for r in rows]
 
 
@@ -181,7 +181,7 @@ def plot_report(reports: list[tuple[str, Report]], path: str | Path) -> None:
         raise PyPrecisionError("--plot needs matplotlib, which is not installed "
                                "(pip install matplotlib)") from None
     fig, axes = plt.subplots(len(reports), 2, figsize=(11, 3.6 * len(reports)), squeeze=False)
-    for (name, rep), (ax_h, ax_s) in zip(reports, axes):
+    for (name, rep), (ax_h, ax_s) in zip(reports, axes, strict=True):
         hist = rep.histogram()
         ax_h.bar(range(len(hist)), [r["count"] for r in hist], color="tab:blue")
         ax_h.set_xticks(range(len(hist)), [str(r["bucket"]) for r in hist], rotation=45)

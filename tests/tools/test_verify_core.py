@@ -83,7 +83,10 @@ def test_ulp_distance_is_a_metric_on_non_nan_codes(fmt: str, data: st.DataObject
     if np.isnan(pp.decode(arr, f)).any():
         return
     a, b, c = (arr[i:i + 1] for i in range(3))
-    d = lambda u, v: int(compare_codes(u, v, f).ulp[0])
+
+    def d(u: np.ndarray, v: np.ndarray) -> int:
+        return int(compare_codes(u, v, f).ulp[0])
+
     assert d(a, b) == d(b, a)
     assert (d(a, b) == 0) == (int(a[0]) == int(b[0]))
     assert d(a, c) <= d(a, b) + d(b, c) + 1  # +0/-0 count 1 apart, the only non-metric step
