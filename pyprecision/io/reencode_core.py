@@ -72,9 +72,10 @@ def encode_chunks(
     name: str,
     scale: np.float32 | None,
     result: TensorResult | None,
-    emit: Callable[[np.ndarray, int], None],
+    emit: Callable[[np.ndarray, int, Callable[[], None] | None], None],
 ) -> None:
-    """Encode ``x`` chunk by chunk, handing each chunk's codes (and its input bytes) to ``emit``.
+    """Encode ``x`` chunk by chunk, handing each chunk's codes, its input bytes and the function
+    that counts its special values (run it before reusing the chunk) to ``emit``.
 
     Bit-identical to one whole-tensor ``encode`` (stochastic words come from the tensor's own
     generator stream by flat index). ``emit`` may hold on to a chunk until ``BUFFERS - 2`` later
@@ -95,9 +96,13 @@ def encode_chunks(
         rb = random_words(tseed, c.size, start) if o.rounding == "stochastic" else None
         out = bufs[k % BUFFERS][: c.size]
         encode(c, f, **kw, random_bits=rb, threads=o.threads, out=out)
+        count = None
         if result is not None:
-            count_specials(out, c, f, kw, rb, result, scratch)
-        emit(out, nbytes)
+
+            def count(out: np.ndarray = out, c: np.ndarray = c, rb: Any = rb) -> None:
+                count_specials(out, c, f, kw, rb, result, scratch)
+
+        emit(out, nbytes, count)
 
 
 def fresh_encode(
@@ -120,11 +125,11 @@ def fresh_encode(
     return encode(src, f, rounding=o.rounding, saturate=o.saturate, nan=o.nan, threads=o.threads)
 
 
-def _copy_chunks(x: np.ndarray, step: int, emit: Callable[[np.ndarray, int], None]) -> None:
+def _copy_chunks(x: np.ndarray, step: int, emit: Callable[[np.ndarray, int, None], None]) -> None:
     flat = _source(x)
     for i in range(0, max(flat.size, 1), step):
         c = flat[i : i + step]
-        emit(c, c.nbytes)
+        emit(c, c.nbytes, None)
 
 
 def _write_file(
@@ -179,8 +184,13 @@ def _write_file(
                 bytes_out=t.size * f.bits // 8 if enc else t.nbytes,
             )
 
-            def emit(chunk: np.ndarray, nbytes: int, name: str = t.name) -> None:
-                sink.write(name, chunk, nbytes)
+            def emit(
+                chunk: np.ndarray,
+                nbytes: int,
+                before: Callable[[], None] | None,
+                name: str = t.name,
+            ) -> None:
+                sink.write(name, chunk, nbytes, before)
 
             if enc:
                 s = amax_scale(x, f) if o.scale else None

@@ -131,10 +131,15 @@ def count_specials(
     candidate at all; ``scratch`` (the codes' dtype, at least as long) avoids an allocation.
     """
     sign = 1 << (f.bits - 1)
+    if codes.size == 0:
+        return
+    # Positive candidates are codes in [max, sign), negative ones codes >= sign + max: two
+    # reductions without a temporary decide whether there is any candidate at all.
+    signed = codes.view(np.dtype(f"i{codes.dtype.itemsize}"))
+    if int(codes.max()) < sign + f.max_bits and int(signed.max()) < f.max_bits:
+        return
     out = None if scratch is None else scratch[: codes.size].reshape(codes.shape)
     mag = np.bitwise_and(codes, codes.dtype.type(sign - 1), out=out)
-    if mag.size == 0 or int(mag.max()) < f.max_bits:
-        return
     special = mag >= f.max_bits
     idx = np.flatnonzero(special)
     m = mag[idx].astype(np.int64)

@@ -58,17 +58,21 @@ def _npz_dtype(st: str, fmt: str | None) -> np.dtype:
     return dt
 
 
+_Item = tuple[str, np.ndarray, int, "Callable[[], None] | None"]
+
+
 class BackgroundWriter:
     """Writes chunks to ``sink`` on a thread while the caller encodes the next ones.
 
-    ``write(name, chunk, nbytes)`` queues a chunk (the caller must not reuse its buffer until
-    QUEUE_DEPTH more chunks are queued) and reports ``nbytes`` to ``progress`` once written. An
-    error on the thread is re-raised in the caller at the next ``write`` or on exit.
+    ``write(name, chunk, nbytes, before)`` queues a chunk (the caller must not reuse its buffer
+    until QUEUE_DEPTH more chunks are queued); the thread calls ``before()`` (e.g. counting the
+    chunk's special values), writes the chunk and reports ``nbytes`` to ``progress``. An error on
+    the thread is re-raised in the caller at the next ``write`` or on exit.
     """
 
     def __init__(self, sink: Sink, progress: Callable[[int], None]) -> None:
         self._sink, self._progress = sink, progress
-        self._queue: queue.Queue[tuple[str, np.ndarray, int] | None] = queue.Queue(QUEUE_DEPTH)
+        self._queue: queue.Queue[_Item | None] = queue.Queue(QUEUE_DEPTH)
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._run, name="reencode-writer", daemon=True)
 
@@ -76,6 +80,8 @@ class BackgroundWriter:
         while (item := self._queue.get()) is not None:
             if self._error is None:
                 try:
+                    if item[3] is not None:
+                        item[3]()
                     self._sink.write(item[0], item[1])
                     self._progress(item[2])
                 except BaseException as exc:  # noqa: BLE001 - handed to the caller
@@ -85,11 +91,13 @@ class BackgroundWriter:
         self._thread.start()
         return self
 
-    def write(self, name: str, chunk: np.ndarray, nbytes: int) -> None:
+    def write(
+        self, name: str, chunk: np.ndarray, nbytes: int, before: Callable[[], None] | None = None
+    ) -> None:
         """Queue ``chunk`` for tensor ``name``."""
         if self._error is not None:
             raise self._error
-        self._queue.put((name, chunk, nbytes))
+        self._queue.put((name, chunk, nbytes, before))
 
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
         self._queue.put(None)
