@@ -17,7 +17,7 @@ from pyprecision.explain.gates import (
     mutator_casts,
     mutator_verdict,
 )
-from pyprecision.ir import Function, Module, Value, instruction_to_text, parse
+from pyprecision.ir import Function, Module, StoreInst, Value, instruction_to_text, parse
 from pyprecision.passes import Target, make_pass, pipeline_pass_names, run_passes
 
 __all__ = ["OpRow", "OpSnap", "Trace", "snapshot_ops", "trace_pipeline"]
@@ -35,6 +35,7 @@ class OpSnap:
     users: int
     skip: str | None = None
     tensor: str | None = None
+    feeds_store: bool = False
 
 
 @dataclass
@@ -81,7 +82,8 @@ def snapshot_ops(module: Module) -> dict[str, OpSnap]:
         for key, snap in _snapshot_function(f).items():
             out[prefix + key] = snap if not prefix else OpSnap(
                 prefix + key, snap.op, snap.dtype, snap.text,
-                tuple(prefix + o for o in snap.operands), snap.users, snap.skip, snap.tensor)
+                tuple(prefix + o for o in snap.operands), snap.users, snap.skip, snap.tensor,
+                snap.feeds_store)
     return out
 
 
@@ -104,8 +106,10 @@ def _snapshot_function(f: Function) -> dict[str, OpSnap]:
         users = len(inst.result.uses) if inst.result is not None else 0
         mem = getattr(inst, "tensor", None) or getattr(getattr(inst, "dst", None), "tensor", None)
         where = f"{mem.kind} @{mem.name}" if mem is not None and hasattr(mem, "kind") else None
+        feeds_store = inst.result is not None and any(
+            isinstance(u, StoreInst) for u in inst.result.users)
         out[key] = OpSnap(key, _op_kind(text), dtype, text, operands, users,
-                          autocast_skip_reason(inst), where)
+                          autocast_skip_reason(inst), where, feeds_store)
     return out
 
 
@@ -126,10 +130,9 @@ def _mutator_verdicts(module: Module, target: Target,
 
 def _appeared(p: str, snap: OpSnap, after: dict[str, OpSnap]) -> str:
     if snap.op == "cast":
-        user_ops = [s.op for s in after.values() if snap.key in s.operands]
         if p == "auto-cast-tc-inputs":
             return f"{p}: matmul operand cast to {snap.dtype} (getMatmultOperandType, spec 000 §4)"
-        if any(u.endswith("store") for u in user_ops):
+        if snap.feeds_store:
             return f"{p}: inserted, the store casts its source to {snap.dtype} (spec 000 §5)"
         if snap.operands and after.get(snap.operands[0], snap).op.endswith("load"):
             return f"{p}: inserted, the load casts its result to {snap.dtype} (spec 000 §5)"
@@ -198,9 +201,7 @@ def trace_pipeline(text: str, flags: list[str], target: str = "gen2",
 def _attribute(snaps: list[dict[str, OpSnap]], names: list[str],
                verdicts: dict[int, dict[str, tuple[str, GateVerdict]]], scope: str) -> list[OpRow]:
     first, last = snaps[0], snaps[-1]
-    order = list(last) + [k for k in first if k not in last]
-    for s in snaps[1:-1]:
-        order += [k for k in s if k not in order]
+    order = list(dict.fromkeys([*last, *first, *(k for s in snaps[1:-1] for k in s)]))
     blocked = {cast: (producer, v) for found in verdicts.values()
                for producer, (cast, v) in found.items() if v.state == "mismatch"}
     rows = []
