@@ -228,3 +228,15 @@ def test_float64_input_double_rounding_diagnosed(run, tmp_path: Path) -> None:
                        "--format", "bf16")
     assert code == 1 and "(via=fp32)" in out
     assert ml_dtypes.bfloat16(x[0]) == ml_dtypes.bfloat16(1.0)  # ml_dtypes itself double-rounds
+
+
+def test_plot_without_matplotlib_is_one_clear_line(run, x, tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # `import matplotlib` now fails
+    pp.encode(x, "fp8e4").tofile(tmp_path / "d.bin")
+    code, _, err = run("--input", str(tmp_path / "x.npy"), "--dump", str(tmp_path / "d.bin"),
+                       "--format", "fp8e4", "--plot", str(tmp_path / "r.png"))
+    assert "--plot needs matplotlib" in _one_error_line(code, err)
+    assert not (tmp_path / "r.png").exists()
