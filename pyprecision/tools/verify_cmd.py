@@ -96,10 +96,27 @@ def run(args: argparse.Namespace) -> int:
             raise CastError("--program checks take --inputs (an .npz), not --input/--format")
         if not args.inputs:
             raise CastError("--program needs --inputs IN.npz")
+        cast_only = [name for name, default in _CAST_ONLY.items()
+                     if getattr(args, name.lstrip("-").replace("-", "_")) != default]
+        if cast_only:
+            verb = "applies" if len(cast_only) == 1 else "apply"
+            raise CastError(f"{', '.join(cast_only)} {verb} to the cast check (--input), "
+                            "not to --program")
         return _run_program(args)
     if not args.input or not args.format:
         raise CastError("give --input X --format F (cast check) or --program P --inputs IN.npz")
+    if args.inputs or args.target or args.passes or args.auto_cast != "none" \
+            or args.fp32_cast is not None:
+        raise CastError("--inputs, --target, --passes and the precision flags apply to "
+                        "--program checks")
     return _run_cast(args)
+
+
+#: Options of the cast check with their defaults (a program check refuses them when set).
+_CAST_ONLY = {"--rounding": "rne", "--saturate": None, "--nan": "ml_dtypes", "--seed": None,
+              "--dtype": None, "--shape": None, "--offset": 0, "--dump-key": None,
+              "--input-dtype": "float32", "--input-shape": None, "--input-offset": 0,
+              "--input-key": None}
 
 
 def _policy(args: argparse.Namespace) -> Any:

@@ -155,7 +155,8 @@ def test_safetensors_fp8_e4m3fn_dump_checked_as_fp8e4(run, x, tmp_path: Path) ->
 
 @pytest.mark.parametrize("case", ["truncated", "wrong-shape", "unknown-format", "missing-input",
                                   "missing-dump", "count", "bad-dtype", "seedless-stochastic",
-                                  "seed-without-stochastic", "negative-max-ulp", "bad-shape"])
+                                  "seed-without-stochastic", "negative-max-ulp", "bad-shape",
+                                  "program-flag"])
 def test_bad_inputs_exit_2_with_one_line(run, x, tmp_path: Path, case: str) -> None:
     pp.encode(x, "fp8e4").tofile(tmp_path / "d.bin")
     (tmp_path / "short.bin").write_bytes((tmp_path / "d.bin").read_bytes()[:-5])
@@ -175,6 +176,7 @@ def test_bad_inputs_exit_2_with_one_line(run, x, tmp_path: Path, case: str) -> N
         "seed-without-stochastic": "only used with --rounding stochastic",
         "negative-max-ulp": "non-negative",
         "bad-shape": "bad shape",
+        "program-flag": "apply to --program checks",
     }[case]
     if case == "truncated":
         args["--dump"] = str(tmp_path / "short.bin")
@@ -198,6 +200,8 @@ def test_bad_inputs_exit_2_with_one_line(run, x, tmp_path: Path, case: str) -> N
         extra = ["--max-ulp", "-1"]
     elif case == "bad-shape":
         extra = ["--shape", "4,y"]
+    elif case == "program-flag":
+        extra = ["--auto-cast", "all"]
     argv = [a for kv in args.items() for a in kv] + extra
     line = _one_error_line(*run(*argv)[::2])
     assert expect in line

@@ -117,6 +117,7 @@ def test_hlo_known_one_ulp_difference(run) -> None:
     ("missing-program", "no such file"),
     ("no-inputs", "needs --inputs"),
     ("missing-input", "missing input"),
+    ("cast-option", "--rounding applies to the cast check"),
 ])
 def test_program_bad_inputs_exit_2(run, mlp_files, tmp_path: Path, case: str, message: str) -> None:
     np.savez(tmp_path / "wrong.npz", z=np.zeros((2, 3), np.float32))
@@ -139,6 +140,8 @@ def test_program_bad_inputs_exit_2(run, mlp_files, tmp_path: Path, case: str, me
         del argv["--inputs"]
     elif case == "missing-input":
         argv["--inputs"] = str(tmp_path / "noin.npz")
+    elif case == "cast-option":
+        extra = ["--rounding", "rtz"]
     code, _, err = run(*[a for kv in argv.items() for a in kv], *extra)
     assert code == 2
     lines = err.strip().splitlines()
