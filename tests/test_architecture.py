@@ -16,6 +16,8 @@ FORBIDDEN = {
     "emulate": {"tools"},
     "testing": {"tools", "ir", "passes", "hlo", "emulate"},
     "io": {"tools", "ir", "passes", "hlo", "emulate"},
+    "verify": {"tools", "explain"},
+    "explain": {"tools"},
 }
 
 
