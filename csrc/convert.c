@@ -6,6 +6,7 @@
  */
 #include "pyprecision.h"
 
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 #if defined(__x86_64__)
@@ -255,12 +256,23 @@ const pp_kernel_set *pp_kernels_for(int isa) {
 /* Streaming stores pay off once the data cannot stay in the cache anyway. */
 static _Atomic long long stream_threshold = -1;
 
+/* The last-level cache size: sysfs first (glibc's sysconf reports 10x the real L3 on some AMD
+ * virtual machines), then sysconf, capped; 32 MiB when unknown. */
 static long long default_stream_threshold(void) {
-    long l3 = -1;
+    long long bytes = -1;
+    FILE *f = fopen("/sys/devices/system/cpu/cpu0/cache/index3/size", "r");
+    if (f) {
+        char unit = 0;
+        long long v = 0;
+        if (fscanf(f, "%lld%c", &v, &unit) >= 1 && v > 0)
+            bytes = unit == 'K' ? v << 10 : unit == 'M' ? v << 20 : v;
+        fclose(f);
+    }
 #ifdef _SC_LEVEL3_CACHE_SIZE
-    l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
+    if (bytes <= 0) bytes = sysconf(_SC_LEVEL3_CACHE_SIZE);
 #endif
-    return l3 > 0 ? (long long)l3 : 32LL << 20;
+    if (bytes <= 0 || bytes > (256LL << 20)) bytes = 32LL << 20;
+    return bytes;
 }
 
 long long pp_set_stream_threshold(long long bytes) {

@@ -53,6 +53,9 @@ int pp_params_init(pp_params *pr, const pp_cast_options *opt) {
     pr->dinf = pr->inf[0] ^ pr->inf[1];
     pr->dnan = pr->nan[0] ^ pr->nan[1];
     pr->sign_pos = f->bits - 1;
+    pr->simple = pr->dovf != pr->sign_bit || pr->dinf != pr->sign_bit ||
+                         pr->dnan != pr->sign_bit ? 0
+                 : pr->ovf[0] == pr->inf[0] ? 1 : 2;
     pr->has_sub = 1;
     pr->fp_default = 0;
     return PP_OK;

@@ -35,7 +35,8 @@
 
 #define PP_LANE(NAME, UT, ST, SRC_P, SRC_BIAS, EXP_SH, ABS, INF, FRAC, HID, ONE, FT, FBITS, TOBITS)           \
     PP_INLINE uint32_t PP_K(NAME)(UT u, uint32_t r, const int mode, const int has_sub,             \
-                                  const int magic, const pp_params *pr) {                           \
+                                  const int magic, const int simple, const int wide,               \
+                                  const pp_params *pr) {                                           \
         const UT p = (UT)pr->p;                                                                    \
         const UT s0 = SRC_P - p;                                                                   \
         const UT a = u & ABS;                                                                      \
@@ -85,7 +86,15 @@
             code = (code & ~is_sub) | (sub & is_sub);                                              \
         }                                                                                          \
         const uint32_t sg = (uint32_t)(u >> (EXP_SH - 1)) << (pr->sign_pos);                       \
-        uint32_t res = ((uint32_t)code << pr->shift) | sg;                                         \
+        const uint32_t mag = wide ? (uint32_t)code << pr->shift : (uint32_t)code;                  \
+        if (simple) {                                                                              \
+            /* every special keeps the sign; 1: inf gives the overflow result (pr->simple) */      \
+            uint32_t v = code > (UT)pr->maxc ? pr->ovf[0] : mag;                                   \
+            if (simple == 2) v = a == INF ? pr->inf[0] : v;                                        \
+            v = a > INF ? pr->nan[0] : v;                                                          \
+            return v | sg;                                                                         \
+        }                                                                                          \
+        uint32_t res = mag | sg;                                                                   \
         res = code > (UT)pr->maxc ? pr->ovf[0] | (sg & pr->dovf) : res;                            \
         const uint32_t special = a == INF ? pr->inf[0] | (sg & pr->dinf)                           \
                                           : pr->nan[0] | (sg & pr->dnan);                          \
@@ -98,11 +107,19 @@ PP_LANE(lane64_, uint64_t, int64_t, 52, 1023, 64, UINT64_C(0x7fffffffffffffff),
         UINT64_C(0x7ff0000000000000), UINT64_C(0xfffffffffffff), UINT64_C(0x10000000000000),
         UINT64_C(1), double, pp_bits_to_f64, pp_f64_to_bits)
 
-/* One loop per (source width, output width, rounding, subnormal path, magic): all constants. */
-#define PP_LOOP(LANE, IN_T, OUT_T, MODE, SUB, MAGIC)                                               \
+/* One loop per (source width, output width, rounding, subnormal path, magic, simple specials):
+ * all constants, so each loop is branch-free and carries only the work its case needs. */
+#define PP_LOOP(LANE, IN_T, OUT_T, MODE, SUB, MAGIC, SIMPLE)                                       \
     for (size_t i = 0; i < n; i++)                                                                 \
-        dst[i] = (OUT_T)PP_K(LANE)(src[i], (MODE) == PP_STOCHASTIC ? rnd[i] : 0u, MODE, SUB,       \
-                                   MAGIC, &prl)
+    dst[i] = (OUT_T)PP_K(LANE)(src[i], (MODE) == PP_STOCHASTIC ? rnd[i] : 0u, MODE, SUB, MAGIC,    \
+                               SIMPLE, sizeof(OUT_T) == 4, &prl)
+
+#define PP_LOOPS(LANE, IN_T, OUT_T, MODE, SUB, MAGIC)                                              \
+    do {                                                                                           \
+        if (prl.simple == 1) PP_LOOP(LANE, IN_T, OUT_T, MODE, SUB, MAGIC, 1);                      \
+        else if (prl.simple == 2) PP_LOOP(LANE, IN_T, OUT_T, MODE, SUB, MAGIC, 2);                 \
+        else PP_LOOP(LANE, IN_T, OUT_T, MODE, SUB, MAGIC, 0);                                      \
+    } while (0)
 
 #define PP_DEFINE_ENC(NAME, IN_T, LANE, OUT_T)                                                     \
     static void PP_K(NAME)(const pp_params *pr, const void *src_, size_t n,                        \
@@ -113,21 +130,21 @@ PP_LANE(lane64_, uint64_t, int64_t, 52, 1023, 64, UINT64_C(0x7fffffffffffffff),
         const int sub = prl.has_sub;                                                               \
         switch (prl.rounding) {                                                                    \
         case PP_RNE:                                                                               \
-            if (!sub) PP_LOOP(LANE, IN_T, OUT_T, PP_RNE, 0, 0);                                    \
-            else if (prl.fp_default) PP_LOOP(LANE, IN_T, OUT_T, PP_RNE, 1, 1);                     \
-            else PP_LOOP(LANE, IN_T, OUT_T, PP_RNE, 1, 0);                                         \
+            if (!sub) PP_LOOPS(LANE, IN_T, OUT_T, PP_RNE, 0, 0);                                   \
+            else if (prl.fp_default) PP_LOOPS(LANE, IN_T, OUT_T, PP_RNE, 1, 1);                    \
+            else PP_LOOPS(LANE, IN_T, OUT_T, PP_RNE, 1, 0);                                        \
             break;                                                                                 \
         case PP_RTZ:                                                                               \
-            if (!sub) PP_LOOP(LANE, IN_T, OUT_T, PP_RTZ, 0, 0);                                    \
-            else PP_LOOP(LANE, IN_T, OUT_T, PP_RTZ, 1, 0);                                         \
+            if (!sub) PP_LOOPS(LANE, IN_T, OUT_T, PP_RTZ, 0, 0);                                   \
+            else PP_LOOPS(LANE, IN_T, OUT_T, PP_RTZ, 1, 0);                                        \
             break;                                                                                 \
         case PP_RNA:                                                                               \
-            if (!sub) PP_LOOP(LANE, IN_T, OUT_T, PP_RNA, 0, 0);                                    \
-            else PP_LOOP(LANE, IN_T, OUT_T, PP_RNA, 1, 0);                                         \
+            if (!sub) PP_LOOPS(LANE, IN_T, OUT_T, PP_RNA, 0, 0);                                   \
+            else PP_LOOPS(LANE, IN_T, OUT_T, PP_RNA, 1, 0);                                        \
             break;                                                                                 \
         default:                                                                                   \
-            if (!sub) PP_LOOP(LANE, IN_T, OUT_T, PP_STOCHASTIC, 0, 0);                             \
-            else PP_LOOP(LANE, IN_T, OUT_T, PP_STOCHASTIC, 1, 0);                                  \
+            if (!sub) PP_LOOPS(LANE, IN_T, OUT_T, PP_STOCHASTIC, 0, 0);                            \
+            else PP_LOOPS(LANE, IN_T, OUT_T, PP_STOCHASTIC, 1, 0);                                 \
             break;                                                                                 \
         }                                                                                          \
     }

@@ -29,6 +29,8 @@ typedef struct {
     /* For the fast kernels: X[1] == X[0] | (sign bit & dX), the sign bit at sign_pos. */
     uint32_t dovf, dinf, dnan;
     int sign_pos;
+    int simple;         /* every special keeps the sign (dovf == dinf == dnan == sign bit):
+                           1 when inf also gives the overflow result, 2 otherwise; 0: neither */
     int has_sub;        /* the source has values below the format's min normal (set per call) */
     int fp_default;     /* the calling thread's FP environment is the default (set per range) */
 } pp_params;
