@@ -132,6 +132,7 @@ def main() -> None:
     try:
         t = time.perf_counter()
         index, total = generate(work, args.gb)
+        os.sync()  # let writeback of the generated files finish before measuring anything
         print(
             f"# {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
             f"checkpoint {total / 1e9:.2f} GB float32 in {work} (generated in "
@@ -146,6 +147,7 @@ def main() -> None:
             med = statistics.median
             floor = med(io_floor(work, total, fmt) for _ in range(args.repeat))
             out = os.path.join(work, "null")
+            os.sync()
             nowrite = med(
                 reencode_no_write(index, out, fmt, args.threads) for _ in range(args.repeat)
             )
@@ -154,6 +156,7 @@ def main() -> None:
                 out = os.path.join(work, f"out-{fmt}-{r}")
                 runs.append(reencode(index, out, fmt, threads=args.threads))
                 shutil.rmtree(out)
+                os.sync()
             gbs = med(s.gb_per_s for s in runs)
             secs = med(s.seconds for s in runs)
             print(
