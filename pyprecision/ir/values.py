@@ -204,7 +204,13 @@ class Tensor:
         self.value = value
         self.function: Function | None = None
         self._aps: dict[NeuronAP, None] = {}
-        self._counts = {"load": 0, "store": 0}  # O(1) n_loads / n_stores
+        # Access facts kept up to date by NeuronAP._attach/_detach and the NeuronAP.reinterpret /
+        # .index setters, so the passes' per-tensor questions are O(1) (see _access_changed).
+        self._counts = {"load": 0, "store": 0}  # n_loads / n_stores
+        self._n_reinterpreted = 0  # attached views with a reinterpret dtype
+        self._n_indirect = 0  # attached views with a runtime row index (Generic*)
+        self._version = 0  # bumped on every change to the attached views
+        self._insts: tuple[int, list[Instruction], list[Instruction]] | None = None
 
     def __repr__(self) -> str:
         return f"@{self.name}"
@@ -250,15 +256,29 @@ class Tensor:
         """Every attached access view, in creation order."""
         return list(self._aps)
 
+    def _access_changed(self) -> None:
+        self._version += 1
+
+    def _owners(self) -> tuple[list[Instruction], list[Instruction]]:
+        """(loaders, storers): distinct owners per role in access order, cached until the views change."""
+        cached = self._insts
+        if cached is None or cached[0] != self._version:
+            loads: dict[Instruction, None] = {}
+            stores: dict[Instruction, None] = {}
+            for ap in self._aps:
+                (loads if ap.role == "load" else stores)[ap.owner] = None  # type: ignore[index]
+            cached = self._insts = (self._version, list(loads), list(stores))
+        return cached[1], cached[2]
+
     @property
     def load_insts(self) -> list[Instruction]:
-        """Distinct instructions that read this tensor (TensorUtils.load_insts)."""
-        return list(dict.fromkeys(ap.owner for ap in self._aps if ap.role == "load"))  # type: ignore[misc]
+        """Distinct instructions that read this tensor (TensorUtils.load_insts); a fresh list."""
+        return list(self._owners()[0])
 
     @property
     def store_insts(self) -> list[Instruction]:
-        """Distinct instructions that write this tensor (TensorUtils.store_insts)."""
-        return list(dict.fromkeys(ap.owner for ap in self._aps if ap.role == "store"))  # type: ignore[misc]
+        """Distinct instructions that write this tensor (TensorUtils.store_insts); a fresh list."""
+        return list(self._owners()[1])
 
     @property
     def n_loads(self) -> int:
@@ -278,12 +298,12 @@ class Tensor:
     @property
     def is_reinterpreted(self) -> bool:
         """Some access views this tensor's bits as another dtype."""
-        return any(ap.reinterpret is not None for ap in self._aps)
+        return self._n_reinterpreted > 0
 
     @property
     def are_all_dim_affine(self) -> bool:
         """No access is indirect (GenericLoad / GenericStore index a tensor by runtime values)."""
-        return all(ap.index is None for ap in self._aps)
+        return self._n_indirect == 0
 
     @property
     def size_in_bytes(self) -> int:
@@ -347,10 +367,44 @@ class NeuronAP:
 
     def __init__(self, tensor: Tensor, reinterpret: Any = None, role: str = "load"):
         self.tensor = tensor
-        self.reinterpret: DType | None = None if reinterpret is None else as_dtype(reinterpret)
+        self._reinterpret: DType | None = None if reinterpret is None else as_dtype(reinterpret)
         self.role = role
         self.owner: Instruction | None = None
-        self.index: Value | None = None  # set by Generic* instructions
+        self._index: Value | None = None  # set by Generic* instructions
+
+    @property
+    def reinterpret(self) -> DType | None:
+        """None, or the same-width dtype through which the tensor's bits are viewed."""
+        return self._reinterpret
+
+    @reinterpret.setter
+    def reinterpret(self, dtype: Any) -> None:
+        new = None if dtype is None else as_dtype(dtype)
+        attached = self.is_attached
+        if attached:
+            self._detach()
+        self._reinterpret = new
+        if attached:
+            self._attach()
+
+    @property
+    def index(self) -> Value | None:
+        """The SSA row-index value of an indirect (generic) access, else None."""
+        return self._index
+
+    @index.setter
+    def index(self, value: Value | None) -> None:
+        attached = self.is_attached
+        if attached:
+            self._detach()
+        self._index = value
+        if attached:
+            self._attach()
+
+    @property
+    def is_attached(self) -> bool:
+        """The view is registered with its tensor (its instruction is built and not erased)."""
+        return self in self.tensor._aps
 
     def __repr__(self) -> str:
         r = f" as {self.reinterpret}" if self.reinterpret is not None else ""
@@ -359,7 +413,8 @@ class NeuronAP:
     @property
     def dtype(self) -> DType:
         """The element type seen through this view."""
-        return self.reinterpret if self.reinterpret is not None else self.tensor.dtype
+        r = self._reinterpret
+        return r if r is not None else self.tensor.dtype
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -369,7 +424,7 @@ class NeuronAP:
     @property
     def is_reinterpreted(self) -> bool:
         """The view reinterprets the tensor's bits."""
-        return self.reinterpret is not None
+        return self._reinterpret is not None
 
     @property
     def is_input(self) -> bool:
@@ -403,7 +458,7 @@ class NeuronAP:
 
     def replaceTensor(self, new: Tensor) -> None:
         """Make this view access ``new`` instead (updating both tensors' access lists)."""
-        attached = self in self.tensor._aps
+        attached = self.is_attached
         if attached:
             self._detach()
         self.tensor = new
@@ -413,10 +468,20 @@ class NeuronAP:
     replace_tensor = replaceTensor
 
     def _attach(self) -> None:
-        if self not in self.tensor._aps:
-            self.tensor._aps[self] = None
-            self.tensor._counts[self.role] += 1
+        t = self.tensor
+        if self not in t._aps:
+            t._aps[self] = None
+            self._count(t, 1)
 
     def _detach(self) -> None:
-        if self.tensor._aps.pop(self, 0) is None:
-            self.tensor._counts[self.role] -= 1
+        t = self.tensor
+        if t._aps.pop(self, 0) is None:
+            self._count(t, -1)
+
+    def _count(self, t: Tensor, step: int) -> None:
+        t._counts[self.role] += step
+        if self._reinterpret is not None:
+            t._n_reinterpreted += step
+        if self._index is not None:
+            t._n_indirect += step
+        t._access_changed()

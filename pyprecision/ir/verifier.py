@@ -28,7 +28,7 @@ from pyprecision.ir.memory import (
     StoreInst,
     TensorScalarGEPOp,
 )
-from pyprecision.ir.values import ScalarValue, SingleValueTensor, Use, Value
+from pyprecision.ir.values import ScalarValue, SingleValueTensor, Tensor, Value
 
 __all__ = ["verify", "verify_function"]
 
@@ -118,10 +118,27 @@ def verify_function(f: Function) -> None:
                 raise VerifyError(
                     f"in @{f.name}: tensor @{t.name} is accessed by an instruction not in the function"
                 )
-        if t._counts["load"] != sum(ap.role == "load" for ap in t._aps) or t._counts[
-            "store"
-        ] != sum(ap.role == "store" for ap in t._aps):
+        if _access_facts_stale(t):
             raise VerifyError(f"in @{f.name}: tensor @{t.name} has stale access counts")
+
+
+def _access_facts_stale(t: Tensor) -> bool:
+    """The tensor's incrementally kept access facts disagree with its attached views."""
+    aps = t._aps
+    loads = [ap.owner for ap in aps if ap.role == "load"]
+    stores = [ap.owner for ap in aps if ap.role == "store"]
+    cached = t._insts
+    return (
+        t._counts["load"] != len(loads)
+        or t._counts["store"] != len(stores)
+        or t._n_reinterpreted != sum(ap.reinterpret is not None for ap in aps)
+        or t._n_indirect != sum(ap.index is not None for ap in aps)
+        or (
+            cached is not None
+            and cached[0] == t._version
+            and (cached[1] != list(dict.fromkeys(loads)) or cached[2] != list(dict.fromkeys(stores)))
+        )
+    )
 
 
 def _name(inst: Instruction) -> str:
@@ -166,7 +183,7 @@ def _check_operands(f: Function, inst: Instruction, defined: set[int]) -> None:
             if owner is None or owner.function is not f:
                 raise _Fail(f"operand %{op.name} is not defined in this function")
             raise _Fail(f"operand %{op.name} is used before its definition")
-        if Use(inst, i) not in op._uses:
+        if (inst, i) not in op._uses:  # a plain tuple hashes and compares equal to Use(inst, i)
             raise _Fail(f"operand {i} (%{op.name}) is missing from its use list")
 
 
@@ -208,6 +225,9 @@ def _check_aps(f: Function, inst: Instruction) -> None:
 
 
 def _need(cond: bool, msg: str) -> None:
+    # Constant messages only: a formatted message is written as `if not cond: raise _Fail(f"...")`
+    # so that it is built only on failure (formatting shapes on every passing check cost more than
+    # the checks themselves on large functions).
     if not cond:
         raise _Fail(msg)
 
@@ -228,41 +248,36 @@ def _check_types(f: Function, inst: Instruction) -> None:
     if isinstance(inst, LoadInst):
         r, t = inst.result, inst.src
         assert r is not None
-        _need(
-            _same_class(r.dtype, t.dtype) and (r.dtype.is_float or r.dtype is t.dtype),
-            f"cannot load {t.dtype.name} as {r.dtype.name} (only float↔float loads convert)",
-        )
+        if not (_same_class(r.dtype, t.dtype) and (r.dtype.is_float or r.dtype is t.dtype)):
+            raise _Fail(
+                f"cannot load {t.dtype.name} as {r.dtype.name} (only float↔float loads convert)"
+            )
         if isinstance(inst, GenericLoad):
             n = _check_index(inst.index, t.shape[0])
-            _need(
-                r.shape == (n,) + t.shape[1:],
-                f"result shape {_shape(r)} != gathered shape [{n}]+{list(t.shape[1:])}",
-            )
+            if r.shape != (n,) + t.shape[1:]:
+                raise _Fail(f"result shape {_shape(r)} != gathered shape [{n}]+{list(t.shape[1:])}")
         elif isinstance(inst, SBAtomLoad) and inst.has_partition_broadcast:
-            _need(
-                t.shape[0] == 1 and r.shape[1:] == t.shape[1:] and len(r.shape) == len(t.shape),
-                f"broadcast load needs tensor shape [1,...] matching result {_shape(r)} "
-                f"after axis 0, got {_shape(t)}",
-            )
-        else:
-            _need(r.shape == t.shape, f"result shape {_shape(r)} != tensor shape {_shape(t)}")
+            if not (
+                t.shape[0] == 1 and r.shape[1:] == t.shape[1:] and len(r.shape) == len(t.shape)
+            ):
+                raise _Fail(
+                    f"broadcast load needs tensor shape [1,...] matching result {_shape(r)} "
+                    f"after axis 0, got {_shape(t)}"
+                )
+        elif r.shape != t.shape:
+            raise _Fail(f"result shape {_shape(r)} != tensor shape {_shape(t)}")
     elif isinstance(inst, StoreInst):
         v, t = inst.src, inst.dst
-        _need(
-            _same_class(v.dtype, t.dtype) and (t.dtype.is_float or v.dtype is t.dtype),
-            f"cannot store {v.dtype.name} into {t.dtype.name} @{t.tensor.name}",
-        )
+        if not (_same_class(v.dtype, t.dtype) and (t.dtype.is_float or v.dtype is t.dtype)):
+            raise _Fail(f"cannot store {v.dtype.name} into {t.dtype.name} @{t.tensor.name}")
         if isinstance(inst, GenericStore):
             n = _check_index(inst.index, t.shape[0])
-            _need(
-                isinstance(v, ScalarValue) or v.shape == (n,) + t.shape[1:],
-                f"stored shape {_shape(v)} != scattered shape [{n}]+{list(t.shape[1:])}",
-            )
-        else:
-            _need(
-                isinstance(v, ScalarValue) or v.shape == t.shape,
-                f"stored shape {_shape(v)} != tensor shape {_shape(t)}",
-            )
+            if not (isinstance(v, ScalarValue) or v.shape == (n,) + t.shape[1:]):
+                raise _Fail(
+                    f"stored shape {_shape(v)} != scattered shape [{n}]+{list(t.shape[1:])}"
+                )
+        elif not (isinstance(v, ScalarValue) or v.shape == t.shape):
+            raise _Fail(f"stored shape {_shape(v)} != tensor shape {_shape(t)}")
     elif isinstance(inst, UnaryOp):
         _check_unary(inst)
     elif isinstance(inst, BinaryOp):
@@ -271,31 +286,30 @@ def _check_types(f: Function, inst: Instruction) -> None:
         assert r is not None
         a, b = inst.operands
         if inst.kind in COMPARE_KINDS:
-            _need(r.dtype is uint8, f"a comparison produces uint8, not {r.dtype.name}")
+            if r.dtype is not uint8:
+                raise _Fail(f"a comparison produces uint8, not {r.dtype.name}")
             _need(
                 _same_class(a.dtype, b.dtype),
                 "comparison operands must both be float or both integer",
             )
         else:
-            _need(
-                _same_class(a.dtype, r.dtype) and _same_class(b.dtype, r.dtype),
-                f"operands {a.dtype.name}, {b.dtype.name} do not match a {r.dtype.name} result",
-            )
-            if inst.kind in INT_ONLY_BINARY:
-                _need(r.dtype.is_integer, f"'{inst.kind}' needs integer operands")
+            if not (_same_class(a.dtype, r.dtype) and _same_class(b.dtype, r.dtype)):
+                raise _Fail(
+                    f"operands {a.dtype.name}, {b.dtype.name} do not match a {r.dtype.name} result"
+                )
+            if inst.kind in INT_ONLY_BINARY and not r.dtype.is_integer:
+                raise _Fail(f"'{inst.kind}' needs integer operands")
     elif isinstance(inst, SelectOp):
         _check_elementwise(inst, inst.operands)
         p, a, b = inst.operands
         r = inst.result
         assert r is not None
-        _need(
-            isinstance(p, Value) and p.dtype is uint8,
-            f"the predicate must be a uint8 value, not {p.dtype.name}",
-        )
-        _need(
-            _same_class(a.dtype, r.dtype) and _same_class(b.dtype, r.dtype),
-            f"operands {a.dtype.name}, {b.dtype.name} do not match a {r.dtype.name} result",
-        )
+        if not (isinstance(p, Value) and p.dtype is uint8):
+            raise _Fail(f"the predicate must be a uint8 value, not {p.dtype.name}")
+        if not (_same_class(a.dtype, r.dtype) and _same_class(b.dtype, r.dtype)):
+            raise _Fail(
+                f"operands {a.dtype.name}, {b.dtype.name} do not match a {r.dtype.name} result"
+            )
     elif isinstance(inst, TensorContractOp):
         s, m = inst.operands
         r = inst.result
@@ -306,37 +320,30 @@ def _check_types(f: Function, inst: Instruction) -> None:
             "matmul operands and result must be float",
         )
         _need(len(s.shape) == 2 and len(m.shape) == 2, "matmul operands must be 2-D")
-        _need(
-            s.shape[0] == m.shape[0],
-            f"contraction sizes differ: stationary {_shape(s)}, moving {_shape(m)}",
-        )
-        _need(
-            r.shape == (s.shape[1], m.shape[1]),
-            f"result shape {_shape(r)} != [{s.shape[1]},{m.shape[1]}]",
-        )
+        if s.shape[0] != m.shape[0]:
+            raise _Fail(f"contraction sizes differ: stationary {_shape(s)}, moving {_shape(m)}")
+        if r.shape != (s.shape[1], m.shape[1]):
+            raise _Fail(f"result shape {_shape(r)} != [{s.shape[1]},{m.shape[1]}]")
     elif isinstance(inst, TensorScalarGEPOp):
         src, sc = inst.operands
         t = inst.dst
         _need(isinstance(src, Value), "the first operand must be a value")
-        _need(src.shape == t.shape, f"source shape {_shape(src)} != tensor shape {_shape(t)}")
+        if src.shape != t.shape:
+            raise _Fail(f"source shape {_shape(src)} != tensor shape {_shape(t)}")
         _need(
             _same_class(src.dtype, t.dtype) and _same_class(sc.dtype, t.dtype),
             "operand and tensor dtypes differ in kind",
         )
-        _need(
-            t.dtype in inst.allowed,
-            f"@{t.tensor.name} is {t.dtype.name}, not one of the allowed dtypes",
-        )
-        _need(
-            inst.kind not in INT_ONLY_BINARY or t.dtype.is_integer, f"'{inst.kind}' needs integers"
-        )
+        if t.dtype not in inst.allowed:
+            raise _Fail(f"@{t.tensor.name} is {t.dtype.name}, not one of the allowed dtypes")
+        if inst.kind in INT_ONLY_BINARY and not t.dtype.is_integer:
+            raise _Fail(f"'{inst.kind}' needs integers")
     elif isinstance(inst, OffloadedMemCpy):
         s_ap, d = inst.src, inst.dst
-        _need(s_ap.shape == d.shape, f"shapes differ: {_shape(s_ap)} -> {_shape(d)}")
-        _need(
-            _same_class(s_ap.dtype, d.dtype) and (d.dtype.is_float or s_ap.dtype is d.dtype),
-            f"cannot copy {s_ap.dtype.name} into {d.dtype.name}",
-        )
+        if s_ap.shape != d.shape:
+            raise _Fail(f"shapes differ: {_shape(s_ap)} -> {_shape(d)}")
+        if not (_same_class(s_ap.dtype, d.dtype) and (d.dtype.is_float or s_ap.dtype is d.dtype)):
+            raise _Fail(f"cannot copy {s_ap.dtype.name} into {d.dtype.name}")
     elif isinstance(inst, CallOp):
         _check_call(f, inst)
     elif isinstance(inst, OpaqueOp):
@@ -348,22 +355,18 @@ def _check_unary(inst: UnaryOp) -> None:
     r = inst.result
     assert r is not None
     _need(isinstance(d, Value), "the operand must be a value")
-    _need(d.shape == r.shape, f"operand shape {_shape(d)} != result shape {_shape(r)}")
+    if d.shape != r.shape:
+        raise _Fail(f"operand shape {_shape(d)} != result shape {_shape(r)}")
     if inst.kind == "cast":
         return
     if inst.kind == "bitcast":
-        _need(
-            d.dtype.bits == r.dtype.bits,
-            f"bitcast {d.dtype.name} -> {r.dtype.name} changes the width",
-        )
+        if d.dtype.bits != r.dtype.bits:
+            raise _Fail(f"bitcast {d.dtype.name} -> {r.dtype.name} changes the width")
         return
-    _need(
-        _same_class(d.dtype, r.dtype),
-        f"'{inst.kind}' cannot turn {d.dtype.name} into {r.dtype.name}; use cast",
-    )
-    _need(
-        r.dtype.is_float or inst.kind not in FLOAT_ONLY_UNARY, f"'{inst.kind}' needs a float dtype"
-    )
+    if not _same_class(d.dtype, r.dtype):
+        raise _Fail(f"'{inst.kind}' cannot turn {d.dtype.name} into {r.dtype.name}; use cast")
+    if not (r.dtype.is_float or inst.kind not in FLOAT_ONLY_UNARY):
+        raise _Fail(f"'{inst.kind}' needs a float dtype")
 
 
 def _check_elementwise(inst: Instruction, ops: list) -> None:
@@ -371,32 +374,29 @@ def _check_elementwise(inst: Instruction, ops: list) -> None:
     assert r is not None
     _need(any(isinstance(o, Value) for o in ops), "at least one operand must be a value")
     for o in ops:
-        _need(
-            isinstance(o, ScalarValue) or o.shape == r.shape,
-            f"operand %{getattr(o, 'name', '?')} shape {_shape(o)} != result shape {_shape(r)}",
-        )
+        if not (isinstance(o, ScalarValue) or o.shape == r.shape):
+            raise _Fail(
+                f"operand %{getattr(o, 'name', '?')} shape {_shape(o)} != result shape {_shape(r)}"
+            )
 
 
 def _check_call(f: Function, inst: CallOp) -> None:
     m = f.module
     if m is None:
         return
-    _need(m.has_function(inst.callee), f"call to undefined function @{inst.callee}")
+    if not m.has_function(inst.callee):
+        raise _Fail(f"call to undefined function @{inst.callee}")
     g = m.get_function(inst.callee)
-    _need(
-        len(inst.ins) == len(g.inputs),
-        f"@{g.name} takes {len(g.inputs)} inputs, {len(inst.ins)} given",
-    )
-    _need(
-        len(inst.outs) == len(g.outputs),
-        f"@{g.name} has {len(g.outputs)} outputs, {len(inst.outs)} given",
-    )
+    if len(inst.ins) != len(g.inputs):
+        raise _Fail(f"@{g.name} takes {len(g.inputs)} inputs, {len(inst.ins)} given")
+    if len(inst.outs) != len(g.outputs):
+        raise _Fail(f"@{g.name} has {len(g.outputs)} outputs, {len(inst.outs)} given")
     for a, t in zip(inst.ins + inst.outs, g.inputs + g.outputs, strict=True):
-        _need(
-            a.shape == t.shape,
-            f"@{a.tensor.name} {_shape(a)} does not match @{g.name}'s @{t.name} {_shape(t)}",
-        )
-        _need(
-            _same_class(a.dtype, t.dtype),
-            f"@{a.tensor.name} {a.dtype.name} does not match @{g.name}'s @{t.name} {t.dtype.name}",
-        )
+        if a.shape != t.shape:
+            raise _Fail(
+                f"@{a.tensor.name} {_shape(a)} does not match @{g.name}'s @{t.name} {_shape(t)}"
+            )
+        if not _same_class(a.dtype, t.dtype):
+            raise _Fail(
+                f"@{a.tensor.name} {a.dtype.name} does not match @{g.name}'s @{t.name} {t.dtype.name}"
+            )
