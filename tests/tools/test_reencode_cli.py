@@ -108,3 +108,27 @@ def test_cli_progress_bar_on_a_terminal(tmp_path, capsys, monkeypatch):
     assert main(["reencode", str(src), "-o", str(tmp_path / "o.safetensors"), "--to", "bf16"]) == 0
     err = capsys.readouterr().err
     assert "reencode → bf16" in err and "B/s" in err
+
+
+def test_docs_io_example_output_is_real(tmp_path, capsys, monkeypatch):
+    """The command and table in docs/io.md, re-run (timings masked)."""
+    import re
+    import shlex
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "io.md").read_text(encoding="utf-8")
+    block = re.search(r"```\n(\$ pyprecision reencode .*?)```", doc, re.S)
+    assert block is not None
+    lines = block.group(1).splitlines()
+    command = lines[0][2:].rstrip("\\").strip() + " " + lines[1].strip()
+    shown = lines[2:]
+    monkeypatch.chdir(tmp_path)
+    single(tmp_path)
+    argv = shlex.split(command)[1:]
+    assert argv[0] == "reencode" and main([*argv, "-q"]) == 0
+    got = capsys.readouterr().out.splitlines()
+
+    def mask(text: str) -> str:
+        return re.sub(r"\d+\.\d+ s|\d+\.\d+ GB/s", "#", text)
+
+    assert [mask(x) for x in got] == [mask(x) for x in shown]
