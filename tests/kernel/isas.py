@@ -4,6 +4,7 @@ paths are proven equal to the reference model, not only the path this CPU happen
 from __future__ import annotations
 
 import functools
+import os
 
 import numpy as np
 
@@ -30,3 +31,16 @@ def available() -> tuple[str | None, ...]:
             continue
         out.append(isa)
     return tuple(out)
+
+
+def selected() -> tuple[str | None, ...]:
+    """The paths to run: all of `available()`, or the comma list in $KERNEL_TEST_ISAS
+    ("auto" meaning the automatic choice), e.g. KERNEL_TEST_ISAS=auto for a quick sweep."""
+    env = os.environ.get("KERNEL_TEST_ISAS", "").strip()
+    if not env:
+        return available()
+    names = [n.strip() for n in env.split(",") if n.strip()]
+    chosen = tuple(None if n == "auto" else n for n in names)
+    unknown = [n for n in chosen if n not in available()]
+    assert not unknown, f"KERNEL_TEST_ISAS names unavailable paths {unknown}; have {available()}"
+    return chosen
