@@ -19,7 +19,13 @@ from pyprecision.formats import format as _format
 from pyprecision.io.atomic import atomic_file
 from pyprecision.io.tensors import TensorInfo
 
-__all__ = ["read_npy_header", "read_npz_members", "NpzWriter", "NPZ_METADATA_MEMBER"]
+__all__ = [
+    "npy_can_store",
+    "read_npy_header",
+    "read_npz_members",
+    "NpzWriter",
+    "NPZ_METADATA_MEMBER",
+]
 
 #: The .npz member (plain JSON, not an array) that holds what safetensors keeps in __metadata__.
 NPZ_METADATA_MEMBER = "__metadata__.json"
@@ -55,6 +61,16 @@ def _parse_header(
     if not all(isinstance(s, int) and s >= 0 for s in shape):
         raise DumpError(f"{path}{where}: malformed .npy header: shape {shape!r}")
     return dtype, shape, fortran, pre + n
+
+
+def npy_can_store(dtype: Any) -> bool:
+    """Whether a .npy header can name ``dtype`` so that numpy reads it back as the same dtype
+    (not so for bfloat16 and the fp8 types of ml_dtypes)."""
+    dt = np.dtype(dtype)
+    try:
+        return bool(np.lib.format.descr_to_dtype(np.lib.format.dtype_to_descr(dt)) == dt)
+    except (TypeError, ValueError):
+        return False
 
 
 def read_npy_header(path: str | os.PathLike[str], name: str | None = None) -> TensorInfo:
@@ -219,7 +235,7 @@ class NpzWriter:
         self._finish()
         assert self._zf is not None, "use NpzWriter as a context manager"
         dt = np.dtype(dtype)
-        if dt.kind == "V":
+        if not npy_can_store(dt):
             raise DumpError(f"{self.path}: {name!r}: write {dt} as raw codes (uint) plus metadata")
         self._member = self._zf.open(name + ".npy", "w", force_zip64=True)
         np.lib.format.write_array_header_2_0(

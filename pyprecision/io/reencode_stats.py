@@ -143,7 +143,8 @@ def count_specials(
     special = mag >= f.max_bits
     idx = np.flatnonzero(special)
     m = mag[idx].astype(np.int64)
-    x = np.asarray(src[idx]).astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        x = np.asarray(src[idx]).astype(np.float64)
     top = f.inf_bits if f.inf_bits is not None else f.max_bits
     is_nan = m > top
     is_inf = (m == f.inf_bits) if f.inf_bits is not None else np.zeros(m.shape, bool)

@@ -15,7 +15,7 @@ from pyprecision.errors import DumpError
 from pyprecision.formats import format as _format
 from pyprecision.io.atomic import atomic_file
 from pyprecision.io.dtypes import SAFETENSORS_DTYPES
-from pyprecision.io.numpy_files import NpzWriter
+from pyprecision.io.numpy_files import NpzWriter, npy_can_store
 from pyprecision.io.safetensors import SafetensorsWriter
 
 __all__ = ["Sink", "OutSpec", "open_sink", "write_index", "BackgroundWriter", "QUEUE_DEPTH"]
@@ -51,11 +51,11 @@ class _NpzSink:
 def _npz_dtype(st: str, fmt: str | None) -> np.dtype:
     """float16 / float32 / ints as themselves; bf16 and fp8 as their raw codes (uint)."""
     dt = SAFETENSORS_DTYPES[st]
-    if fmt is not None and dt.kind == "V":
+    if npy_can_store(dt):
+        return dt
+    if fmt is not None:
         return _format(fmt).storage_dtype
-    if dt.kind == "V":
-        raise DumpError(f"{dt} cannot be stored in .npz without a pyprecision format name")
-    return dt
+    raise DumpError(f"{dt} cannot be stored in .npz without a pyprecision format name")
 
 
 _Item = tuple[str, np.ndarray, int, "Callable[[], None] | None"]

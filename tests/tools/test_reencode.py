@@ -312,3 +312,17 @@ def test_empty_scalar_and_big_endian_tensors(tmp_path):
             float(store.load("scalar").astype(np.float32)) * float(store.load("scalar.scale"))
             == 2.5
         )
+
+
+@pytest.mark.parametrize("fmt", sorted(ST_NAME))
+def test_npz_output_every_format(tmp_path, fmt):
+    src, w = single(tmp_path)
+    out = tmp_path / "o.npz"
+    s = reencode(src, out, fmt, verify=True)
+    assert not s.verify_failures
+    f = pp.format(fmt)
+    z = np.load(out)
+    raw = z["layer.1.weight"]
+    assert raw.dtype.itemsize == f.bits // 8
+    np.testing.assert_array_equal(raw.view(f.storage_dtype), pp.encode(w["layer.1.weight"], fmt))
+    assert open_tensors(out).load("layer.1.weight").dtype == f.dtype
