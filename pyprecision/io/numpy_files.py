@@ -155,7 +155,7 @@ def read_npz_members(path: str | os.PathLike[str]) -> tuple[list[TensorInfo], di
             else:
                 try:
                     with zf.open(zi) as mf:
-                        dtype, shape, fortran, hlen = _parse_header(p, mf, where)  # type: ignore[arg-type]
+                        dtype, shape, fortran, hlen = _parse_header(p, mf, where)
                 except (zipfile.BadZipFile, OSError, EOFError) as exc:
                     raise DumpError(f"{p}{where}: corrupt: {exc}") from exc
                 avail, offset = zi.file_size - hlen, None
@@ -187,7 +187,7 @@ def read_npz_compressed(info: TensorInfo) -> np.ndarray:
     """Read a deflated .npz member (the whole tensor, into memory)."""
     try:
         with zipfile.ZipFile(info.path) as zf, zf.open(info.name + ".npy") as mf:
-            arr = np.lib.format.read_array(mf, allow_pickle=False)  # type: ignore[arg-type]
+            arr = np.lib.format.read_array(mf, allow_pickle=False)
     except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
         raise DumpError(f"{info.path}: member {info.name}.npy: corrupt: {exc}") from exc
     return arr.view(info.dtype) if arr.dtype != info.dtype else arr

@@ -86,7 +86,7 @@ def _read_file(path: str) -> tuple[list[TensorInfo], dict[str, Any]]:
     if not os.path.isfile(path):
         raise DumpError(f"{path}: no such file")
     if path.endswith(".safetensors"):
-        return read_safetensors_header(path)  # type: ignore[return-value]
+        return read_safetensors_header(path)
     if path.endswith(".npz"):
         return read_npz_members(path)
     if path.endswith(".npy"):

@@ -15,7 +15,7 @@ from pyprecision.io import reencode
 from pyprecision.io.store import open_tensors
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``reencode`` subcommand."""
     p = subparsers.add_parser(
         "reencode",
