@@ -14,6 +14,8 @@ from typing import Any
 import numpy as np
 
 import pyprecision
+from pyprecision.emulate.ir_numbers import convert, from_storage, round_to, to_storage, view_bits
+from pyprecision.emulate.ir_ops import binary_values, int_unary, matmul_fp32, unary_float
 from pyprecision.errors import EmulationError
 from pyprecision.ir import (
     FLOAT_DTYPES,
@@ -42,72 +44,9 @@ from pyprecision.ir import (
     verify,
 )
 
-__all__ = ["convert", "from_storage", "round_to", "run_ir", "to_storage"]
+__all__ = ["run_ir"]
 
 _FLOAT_STORAGE = {np.dtype(d.storage) for d in FLOAT_DTYPES}
-
-
-# -- numbers ------------------------------------------------------------------------------------------
-def round_to(x: Any, dt: DType) -> np.ndarray:
-    """Round exact values ``x`` (float64 array, or integers for int→float) to ``dt``.
-
-    Floats: float32 by numpy (RNE), the narrow formats by ``pyprecision.quantize`` (RNE, Neuron default
-    saturation); result float64. Integers: wrap modulo 2**bits; result int64 (uint64 for uint64).
-    """
-    a = np.asarray(x)
-    if dt.is_float:
-        if dt.fmt is None:
-            return a.astype(np.float32).astype(np.float64)
-        if a.dtype.kind == "f" and a.dtype != np.float64:
-            a = a.astype(np.float64)
-        return np.asarray(pyprecision.quantize(a, dt.fmt), dtype=np.float64)
-    return _wrap(a, dt)
-
-
-def _wrap(a: np.ndarray, dt: DType) -> np.ndarray:
-    if a.dtype == object:
-        m = 1 << dt.bits
-        v = np.array([int(i) % m for i in a.ravel()], dtype=object).reshape(a.shape)
-        if dt.kind == "int":
-            v = np.array([i - m if i >= m >> 1 else i for i in v.ravel()], dtype=object).reshape(
-                a.shape
-            )
-        return v.astype(np.uint64 if dt.kind == "uint" and dt.bits == 64 else np.int64)
-    if dt.bits == 64:
-        return a.astype(np.uint64 if dt.kind == "uint" else np.int64)
-    u = a.astype(np.int64) & ((1 << dt.bits) - 1)
-    if dt.kind == "int":
-        u = np.where(u >= (1 << (dt.bits - 1)), u - (1 << dt.bits), u)
-    return u.astype(np.int64)
-
-
-def convert(x: Any, src: DType | None, dst: DType) -> np.ndarray:
-    """Convert values of dtype ``src`` to ``dst``: the identity when the dtypes are equal (so a same-dtype
-    load, store, copy or cast never changes a value — not even an fp8 ±inf under saturation), else
-    ``round_to``. ``src=None`` means exact values of no particular dtype."""
-    if src is dst:
-        return np.asarray(x)
-    return round_to(x, dst)
-
-
-def to_storage(x: np.ndarray, dt: DType) -> np.ndarray:
-    """Values (already representable in ``dt``) as an array of ``dt.np_dtype``."""
-    if dt.is_float and dt.fmt is not None and dt.np_dtype != np.float32:
-        # exact: the values are representable; saturate=False keeps an fp8 ±inf as ±inf
-        return np.asarray(pyprecision.cast(np.asarray(x, dtype=np.float64), dt.fmt, saturate=False))
-    return np.asarray(x).astype(dt.np_dtype)
-
-
-def from_storage(a: np.ndarray, dt: DType) -> np.ndarray:
-    """An array of ``dt.np_dtype`` as internal values (float64, or int64 / uint64)."""
-    if dt.is_float:
-        return np.asarray(a).astype(np.float64)
-    return np.asarray(a).astype(np.uint64 if dt.kind == "uint" and dt.bits == 64 else np.int64)
-
-
-def _view(x: np.ndarray, src: DType, dst: DType) -> np.ndarray:
-    """Reinterpret the bits of ``src`` values as ``dst`` (same width)."""
-    return from_storage(to_storage(x, src).view(dst.np_dtype), dst)
 
 
 # -- the interpreter ------------------------------------------------------------------------------------
@@ -126,14 +65,14 @@ class _Frame:
 
     def read(self, ap: NeuronAP) -> np.ndarray:
         x = self.mem[id(ap.tensor)]
-        return _view(x, ap.tensor.dtype, ap.reinterpret) if ap.reinterpret is not None else x
+        return view_bits(x, ap.tensor.dtype, ap.reinterpret) if ap.reinterpret is not None else x
 
     def write(
         self, ap: NeuronAP, x: np.ndarray, src: DType | None, rows: np.ndarray | None = None
     ) -> None:
         x = convert(x, src, ap.dtype)
         if ap.reinterpret is not None:
-            x = _view(x, ap.reinterpret, ap.tensor.dtype)
+            x = view_bits(x, ap.reinterpret, ap.tensor.dtype)
         buf = self.mem[id(ap.tensor)]
         if rows is None:
             self.mem[id(ap.tensor)] = np.array(
@@ -177,40 +116,11 @@ def _store(fr: _Frame, inst: Any) -> None:
     fr.write(inst.dst, fr.operand(inst.src), inst.src.dtype, rows)
 
 
-def _unary_float(kind: str, x: np.ndarray) -> np.ndarray:
-    with np.errstate(all="ignore"):
-        if kind in ("copy", "cast"):
-            return x
-        if kind == "neg":
-            return -x
-        if kind == "abs":
-            return np.abs(x)
-        if kind == "exp":
-            return np.exp(x)
-        if kind == "log":
-            return np.log(x)
-        if kind == "sqrt":
-            return np.sqrt(x)
-        if kind == "rsqrt":
-            return 1.0 / np.sqrt(x)
-        if kind == "reciprocal":
-            return 1.0 / x
-        if kind == "relu":
-            return np.where(np.isnan(x), x, np.where(x > 0, x, 0.0))
-        if kind == "tanh":
-            return np.tanh(x)
-        if kind == "sigmoid":
-            return 1.0 / (1.0 + np.exp(-x))
-        if kind == "square":
-            return x * x
-    raise EmulationError(f"unknown unary op {kind!r}")
-
-
 def _unary(fr: _Frame, inst: UnaryOp) -> np.ndarray:
     src: Value = inst.data  # type: ignore[assignment]
     x, sdt, rdt = fr.vals[id(src)], src.dtype, inst.result.dtype  # type: ignore[union-attr]
     if inst.kind == "bitcast":
-        return _view(x, sdt, rdt)
+        return view_bits(x, sdt, rdt)
     if inst.kind in ("cast", "copy") and sdt is rdt:
         return x
     if inst.kind == "cast" and sdt.is_float and rdt.is_integer:
@@ -218,79 +128,15 @@ def _unary(fr: _Frame, inst: UnaryOp) -> np.ndarray:
     if inst.kind == "cast" and sdt.is_integer and rdt.is_float:
         return round_to(x, rdt)
     if rdt.is_integer:
-        return round_to(_int_unary(inst.kind, x), rdt)
-    return round_to(_unary_float(inst.kind, x), rdt)
-
-
-def _int_unary(kind: str, x: np.ndarray) -> np.ndarray:
-    o = x.astype(object)
-    table: dict[str, Callable[[Any], Any]] = {
-        "cast": lambda v: v,
-        "copy": lambda v: v,
-        "neg": lambda v: -v,
-        "abs": abs,
-        "relu": lambda v: max(v, 0),
-        "square": lambda v: v * v,
-    }
-    if kind not in table:
-        raise EmulationError(f"'{kind}' is not defined on integers")
-    fn = table[kind]
-    return np.array([fn(int(v)) for v in o.ravel()], dtype=object).reshape(x.shape)
-
-
-def _binary_values(kind: str, a: np.ndarray, b: np.ndarray, is_float: bool) -> np.ndarray:
-    if is_float:
-        with np.errstate(all="ignore"):
-            ops: dict[str, Callable[[Any, Any], Any]] = {
-                "add": np.add,
-                "sub": np.subtract,
-                "mul": np.multiply,
-                "div": np.divide,
-                "max": np.maximum,
-                "min": np.minimum,
-                "cmp_eq": np.equal,
-                "cmp_ne": np.not_equal,
-                "cmp_lt": np.less,
-                "cmp_le": np.less_equal,
-                "cmp_gt": np.greater,
-                "cmp_ge": np.greater_equal,
-            }
-            return ops[kind](a.astype(np.float64), b.astype(np.float64))
-    a, b = np.broadcast_arrays(a.astype(object), b.astype(object))
-    out = [_int_binop(kind, int(x), int(y)) for x, y in zip(a.ravel(), b.ravel(), strict=True)]
-    return np.array(out, dtype=object).reshape(a.shape)
-
-
-def _int_binop(kind: str, x: int, y: int) -> int:
-    if kind == "div":
-        if y == 0:
-            raise EmulationError("integer division by zero")
-        q = abs(x) // abs(y)
-        return q if (x >= 0) == (y >= 0) else -q
-    table: dict[str, Callable[[int, int], int]] = {
-        "add": lambda p, q: p + q,
-        "sub": lambda p, q: p - q,
-        "mul": lambda p, q: p * q,
-        "max": max,
-        "min": min,
-        "and": lambda p, q: p & q,
-        "or": lambda p, q: p | q,
-        "xor": lambda p, q: p ^ q,
-        "cmp_eq": lambda p, q: int(p == q),
-        "cmp_ne": lambda p, q: int(p != q),
-        "cmp_lt": lambda p, q: int(p < q),
-        "cmp_le": lambda p, q: int(p <= q),
-        "cmp_gt": lambda p, q: int(p > q),
-        "cmp_ge": lambda p, q: int(p >= q),
-    }
-    return table[kind](x, y)
+        return round_to(int_unary(inst.kind, x), rdt)
+    return round_to(unary_float(inst.kind, x), rdt)
 
 
 def _binary(fr: _Frame, inst: BinaryOp) -> np.ndarray:
     shape = inst.result.shape  # type: ignore[union-attr]
     a, b = (fr.operand(o, shape) for o in inst.operands)
     is_float = inst.lhs.dtype.is_float
-    r = _binary_values(inst.kind, a, b, is_float)
+    r = binary_values(inst.kind, a, b, is_float)
     if inst.is_compare:
         return np.asarray(r, dtype=np.int64).astype(np.int64)
     return round_to(r, inst.result.dtype)  # type: ignore[union-attr]
@@ -307,21 +153,14 @@ def _select(fr: _Frame, inst: SelectOp) -> np.ndarray:
 
 
 def _matmul(fr: _Frame, inst: TensorContractOp) -> np.ndarray:
-    s = fr.operand(inst.stationary).astype(
-        np.float32
-    )  # exact: every float dtype is a subset of fp32
-    m = fr.operand(inst.moving).astype(np.float32)
-    acc = np.zeros((s.shape[1], m.shape[1]), dtype=np.float32)
-    with np.errstate(all="ignore"):
-        for k in range(s.shape[0]):  # sequential K order, each product and each sum rounded to fp32
-            acc = acc + np.multiply.outer(s[k], m[k])
-    return round_to(acc.astype(np.float64), inst.result.dtype)  # type: ignore[union-attr]
+    acc = matmul_fp32(fr.operand(inst.stationary), fr.operand(inst.moving))
+    return round_to(acc, inst.result.dtype)  # type: ignore[union-attr]
 
 
 def _gep(fr: _Frame, inst: TensorScalarGEPOp) -> None:
     shape = inst.dst.shape
     a, b = (fr.operand(o, shape) for o in inst.operands)
-    fr.write(inst.dst, _binary_values(inst.kind, a, b, inst.dst.dtype.is_float), None)
+    fr.write(inst.dst, binary_values(inst.kind, a, b, inst.dst.dtype.is_float), None)
 
 
 def _memcpy(fr: _Frame, inst: OffloadedMemCpy) -> None:

@@ -63,7 +63,8 @@ from pyprecision.ir.memory import (
 )
 from pyprecision.ir.parser import Location, parse
 from pyprecision.ir.printer import function_to_text, instruction_to_text, to_text
-from pyprecision.ir.values import NeuronAP, ScalarValue, SingleValueTensor, Tensor, Use, Value
+from pyprecision.ir.tensors import NeuronAP, SingleValueTensor, Tensor
+from pyprecision.ir.values import ScalarValue, Use, Value
 from pyprecision.ir.verifier import verify
 
 

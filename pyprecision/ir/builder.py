@@ -11,7 +11,8 @@ from pyprecision.ir.core import Block, Function
 from pyprecision.ir.dtypes import DType, as_dtype
 from pyprecision.ir.instructions import Instruction, Operand
 from pyprecision.ir.memory import AffineLoad, AffineStore
-from pyprecision.ir.values import NeuronAP, Tensor, Value
+from pyprecision.ir.tensors import NeuronAP, Tensor
+from pyprecision.ir.values import Value
 
 __all__ = ["IRBuilder", "cast_name", "make_cast"]
 

@@ -6,7 +6,8 @@ from collections.abc import Iterable, Iterator
 
 from pyprecision.ir.instructions import Instruction
 from pyprecision.ir.memory import CallOpBase
-from pyprecision.ir.values import Tensor, Value
+from pyprecision.ir.tensors import Tensor
+from pyprecision.ir.values import Value
 
 __all__ = ["Block", "Function", "Module", "is_trivially_dead", "recursively_dce"]
 

@@ -11,7 +11,8 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pyprecision.ir.dtypes import DTYPES, DType, as_dtype
-from pyprecision.ir.values import NeuronAP, ScalarValue, Use, Value
+from pyprecision.ir.tensors import NeuronAP
+from pyprecision.ir.values import ScalarValue, Use, Value
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyprecision.ir.core import Block, Function

@@ -1,4 +1,5 @@
-"""Line tokenizer for the IR text form. Every token carries its 1-based column."""
+"""Line tokenizer for the IR text form (every token carries its 1-based column), the token cursor the
+parser reads a line with, and number literals."""
 
 from __future__ import annotations
 
@@ -6,8 +7,9 @@ import re
 from dataclasses import dataclass
 
 from pyprecision.errors import ParseError
+from pyprecision.ir.dtypes import DType
 
-__all__ = ["Token", "tokenize_line"]
+__all__ = ["Line", "Token", "parse_number", "tokenize_line"]
 
 _TOKEN_RE = re.compile(
     r"""
@@ -59,3 +61,73 @@ def tokenize_line(line: str, lineno: int, filename: str) -> list[Token]:
             toks.append(Token(kind, text, pos + 1))
         pos = m.end()
     return toks
+
+
+class Line:
+    """A cursor over one line's tokens; ``error`` makes a ParseError located at a token."""
+
+    def __init__(self, toks: list[Token], lineno: int, filename: str, text: str):
+        self.toks, self.i, self.lineno, self.filename, self.text = toks, 0, lineno, filename, text
+
+    def error(self, msg: str, tok: Token | None = None) -> ParseError:
+        if tok is None:
+            tok = self.toks[self.i] if self.i < len(self.toks) else None
+        col = tok.col if tok is not None else len(self.text.rstrip()) + 1
+        return ParseError(msg, self.lineno, col, self.filename)
+
+    def peek(self) -> Token | None:
+        return self.toks[self.i] if self.i < len(self.toks) else None
+
+    def at(self, kind: str, text: str | None = None) -> bool:
+        t = self.peek()
+        return t is not None and t.kind == kind and (text is None or t.text == text)
+
+    def next(self, what: str) -> Token:
+        t = self.peek()
+        if t is None:
+            raise self.error(f"expected {what}, found end of line")
+        self.i += 1
+        return t
+
+    def expect(self, kind: str, text: str | None = None, what: str | None = None) -> Token:
+        t = self.peek()
+        if t is None or t.kind != kind or (text is not None and t.text != text):
+            found = "end of line" if t is None else repr(t.text)
+            raise self.error(
+                f"expected {what or repr(text) if text else what or kind}, found {found}"
+            )
+        self.i += 1
+        return t
+
+    def accept(self, kind: str, text: str | None = None) -> Token | None:
+        if self.at(kind, text):
+            return self.next(kind)
+        return None
+
+    def end(self) -> None:
+        t = self.peek()
+        if t is not None:
+            raise self.error(f"unexpected {t.text!r} at end of line")
+
+
+def parse_number(tok: Token, dtype: DType, ln: Line) -> float | int:
+    """The literal ``tok`` as a number of ``dtype`` (a float, or an in-range integer); else ParseError."""
+    s = tok.text
+    try:
+        if dtype.is_float:
+            if s.lower().lstrip("+-").startswith("0x"):
+                raise ValueError
+            return float(s)
+        if "." in s or "e" in s.lower() or "n" in s.lower():
+            raise ValueError
+        v = int(s, 0)
+    except ValueError:
+        raise ln.error(f"invalid {dtype.name} literal {s!r}", tok) from None
+    lo, hi = (
+        (-(1 << (dtype.bits - 1)), (1 << (dtype.bits - 1)) - 1)
+        if dtype.kind == "int"
+        else (0, (1 << dtype.bits) - 1)
+    )
+    if not lo <= v <= hi:
+        raise ln.error(f"{v} is out of range for {dtype.name}", tok)
+    return v

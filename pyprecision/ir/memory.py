@@ -8,7 +8,8 @@ from typing import Any
 
 from pyprecision.ir.dtypes import FLOAT_DTYPES, INTEGER_DTYPES, DType, as_dtype
 from pyprecision.ir.instructions import BINARY_KINDS, COMPARE_KINDS, Instruction, Operand
-from pyprecision.ir.values import NeuronAP, ScalarValue, Tensor, Value
+from pyprecision.ir.tensors import NeuronAP, Tensor
+from pyprecision.ir.values import ScalarValue, Value
 
 __all__ = [
     "AffineLoad",

@@ -16,7 +16,7 @@ from pyprecision.ir.compute import BinaryOp, SelectOp, TensorContractOp, UnaryOp
 from pyprecision.ir.core import Block, Function, Module
 from pyprecision.ir.dtypes import DType, dtype_from_name
 from pyprecision.ir.instructions import BINARY_KINDS, COMPARE_KINDS, UNARY_KINDS, Instruction
-from pyprecision.ir.lexer import Token, tokenize_line
+from pyprecision.ir.lexer import Line, Token, parse_number, tokenize_line
 from pyprecision.ir.memory import (
     AffineLoad,
     AffineStore,
@@ -29,14 +29,8 @@ from pyprecision.ir.memory import (
     SBAtomLoad,
     TensorScalarGEPOp,
 )
-from pyprecision.ir.values import (
-    TENSOR_KINDS,
-    NeuronAP,
-    ScalarValue,
-    SingleValueTensor,
-    Tensor,
-    Value,
-)
+from pyprecision.ir.tensors import TENSOR_KINDS, NeuronAP, SingleValueTensor, Tensor
+from pyprecision.ir.values import ScalarValue, Value
 
 __all__ = ["Location", "parse"]
 
@@ -53,75 +47,6 @@ class Location:
         return f"{self.filename}:{self.line}:{self.col}"
 
 
-class _Line:
-    """A cursor over one line's tokens."""
-
-    def __init__(self, toks: list[Token], lineno: int, filename: str, text: str):
-        self.toks, self.i, self.lineno, self.filename, self.text = toks, 0, lineno, filename, text
-
-    def error(self, msg: str, tok: Token | None = None) -> ParseError:
-        if tok is None:
-            tok = self.toks[self.i] if self.i < len(self.toks) else None
-        col = tok.col if tok is not None else len(self.text.rstrip()) + 1
-        return ParseError(msg, self.lineno, col, self.filename)
-
-    def peek(self) -> Token | None:
-        return self.toks[self.i] if self.i < len(self.toks) else None
-
-    def at(self, kind: str, text: str | None = None) -> bool:
-        t = self.peek()
-        return t is not None and t.kind == kind and (text is None or t.text == text)
-
-    def next(self, what: str) -> Token:
-        t = self.peek()
-        if t is None:
-            raise self.error(f"expected {what}, found end of line")
-        self.i += 1
-        return t
-
-    def expect(self, kind: str, text: str | None = None, what: str | None = None) -> Token:
-        t = self.peek()
-        if t is None or t.kind != kind or (text is not None and t.text != text):
-            found = "end of line" if t is None else repr(t.text)
-            raise self.error(
-                f"expected {what or repr(text) if text else what or kind}, found {found}"
-            )
-        self.i += 1
-        return t
-
-    def accept(self, kind: str, text: str | None = None) -> Token | None:
-        if self.at(kind, text):
-            return self.next(kind)
-        return None
-
-    def end(self) -> None:
-        t = self.peek()
-        if t is not None:
-            raise self.error(f"unexpected {t.text!r} at end of line")
-
-
-def _number(tok: Token, dtype: DType, ln: _Line) -> float | int:
-    s = tok.text
-    try:
-        if dtype.is_float:
-            if s.lower().lstrip("+-").startswith("0x"):
-                raise ValueError
-            return float(s)
-        if "." in s or "e" in s.lower() or "n" in s.lower():
-            raise ValueError
-        v = int(s, 0)
-    except ValueError:
-        raise ln.error(f"invalid {dtype.name} literal {s!r}", tok) from None
-    lo, hi = (
-        (-(1 << (dtype.bits - 1)), (1 << (dtype.bits - 1)) - 1)
-        if dtype.kind == "int"
-        else (0, (1 << dtype.bits) - 1)
-    )
-    if not lo <= v <= hi:
-        raise ln.error(f"{v} is out of range for {dtype.name}", tok)
-    return v
-
-
 class _FunctionParser:
     def __init__(self, f: Function, filename: str):
         self.f, self.filename = f, filename
@@ -129,14 +54,14 @@ class _FunctionParser:
         self.block: Block | None = None
 
     # -- pieces ----------------------------------------------------------------------------------
-    def dtype(self, ln: _Line) -> DType:
+    def dtype(self, ln: Line) -> DType:
         t = ln.expect("ident", what="a dtype")
         try:
             return dtype_from_name(t.text)
         except KeyError:
             raise ln.error(f"unknown dtype {t.text!r}", t) from None
 
-    def type_(self, ln: _Line) -> tuple[DType, tuple[int, ...]]:
+    def type_(self, ln: Line) -> tuple[DType, tuple[int, ...]]:
         dt = self.dtype(ln)
         ln.expect("punct", "[")
         dims: list[int] = []
@@ -151,28 +76,28 @@ class _FunctionParser:
             raise ln.error("a shape needs at least one dimension")
         return dt, tuple(dims)
 
-    def value_ref(self, ln: _Line) -> Value:
+    def value_ref(self, ln: Line) -> Value:
         t = ln.expect("value", what="a %value")
         v = self.values.get(t.text)
         if v is None:
             raise ln.error(f"use of undefined value %{t.text}", t)
         return v
 
-    def operand(self, ln: _Line) -> Value | ScalarValue:
+    def operand(self, ln: Line) -> Value | ScalarValue:
         if ln.at("value"):
             return self.value_ref(ln)
         if ln.at("ident"):
             dt = self.dtype(ln)
-            return ScalarValue(_number(ln.expect("number", what="a number"), dt, ln), dt)
+            return ScalarValue(parse_number(ln.expect("number", what="a number"), dt, ln), dt)
         raise ln.error("expected an operand (%value or 'dtype number')")
 
-    def tensor_ref(self, ln: _Line) -> Tensor:
+    def tensor_ref(self, ln: Line) -> Tensor:
         t = ln.expect("tensor", what="a @tensor")
         if not self.f.has_tensor(t.text):
             raise ln.error(f"use of undeclared tensor @{t.text}", t)
         return self.f.get_tensor(t.text)
 
-    def ap(self, ln: _Line, role: str, indexed: bool = False) -> NeuronAP:
+    def ap(self, ln: Line, role: str, indexed: bool = False) -> NeuronAP:
         tensor = self.tensor_ref(ln)
         index = None
         if indexed:
@@ -184,7 +109,7 @@ class _FunctionParser:
         ap.index = index
         return ap
 
-    def ap_list(self, ln: _Line, word: str, role: str) -> list[NeuronAP]:
+    def ap_list(self, ln: Line, word: str, role: str) -> list[NeuronAP]:
         ln.expect("ident", word)
         ln.expect("punct", "(")
         aps: list[NeuronAP] = []
@@ -194,7 +119,7 @@ class _FunctionParser:
             aps.append(self.ap(ln, role))
         return aps
 
-    def attrs(self, ln: _Line, allowed: tuple[str, ...]) -> dict[str, list[Any]]:
+    def attrs(self, ln: Line, allowed: tuple[str, ...]) -> dict[str, list[Any]]:
         out: dict[str, list[Any]] = {}
         if not ln.accept("punct", "{"):
             return out
@@ -215,7 +140,7 @@ class _FunctionParser:
             ln.expect("punct", ",")
 
     # -- lines -------------------------------------------------------------------------------------
-    def tensor_decl(self, ln: _Line) -> None:
+    def tensor_decl(self, ln: Line) -> None:
         name = ln.expect("tensor", what="a @tensor name")
         if self.f.has_tensor(name.text):
             raise ln.error(f"redefinition of tensor @{name.text}", name)
@@ -235,7 +160,7 @@ class _FunctionParser:
             init = ln.expect("ident", what="'dense' or 'splat'")
             if init.text == "splat":
                 tensor = SingleValueTensor(
-                    name.text, shape, dt, _number(ln.expect("number"), dt, ln)
+                    name.text, shape, dt, parse_number(ln.expect("number"), dt, ln)
                 )
             elif init.text == "dense":
                 tensor = Tensor(name.text, shape, dt, "const", self.dense(ln, dt, shape))
@@ -248,7 +173,7 @@ class _FunctionParser:
         ln.end()
         self.f.add_tensor(tensor)
 
-    def dense(self, ln: _Line, dt: DType, shape: tuple[int, ...]) -> np.ndarray:
+    def dense(self, ln: Line, dt: DType, shape: tuple[int, ...]) -> np.ndarray:
         tok = ln.expect("string", what='a "base64" payload')
         try:
             raw = base64.b64decode(tok.text, validate=True)
@@ -265,7 +190,7 @@ class _FunctionParser:
             .reshape(shape)
         )
 
-    def instruction(self, ln: _Line) -> Instruction:
+    def instruction(self, ln: Line) -> Instruction:
         res_tok = None
         if ln.at("value"):
             res_tok = ln.next("value")
@@ -289,12 +214,12 @@ class _FunctionParser:
         inst.dl = Location(self.filename, ln.lineno, (res_tok or op).col)
         return inst
 
-    def result(self, ln: _Line, res_tok: Token) -> Value:
+    def result(self, ln: Line, res_tok: Token) -> Value:
         ln.expect("punct", ":", what="':' and the result type")
         dt, shape = self.type_(ln)
         return Value(res_tok.text, dt, shape)
 
-    def _handler(self, name: str) -> tuple[bool, Callable[[_Line, Token, Any], Instruction]] | None:
+    def _handler(self, name: str) -> tuple[bool, Callable[[Line, Token, Any], Instruction]] | None:
         if name in UNARY_KINDS:
             return True, lambda ln, op, r: UnaryOp(op.text, self.value_ref(ln), self.result(ln, r))
         if name in BINARY_KINDS:
@@ -314,24 +239,24 @@ class _FunctionParser:
             "opaque": (False, self._call),
         }.get(name)
 
-    def _binary(self, ln: _Line, op: Token, r: Token) -> Instruction:
+    def _binary(self, ln: Line, op: Token, r: Token) -> Instruction:
         a = self.operand(ln)
         ln.expect("punct", ",")
         return BinaryOp(op.text, a, self.operand(ln), self.result(ln, r))
 
-    def _select(self, ln: _Line, op: Token, r: Token) -> Instruction:
+    def _select(self, ln: Line, op: Token, r: Token) -> Instruction:
         p = self.value_ref(ln)
         ln.expect("punct", ",")
         a = self.operand(ln)
         ln.expect("punct", ",")
         return SelectOp(p, a, self.operand(ln), self.result(ln, r))
 
-    def _matmul(self, ln: _Line, op: Token, r: Token) -> Instruction:
+    def _matmul(self, ln: Line, op: Token, r: Token) -> Instruction:
         s = self.value_ref(ln)
         ln.expect("punct", ",")
         return TensorContractOp(s, self.value_ref(ln), self.result(ln, r))
 
-    def _load(self, ln: _Line, op: Token, r: Token) -> Instruction:
+    def _load(self, ln: Line, op: Token, r: Token) -> Instruction:
         ap = self.ap(ln, "load", indexed=op.text == "generic_load")
         if op.text == "sb_atom_load":
             bc = ln.accept("ident", "broadcast") is not None
@@ -340,13 +265,13 @@ class _FunctionParser:
             return GenericLoad(ap, self.result(ln, r), ap.index)
         return AffineLoad(ap, self.result(ln, r))
 
-    def _store(self, ln: _Line, op: Token, r: Any) -> Instruction:
+    def _store(self, ln: Line, op: Token, r: Any) -> Instruction:
         v = self.operand(ln)
         ln.expect("punct", ",")
         ap = self.ap(ln, "store", indexed=op.text == "generic_store")
         return GenericStore(v, ap, ap.index) if op.text == "generic_store" else AffineStore(v, ap)
 
-    def _gep(self, ln: _Line, op: Token, r: Any) -> Instruction:
+    def _gep(self, ln: Line, op: Token, r: Any) -> Instruction:
         kind = op.text.split(".", 1)[1]
         if kind not in BINARY_KINDS or kind in COMPARE_KINDS:
             raise ln.error(f"unknown tensor_scalar_gep op {kind!r}", op)
@@ -361,12 +286,12 @@ class _FunctionParser:
         allowed = self.attrs(ln, ("allowed",)).get("allowed")
         return TensorScalarGEPOp(kind, src, sc, dst, allowed)
 
-    def _memcpy(self, ln: _Line, op: Token, r: Any) -> Instruction:
+    def _memcpy(self, ln: Line, op: Token, r: Any) -> Instruction:
         src = self.ap(ln, "load")
         ln.expect("punct", "->")
         return OffloadedMemCpy(src, self.ap(ln, "store"))
 
-    def _call(self, ln: _Line, op: Token, r: Any) -> Instruction:
+    def _call(self, ln: Line, op: Token, r: Any) -> Instruction:
         if op.text == "call":
             target = ln.expect("tensor", what="a @function name").text
         else:
@@ -391,7 +316,7 @@ def parse(text: str, filename: str = "<string>", verify: bool = True) -> Module:
         toks = tokenize_line(raw, lineno, filename)
         if not toks:
             continue
-        ln = _Line(toks, lineno, filename, raw)
+        ln = Line(toks, lineno, filename, raw)
         if fp is None:
             ln.expect("ident", "func", what="'func'")
             name = ln.expect("tensor", what="a @function name")

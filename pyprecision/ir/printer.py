@@ -19,7 +19,8 @@ from pyprecision.ir.memory import (
     StoreInst,
     TensorScalarGEPOp,
 )
-from pyprecision.ir.values import NeuronAP, ScalarValue, SingleValueTensor, Tensor, Value
+from pyprecision.ir.tensors import NeuronAP, SingleValueTensor, Tensor
+from pyprecision.ir.values import ScalarValue, Value
 
 __all__ = ["format_number", "function_to_text", "instruction_to_text", "tensor_to_text", "to_text"]
 

@@ -28,7 +28,8 @@ from pyprecision.ir.memory import (
     StoreInst,
     TensorScalarGEPOp,
 )
-from pyprecision.ir.values import ScalarValue, SingleValueTensor, Tensor, Value
+from pyprecision.ir.tensors import SingleValueTensor, Tensor
+from pyprecision.ir.values import ScalarValue, Value
 
 __all__ = ["verify", "verify_function"]
 

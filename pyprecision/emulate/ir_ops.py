@@ -1,0 +1,127 @@
+"""The arithmetic of the IR evaluator: exact results of the unary, binary and matmul instructions.
+
+Floats compute in float64 (correctly rounded for + - * / sqrt of operands of at most fp32 precision),
+integers as Python ints (exact); the evaluator then rounds once to the result dtype.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from pyprecision.errors import EmulationError
+
+__all__ = ["binary_values", "int_binop", "int_unary", "matmul_fp32", "unary_float"]
+
+
+def unary_float(kind: str, x: np.ndarray) -> np.ndarray:
+    """The exact (float64) result of float unary op ``kind`` on ``x``; the caller rounds it."""
+    with np.errstate(all="ignore"):
+        if kind in ("copy", "cast"):
+            return x
+        if kind == "neg":
+            return -x
+        if kind == "abs":
+            return np.abs(x)
+        if kind == "exp":
+            return np.exp(x)
+        if kind == "log":
+            return np.log(x)
+        if kind == "sqrt":
+            return np.sqrt(x)
+        if kind == "rsqrt":
+            return 1.0 / np.sqrt(x)
+        if kind == "reciprocal":
+            return 1.0 / x
+        if kind == "relu":
+            return np.where(np.isnan(x), x, np.where(x > 0, x, 0.0))
+        if kind == "tanh":
+            return np.tanh(x)
+        if kind == "sigmoid":
+            return 1.0 / (1.0 + np.exp(-x))
+        if kind == "square":
+            return x * x
+    raise EmulationError(f"unknown unary op {kind!r}")
+
+
+def int_unary(kind: str, x: np.ndarray) -> np.ndarray:
+    """The exact (Python int, object array) result of integer unary op ``kind``; the caller wraps it."""
+    o = x.astype(object)
+    table: dict[str, Callable[[Any], Any]] = {
+        "cast": lambda v: v,
+        "copy": lambda v: v,
+        "neg": lambda v: -v,
+        "abs": abs,
+        "relu": lambda v: max(v, 0),
+        "square": lambda v: v * v,
+    }
+    if kind not in table:
+        raise EmulationError(f"'{kind}' is not defined on integers")
+    fn = table[kind]
+    return np.array([fn(int(v)) for v in o.ravel()], dtype=object).reshape(x.shape)
+
+
+def binary_values(kind: str, a: np.ndarray, b: np.ndarray, is_float: bool) -> np.ndarray:
+    """The exact result of binary op ``kind`` (float64 for floats, Python ints for integers; a
+    comparison gives 0/1), before rounding to the result dtype."""
+    if is_float:
+        with np.errstate(all="ignore"):
+            ops: dict[str, Callable[[Any, Any], Any]] = {
+                "add": np.add,
+                "sub": np.subtract,
+                "mul": np.multiply,
+                "div": np.divide,
+                "max": np.maximum,
+                "min": np.minimum,
+                "cmp_eq": np.equal,
+                "cmp_ne": np.not_equal,
+                "cmp_lt": np.less,
+                "cmp_le": np.less_equal,
+                "cmp_gt": np.greater,
+                "cmp_ge": np.greater_equal,
+            }
+            return ops[kind](a.astype(np.float64), b.astype(np.float64))
+    a, b = np.broadcast_arrays(a.astype(object), b.astype(object))
+    out = [int_binop(kind, int(x), int(y)) for x, y in zip(a.ravel(), b.ravel(), strict=True)]
+    return np.array(out, dtype=object).reshape(a.shape)
+
+
+def int_binop(kind: str, x: int, y: int) -> int:
+    """Integer binary op ``kind`` on Python ints (division truncates toward zero)."""
+    if kind == "div":
+        if y == 0:
+            raise EmulationError("integer division by zero")
+        q = abs(x) // abs(y)
+        return q if (x >= 0) == (y >= 0) else -q
+    table: dict[str, Callable[[int, int], int]] = {
+        "add": lambda p, q: p + q,
+        "sub": lambda p, q: p - q,
+        "mul": lambda p, q: p * q,
+        "max": max,
+        "min": min,
+        "and": lambda p, q: p & q,
+        "or": lambda p, q: p | q,
+        "xor": lambda p, q: p ^ q,
+        "cmp_eq": lambda p, q: int(p == q),
+        "cmp_ne": lambda p, q: int(p != q),
+        "cmp_lt": lambda p, q: int(p < q),
+        "cmp_le": lambda p, q: int(p <= q),
+        "cmp_gt": lambda p, q: int(p > q),
+        "cmp_ge": lambda p, q: int(p >= q),
+    }
+    return table[kind](x, y)
+
+
+
+def matmul_fp32(s: np.ndarray, m: np.ndarray) -> np.ndarray:
+    """``s.T @ m`` the way the PE array computes it: operands exact in fp32 (every float dtype is a subset
+    of fp32), each product rounded to fp32, summed sequentially over K in fp32, no FMA. Returns float64."""
+    s32 = s.astype(np.float32)
+    m32 = m.astype(np.float32)
+    acc = np.zeros((s32.shape[1], m32.shape[1]), dtype=np.float32)
+    with np.errstate(all="ignore"):
+        for k in range(s32.shape[0]):  # sequential K order, each product and each sum rounded to fp32
+            acc = acc + np.multiply.outer(s32[k], m32[k])
+    return acc.astype(np.float64)
