@@ -44,7 +44,7 @@ def exhaustive_mismatches(name: str, chunk: int = EXHAUSTIVE_CHUNK) -> dict:
     res: dict = {isa: (0, []) for isa in selected()}
     out = np.empty(chunk, fmt.storage)
     for start in range(0, 1 << 32, chunk):
-        bits = np.arange(start, start + chunk, dtype=np.uint64).astype(np.uint32)
+        bits = np.arange(start, start + chunk, dtype=np.uint32)
         want = ml_reference(name, bits)
         for isa in selected():
             got = pp.encode(bits.view(np.float32), name, rounding="rne", saturate=False,
