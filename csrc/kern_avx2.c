@@ -28,9 +28,9 @@ static inline void philox8(uint32_t k0, uint32_t k1, uint64_t blk, uint32_t *out
         const __m256i e1 = _mm256_mul_epu32(c2, m1);
         const __m256i o1 = _mm256_mul_epu32(_mm256_srli_epi64(c2, 32), m1);
         const __m256i hi0 = _mm256_blend_epi32(_mm256_srli_epi64(e0, 32), o0, 0xAA);
-        const __m256i lo0 = _mm256_blend_epi32(e0, _mm256_slli_epi64(o0, 32), 0xAA);
+        const __m256i lo0 = _mm256_mullo_epi32(c0, m0);
         const __m256i hi1 = _mm256_blend_epi32(_mm256_srli_epi64(e1, 32), o1, 0xAA);
-        const __m256i lo1 = _mm256_blend_epi32(e1, _mm256_slli_epi64(o1, 32), 0xAA);
+        const __m256i lo1 = _mm256_mullo_epi32(c2, m1);
         c0 = _mm256_xor_si256(_mm256_xor_si256(hi1, c1), ka);
         c2 = _mm256_xor_si256(_mm256_xor_si256(hi0, c3), kb);
         c1 = lo1;

@@ -9,33 +9,18 @@
 #define PP_SFENCE() _mm_sfence()
 #define KSUF avx512
 
-/* Philox4x32-10 of 16 consecutive blocks (blk .. blk + 15) in the lanes of four vectors; the
- * words are stored in element order: out[4 j + k] = word k of block blk + j. */
-static inline void philox16(uint32_t k0, uint32_t k1, uint64_t blk, uint32_t *out) {
-    const __m512i idx = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
-    const __m512i lo = _mm512_set1_epi32((int)(uint32_t)blk);
-    __m512i c0 = _mm512_add_epi32(lo, idx);
-    const __mmask16 carry = _mm512_cmplt_epu32_mask(c0, lo);
-    const __m512i hi = _mm512_set1_epi32((int)(uint32_t)(blk >> 32));
-    __m512i c1 = _mm512_mask_add_epi32(hi, carry, hi, _mm512_set1_epi32(1));
-    __m512i c2 = _mm512_setzero_si512(), c3 = _mm512_setzero_si512();
-    const __m512i m0 = _mm512_set1_epi32((int)PP_PHILOX_M0), m1 = _mm512_set1_epi32((int)PP_PHILOX_M1);
-    for (int r = 0; r < 10; r++) {
-        const __m512i ka = _mm512_set1_epi32((int)(k0 + (uint32_t)r * PP_PHILOX_W0));
-        const __m512i kb = _mm512_set1_epi32((int)(k1 + (uint32_t)r * PP_PHILOX_W1));
-        const __m512i e0 = _mm512_mul_epu32(c0, m0);
-        const __m512i o0 = _mm512_mul_epu32(_mm512_srli_epi64(c0, 32), m0);
-        const __m512i e1 = _mm512_mul_epu32(c2, m1);
-        const __m512i o1 = _mm512_mul_epu32(_mm512_srli_epi64(c2, 32), m1);
-        const __m512i hi0 = _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(e0, 32), o0);
-        const __m512i lo0 = _mm512_mask_blend_epi32(0xAAAA, e0, _mm512_slli_epi64(o0, 32));
-        const __m512i hi1 = _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(e1, 32), o1);
-        const __m512i lo1 = _mm512_mask_blend_epi32(0xAAAA, e1, _mm512_slli_epi64(o1, 32));
-        c0 = _mm512_ternarylogic_epi32(hi1, c1, ka, 0x96); /* three-way xor */
-        c2 = _mm512_ternarylogic_epi32(hi0, c3, kb, 0x96);
-        c1 = lo1;
-        c3 = lo0;
-    }
+/* Philox4x32-10 of 32 consecutive blocks (blk .. blk + 31), two independent groups of 16 lanes
+ * interleaved so that the multiplier latency overlaps; the words are stored in element order:
+ * out[4 j + k] = word k of block blk + j. */
+#define PX_MULHILO(c, m, hi, lo)                                                                   \
+    do {                                                                                           \
+        const __m512i e_ = _mm512_mul_epu32(c, m);                                                 \
+        const __m512i o_ = _mm512_mul_epu32(_mm512_srli_epi64(c, 32), m);                          \
+        hi = _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(e_, 32), o_);                       \
+        lo = _mm512_mullo_epi32(c, m);                                                             \
+    } while (0)
+
+static inline void philox_store16(__m512i c0, __m512i c1, __m512i c2, __m512i c3, uint32_t *out) {
     const __m512i t0 = _mm512_unpacklo_epi32(c0, c1), t1 = _mm512_unpackhi_epi32(c0, c1);
     const __m512i t2 = _mm512_unpacklo_epi32(c2, c3), t3 = _mm512_unpackhi_epi32(c2, c3);
     const __m512i u0 = _mm512_unpacklo_epi64(t0, t2), u1 = _mm512_unpackhi_epi64(t0, t2);
@@ -47,8 +32,41 @@ static inline void philox16(uint32_t k0, uint32_t k1, uint64_t blk, uint32_t *ou
     _mm512_storeu_si512((void *)(out + 32), _mm512_shuffle_i32x4(b01, b23, 0x88));
     _mm512_storeu_si512((void *)(out + 48), _mm512_shuffle_i32x4(b01, b23, 0xDD));
 }
-#define PP_PHILOX_LANES 16
-#define PP_PHILOX_VEC philox16
+
+static inline void philox32(uint32_t k0, uint32_t k1, uint64_t blk, uint32_t *out) {
+    const __m512i idx = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+    const __m512i lo = _mm512_set1_epi32((int)(uint32_t)blk);
+    const __m512i hi = _mm512_set1_epi32((int)(uint32_t)(blk >> 32));
+    const __m512i one = _mm512_set1_epi32(1);
+    __m512i a0 = _mm512_add_epi32(lo, idx);
+    __m512i b0 = _mm512_add_epi32(a0, _mm512_set1_epi32(16));
+    /* carry into the counter's high word where the low word wrapped */
+    __m512i a1 = _mm512_mask_add_epi32(hi, _mm512_cmplt_epu32_mask(a0, lo), hi, one);
+    __m512i b1 = _mm512_mask_add_epi32(hi, _mm512_cmplt_epu32_mask(b0, lo), hi, one);
+    __m512i a2 = _mm512_setzero_si512(), a3 = a2, b2 = a2, b3 = a2;
+    const __m512i m0 = _mm512_set1_epi32((int)PP_PHILOX_M0), m1 = _mm512_set1_epi32((int)PP_PHILOX_M1);
+    for (int r = 0; r < 10; r++) {
+        const __m512i ka = _mm512_set1_epi32((int)(k0 + (uint32_t)r * PP_PHILOX_W0));
+        const __m512i kb = _mm512_set1_epi32((int)(k1 + (uint32_t)r * PP_PHILOX_W1));
+        __m512i ah0, al0, ah1, al1, bh0, bl0, bh1, bl1;
+        PX_MULHILO(a0, m0, ah0, al0);
+        PX_MULHILO(b0, m0, bh0, bl0);
+        PX_MULHILO(a2, m1, ah1, al1);
+        PX_MULHILO(b2, m1, bh1, bl1);
+        a0 = _mm512_ternarylogic_epi32(ah1, a1, ka, 0x96); /* three-way xor */
+        b0 = _mm512_ternarylogic_epi32(bh1, b1, ka, 0x96);
+        a2 = _mm512_ternarylogic_epi32(ah0, a3, kb, 0x96);
+        b2 = _mm512_ternarylogic_epi32(bh0, b3, kb, 0x96);
+        a1 = al1;
+        b1 = bl1;
+        a3 = al0;
+        b3 = bl0;
+    }
+    philox_store16(a0, a1, a2, a3, out);
+    philox_store16(b0, b1, b2, b3, out + 64);
+}
+#define PP_PHILOX_LANES 32
+#define PP_PHILOX_VEC philox32
 #include "kern_body.h"
 #else
 const pp_kernel_set pp_kernels_avx512;
