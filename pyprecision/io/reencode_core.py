@@ -202,6 +202,7 @@ def _write_file(
                 _copy_chunks(x, max(1, o.chunk_elements), emit)
             summary.tensors.append(res)
             del x
+            store.done(t.name)
     summary.outputs.append(fout)
 
 
@@ -226,10 +227,14 @@ def _verify_file(
             want = _source(x).view(np.uint8)
             got = _source(y).view(np.uint8)
         diff = np.flatnonzero(want != got)
+        shape, size = x.shape, want.size
+        del x, y, want, got
+        store.done(r.name)
+        out.done(r.name)
         if diff.size:
-            first = np.unravel_index(int(diff[0]), x.shape) if x.shape else ()
+            first = np.unravel_index(int(diff[0]), shape) if shape else ()
             bad.append(
-                f"{fout}: {r.name}: {diff.size} of {want.size} differ, first at "
+                f"{fout}: {r.name}: {diff.size} of {size} differ, first at "
                 f"{tuple(int(i) for i in first)}"
             )
     out.close()

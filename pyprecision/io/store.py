@@ -77,19 +77,49 @@ class TensorStore(Mapping[str, TensorInfo]):
             t.path, t.offset, t.dtype, t.shape, fortran_order=t.fortran_order, cache=self._maps
         )
 
+    def done(self, name: str) -> None:
+        """Say tensor ``name`` is no longer needed: its pages leave this process's resident set
+        (they stay in the page cache), so streaming a checkpoint keeps memory at one tensor."""
+        t = self[name]
+        mm = self._maps.get(t.path)
+        if mm is None or t.offset is None or not t.nbytes or not hasattr(mmap, "MADV_DONTNEED"):
+            return
+        start = t.offset - t.offset % mmap.PAGESIZE
+        try:
+            mm.madvise(mmap.MADV_DONTNEED, start, t.offset + t.nbytes - start)
+        except (OSError, ValueError):
+            pass
+
     def close(self) -> None:
         """Drop this store's maps (arrays already returned keep theirs alive)."""
         self._maps.clear()
 
 
+def file_kind(path: str) -> str | None:
+    """safetensors | npz | npy by extension, else by the first bytes; None if neither."""
+    for ext, kind in ((".safetensors", "safetensors"), (".npz", "npz"), (".npy", "npy")):
+        if path.endswith(ext):
+            return kind
+    with open(path, "rb") as fh:
+        head = fh.read(9)
+    if head.startswith(b"PK\x03\x04"):
+        return "npz"
+    if head.startswith(b"\x93NUMPY"):
+        return "npy"
+    if len(head) == 9 and head[8:9] == b"{":
+        return "safetensors"
+    return None
+
+
 def _read_file(path: str) -> tuple[list[TensorInfo], dict[str, Any]]:
     if not os.path.isfile(path):
         raise DumpError(f"{path}: no such file")
-    if path.endswith(".safetensors"):
+    kind = file_kind(path)
+    if kind == "safetensors":
         return read_safetensors_header(path)
-    if path.endswith(".npz"):
+    if kind == "npz":
         return read_npz_members(path)
-    if path.endswith(".npy"):
+    if kind == "npy":
         return [read_npy_header(path)], {}
     raise DumpError(
         f"{path}: unknown checkpoint file type; expected .safetensors, "

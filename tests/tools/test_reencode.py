@@ -326,3 +326,12 @@ def test_npz_output_every_format(tmp_path, fmt):
     assert raw.dtype.itemsize == f.bits // 8
     np.testing.assert_array_equal(raw.view(f.storage_dtype), pp.encode(w["layer.1.weight"], fmt))
     assert open_tensors(out).load("layer.1.weight").dtype == f.dtype
+
+
+@pytest.mark.parametrize("name,kind", [("o.st", None), ("o.bin", "npz"), ("o.data", "safetensors")])
+def test_output_names_without_the_usual_extension(tmp_path, name, kind):
+    src, w = single(tmp_path)
+    s = reencode(src, tmp_path / name, "fp8e5", output_format=kind, verify=True)
+    assert not s.verify_failures
+    got = open_tensors(tmp_path / name).load("half")  # recognised by its first bytes
+    np.testing.assert_array_equal(got.view(np.uint8), pp.encode(w["half"], "fp8e5"))
