@@ -55,6 +55,16 @@ def test_ruff_check_is_clean() -> None:
     assert r.returncode == 0, r.stdout + r.stderr
 
 
+def test_every_public_name_has_a_docstring() -> None:
+    """STYLE rule 10, checked by ruff's pydocstyle D1 rules (magic methods and __init__ exempt)."""
+    ruff = shutil.which("ruff")
+    if ruff is None:
+        pytest.skip("ruff is not installed")
+    d1 = "D100,D101,D102,D103,D104,D106"
+    r = _run([ruff, "check", "--no-cache", "--select", d1, "--output-format", "concise", *_paths()])
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
 @pytest.mark.slow
 def test_mypy_is_clean() -> None:
     mypy = shutil.which("mypy")

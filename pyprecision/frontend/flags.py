@@ -50,6 +50,7 @@ class EnableDisableArgumentAction(argparse.Action):
         values: Any,
         option_string: str | None = None,
     ) -> None:
+        """Store True for the ``--enable-`` spelling, False for ``--disable-``."""
         setattr(namespace, self.dest, bool(option_string and option_string.startswith("--enable-")))
 
 

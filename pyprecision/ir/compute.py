@@ -39,14 +39,17 @@ class UnaryOp(Instruction):
 
     @property
     def is_cast(self) -> bool:
+        """A ``cast`` (value conversion; ``bitcast`` is not one)."""
         return self.kind == "cast"
 
     @property
     def reinterpret(self) -> Any:
+        """True for ``bitcast`` (the bits are reinterpreted), else None."""
         return True if self.kind == "bitcast" else None
 
     @property
     def allowed_dtypes(self) -> tuple[DType, ...]:
+        """The dtypes a UnaryOp's ``dst`` may take (see Instruction.allowed_dtypes)."""
         if self.kind in ("cast", "bitcast"):
             return tuple(DTYPES.values())
         return (
@@ -57,9 +60,11 @@ class UnaryOp(Instruction):
 
     @property
     def can_mutate_dst_ty(self) -> bool:
+        """Whether DTypeMutator may retype a UnaryOp's ``dst`` (spec 002 gate 8)."""
         return self.kind != "bitcast" and self.result is not None and self.result.dtype.is_float
 
     def clone(self, name: str | None = None) -> UnaryOp:
+        """A detached copy reading the same operands (see Instruction.clone)."""
         return UnaryOp(self.kind, self._op(0), self._clone_result(name))  # type: ignore[arg-type]
 
 
@@ -92,6 +97,7 @@ class BinaryOp(Instruction):
 
     @property
     def allowed_dtypes(self) -> tuple[DType, ...]:
+        """The dtypes a BinaryOp's ``dst`` may take (see Instruction.allowed_dtypes)."""
         if self.is_compare:
             return (uint8,)
         return (
@@ -102,9 +108,11 @@ class BinaryOp(Instruction):
 
     @property
     def can_mutate_dst_ty(self) -> bool:
+        """Whether DTypeMutator may retype a BinaryOp's ``dst`` (spec 002 gate 8)."""
         return not self.is_compare and self.result is not None and self.result.dtype.is_float
 
     def clone(self, name: str | None = None) -> BinaryOp:
+        """A detached copy reading the same operands (see Instruction.clone)."""
         return BinaryOp(self.kind, self._op(0), self._op(1), self._clone_result(name))  # type: ignore[arg-type]
 
 
@@ -135,6 +143,7 @@ class SelectOp(Instruction):
 
     @property
     def allowed_dtypes(self) -> tuple[DType, ...]:
+        """The dtypes a SelectOp's ``dst`` may take (see Instruction.allowed_dtypes)."""
         return (
             FLOAT_DTYPES
             if self.result is not None and self.result.dtype.is_float
@@ -143,9 +152,11 @@ class SelectOp(Instruction):
 
     @property
     def can_mutate_dst_ty(self) -> bool:
+        """Whether DTypeMutator may retype a SelectOp's ``dst`` (spec 002 gate 8)."""
         return self.result is not None and self.result.dtype.is_float
 
     def clone(self, name: str | None = None) -> SelectOp:
+        """A detached copy reading the same operands (see Instruction.clone)."""
         return SelectOp(self._op(0), self._op(1), self._op(2), self._clone_result(name))  # type: ignore[arg-type]
 
 
@@ -171,7 +182,9 @@ class TensorContractOp(Instruction):
 
     @property
     def can_mutate_dst_ty(self) -> bool:
+        """Whether DTypeMutator may retype a TensorContractOp's ``dst`` (spec 002 gate 8)."""
         return False  # the PE writes its fp32 PSUM accumulator; see docs/decisions/ir.md
 
     def clone(self, name: str | None = None) -> TensorContractOp:
+        """A detached copy reading the same operands (see Instruction.clone)."""
         return TensorContractOp(self._op(0), self._op(1), self._clone_result(name))  # type: ignore[arg-type]

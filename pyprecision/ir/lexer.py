@@ -70,19 +70,23 @@ class Line:
         self.toks, self.i, self.lineno, self.filename, self.text = toks, 0, lineno, filename, text
 
     def error(self, msg: str, tok: Token | None = None) -> ParseError:
+        """A ParseError at ``tok`` (default: the current token, or the end of the line)."""
         if tok is None:
             tok = self.toks[self.i] if self.i < len(self.toks) else None
         col = tok.col if tok is not None else len(self.text.rstrip()) + 1
         return ParseError(msg, self.lineno, col, self.filename)
 
     def peek(self) -> Token | None:
+        """The current token, or None at the end of the line."""
         return self.toks[self.i] if self.i < len(self.toks) else None
 
     def at(self, kind: str, text: str | None = None) -> bool:
+        """The current token has ``kind`` (and ``text`` when given)."""
         t = self.peek()
         return t is not None and t.kind == kind and (text is None or t.text == text)
 
     def next(self, what: str) -> Token:
+        """Consume and return the current token; ``what`` names it in the end-of-line error."""
         t = self.peek()
         if t is None:
             raise self.error(f"expected {what}, found end of line")
@@ -90,6 +94,7 @@ class Line:
         return t
 
     def expect(self, kind: str, text: str | None = None, what: str | None = None) -> Token:
+        """Consume a token of ``kind`` (and ``text``), else raise a ParseError naming ``what``."""
         t = self.peek()
         if t is None or t.kind != kind or (text is not None and t.text != text):
             found = "end of line" if t is None else repr(t.text)
@@ -100,11 +105,13 @@ class Line:
         return t
 
     def accept(self, kind: str, text: str | None = None) -> Token | None:
+        """Consume and return a token of ``kind`` (and ``text``) if it is next, else None."""
         if self.at(kind, text):
             return self.next(kind)
         return None
 
     def end(self) -> None:
+        """Raise a ParseError unless the whole line was consumed."""
         t = self.peek()
         if t is not None:
             raise self.error(f"unexpected {t.text!r} at end of line")

@@ -63,10 +63,12 @@ class LoadInst(Instruction):
 
     @property
     def allowed_dtypes(self) -> tuple[DType, ...]:
+        """The dtypes a LoadInst's ``dst`` may take (see Instruction.allowed_dtypes)."""
         return FLOAT_DTYPES if self.src.dtype.is_float else INTEGER_DTYPES
 
     @property
     def can_mutate_dst_ty(self) -> bool:
+        """Whether DTypeMutator may retype a LoadInst's ``dst`` (spec 002 gate 8)."""
         return (
             self.result is not None
             and self.result.dtype.is_float
@@ -87,6 +89,7 @@ class AffineLoad(LoadInst):
     )
 
     def clone(self, name: str | None = None) -> AffineLoad:
+        """A detached copy on fresh views of the same tensors (see Instruction.clone)."""
         return AffineLoad(*self._clone_args(name))
 
 
@@ -103,6 +106,7 @@ class SBAtomLoad(LoadInst):
         self.has_partition_broadcast = bool(has_partition_broadcast)
 
     def clone(self, name: str | None = None) -> SBAtomLoad:
+        """A detached copy on fresh views of the same tensors (see Instruction.clone)."""
         return SBAtomLoad(
             *self._clone_args(name), has_partition_broadcast=self.has_partition_broadcast
         )
@@ -119,10 +123,12 @@ class GenericLoad(LoadInst):
         return self._operands[0]
 
     def set_operand(self, index: int, new: Any) -> None:
+        """Replace operand ``index`` and keep the view's row index in step with it."""
         super().set_operand(index, new)
         self.aps[0].index = self._operands[0]  # type: ignore[assignment]
 
     def clone(self, name: str | None = None) -> GenericLoad:
+        """A detached copy on fresh views of the same tensors (see Instruction.clone)."""
         ap, res = self._clone_args(name)
         return GenericLoad(ap, res, self._op(0))  # type: ignore[arg-type]
 
@@ -155,6 +161,7 @@ class StoreInst(Instruction):
 
     @property
     def allowed_dtypes(self) -> tuple[DType, ...]:
+        """The dtypes a StoreInst's ``dst`` may take (see Instruction.allowed_dtypes)."""
         return FLOAT_DTYPES if self.dst.dtype.is_float else INTEGER_DTYPES
 
 
@@ -164,6 +171,7 @@ class AffineStore(StoreInst):
     opname = "affine_store"
 
     def clone(self, name: str | None = None) -> AffineStore:
+        """A detached copy on fresh views of the same tensors (see Instruction.clone)."""
         return AffineStore(self._op(0), NeuronAP(self.dst.tensor, self.dst.reinterpret, "store"))
 
 
@@ -178,10 +186,12 @@ class GenericStore(StoreInst):
         return self._operands[1]
 
     def set_operand(self, index: int, new: Any) -> None:
+        """Replace operand ``index`` and keep the view's row index in step with it."""
         super().set_operand(index, new)
         self.aps[0].index = self._operands[1]  # type: ignore[assignment]
 
     def clone(self, name: str | None = None) -> GenericStore:
+        """A detached copy on fresh views of the same tensors (see Instruction.clone)."""
         index: Any = self._op(1)
         return GenericStore(
             self._op(0), NeuronAP(self.dst.tensor, self.dst.reinterpret, "store"), index
@@ -233,9 +243,11 @@ class TensorScalarGEPOp(Instruction):
 
     @property
     def allowed_dtypes(self) -> tuple[DType, ...]:
+        """The dtypes a TensorScalarGEPOp's ``dst`` may take (see Instruction.allowed_dtypes)."""
         return self.allowed
 
     def clone(self, name: str | None = None) -> TensorScalarGEPOp:
+        """A detached copy on fresh views of the same tensors (see Instruction.clone)."""
         return TensorScalarGEPOp(
             self.kind,
             self._op(0),
@@ -269,6 +281,7 @@ class OffloadedMemCpy(Instruction):
         return self.aps[0].tensor
 
     def clone(self, name: str | None = None) -> OffloadedMemCpy:
+        """A detached copy on fresh views of the same tensors (see Instruction.clone)."""
         s, d = self.aps
         return OffloadedMemCpy(
             NeuronAP(s.tensor, s.reinterpret, "load"), NeuronAP(d.tensor, d.reinterpret, "store")
@@ -330,6 +343,7 @@ class CallOp(CallOpBase):
         super().__init__(ins, outs)
 
     def clone(self, name: str | None = None) -> CallOp:
+        """A detached copy on fresh views of the same tensors (see Instruction.clone)."""
         return self._copy_sets(CallOp(self.callee, *self._views()))  # type: ignore[return-value]
 
 
@@ -346,4 +360,5 @@ class OpaqueOp(CallOpBase):
         super().__init__(ins, outs)
 
     def clone(self, name: str | None = None) -> OpaqueOp:
+        """A detached copy on fresh views of the same tensors (see Instruction.clone)."""
         return self._copy_sets(OpaqueOp(self.kernel, *self._views()))  # type: ignore[return-value]

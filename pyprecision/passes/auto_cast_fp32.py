@@ -6,6 +6,7 @@ from typing import Any, ClassVar
 
 from pyprecision.ir import (
     CallOpBase,
+    DType,
     Function,
     GenericLoad,
     GenericStore,
@@ -21,9 +22,13 @@ from pyprecision.ir import (
     Tensor,
     TensorScalarGEPOp,
     UnaryOp,
+    bfloat16,
+    float8e4,
+    float16,
+    float32,
+    float32r,
     make_cast,
 )
-from pyprecision.ir.dtypes import DType, bfloat16, float8e4, float16, float32, float32r
 from pyprecision.passes.mutate import mutate_fp32, mutate_result_and_scalar_operands
 from pyprecision.passes.target import Target
 

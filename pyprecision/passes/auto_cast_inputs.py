@@ -4,8 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from pyprecision.ir import Function, Instruction, LoadInst, OffloadedMemCpy
-from pyprecision.ir.dtypes import float32
+from pyprecision.ir import Function, Instruction, LoadInst, OffloadedMemCpy, float32
 from pyprecision.passes.auto_cast_fp32 import AutoCastFP32
 from pyprecision.passes.mutate import mutate_fp32
 

@@ -9,6 +9,7 @@ import numpy as np
 
 from pyprecision.ir import (
     CallOpBase,
+    DType,
     Function,
     Instruction,
     IRBuilder,
@@ -22,7 +23,6 @@ from pyprecision.ir import (
     UnaryOp,
     Value,
 )
-from pyprecision.ir.dtypes import DType
 from pyprecision.passes.auto_cast_fp32 import AutoCastFP32
 from pyprecision.passes.statistics import register_stats
 

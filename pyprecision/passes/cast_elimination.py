@@ -12,9 +12,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar, TypeGuard
 
-from pyprecision.ir import Function, Instruction, Module, UnaryOp, Value
-from pyprecision.ir.dtypes import (
+from pyprecision.ir import (
     DType,
+    Function,
+    Instruction,
+    Module,
+    UnaryOp,
+    Value,
     bfloat16,
     float8_e5m2,
     float8e4,

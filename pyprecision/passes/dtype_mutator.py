@@ -16,8 +16,12 @@ from pyprecision.ir import (
     TensorScalarGEPOp,
     UnaryOp,
     Value,
+    as_dtype,
+    bfloat16,
+    float8_e5m2,
+    float16,
+    float32r,
 )
-from pyprecision.ir.dtypes import as_dtype, bfloat16, float8_e5m2, float16, float32r
 from pyprecision.passes.auto_cast_fp32 import functions_of
 from pyprecision.passes.statistics import register_stats
 from pyprecision.passes.target import Target

@@ -8,8 +8,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Any
 
-from pyprecision.ir import Instruction, ScalarValue, Value, make_cast
-from pyprecision.ir.dtypes import DType, float32
+from pyprecision.ir import DType, Instruction, ScalarValue, Value, float32, make_cast
 
 
 def mutate_fp32(v: Any, dtype: DType) -> bool:

@@ -11,7 +11,7 @@ from typing import Any
 
 from pyprecision.errors import PassError
 from pyprecision.frontend import MODE_TABLE, PrecisionConfig, autocast_dtype_for_mode
-from pyprecision.ir.dtypes import (
+from pyprecision.ir import (
     DType,
     as_dtype,
     bfloat16,

@@ -7,8 +7,7 @@ from typing import Any
 import numpy as np
 
 from pyprecision.errors import PassError
-from pyprecision.ir import Function, Instruction, SingleValueTensor, Tensor
-from pyprecision.ir.dtypes import DType
+from pyprecision.ir import DType, Function, Instruction, SingleValueTensor, Tensor
 
 
 def static_cast_values(values: Any, dtype: DType) -> np.ndarray:

@@ -36,6 +36,7 @@ def cast_options(args: argparse.Namespace) -> dict:
 
 
 def run_cast(args: argparse.Namespace) -> int:
+    """``pyprecision cast``: encode a .npy array to raw codes of a format; returns the exit code."""
     fmt = pp.format(args.to)
     x = load_npy(args.input)
     codes = pp.encode(x, fmt, **cast_options(args))
@@ -54,6 +55,7 @@ def run_cast(args: argparse.Namespace) -> int:
 
 
 def run_decode(args: argparse.Namespace) -> int:
+    """``pyprecision decode``: raw codes of a format back to float32; returns the exit code."""
     fmt = pp.format(args.fmt)
     codes = load_npy(args.input)
     values = pp.decode(codes, fmt)
@@ -66,6 +68,7 @@ def run_decode(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
+    """Add the ``cast`` and ``decode`` subcommands."""
     p = sub.add_parser("cast", help="cast a .npy array to a format (writes raw codes)")
     p.add_argument("input", help="input .npy (float32/float64/float16/bfloat16/fp8/int)")
     p.add_argument("--to", required=True, help="target format (see `pyprecision formats`)")

@@ -23,11 +23,13 @@ def sample_weights() -> np.ndarray:
 
 
 def show_formats() -> None:
+    """Print the format table."""
     _section("formats (read from the C core's table)")
     print(format_table())
 
 
 def show_weight_casts(w: np.ndarray) -> None:
+    """Print cast statistics of ``w`` for every format, then the fp8 edge cases."""
     _section(f"a {w.shape[0]}x{w.shape[1]} float32 weight tensor cast to every format "
              "(rne, Neuron-default saturation)")
     head = (f"{'format':10} {'exact':>6} {'rounded':>8} {'overflow':>9} {'underflow':>10} "
@@ -52,6 +54,7 @@ def _data_text(name: str) -> str:
 
 
 def show_program(flags: list[str]) -> None:
+    """Run the sample MLP through the pipeline chosen by ``flags`` and print IR and outputs."""
     from pyprecision import ir
     from pyprecision.emulate import run_ir
     from pyprecision.frontend import parse_flags
@@ -83,6 +86,7 @@ def show_program(flags: list[str]) -> None:
 
 
 def show_int_dot() -> None:
+    """Print the s32 dot routed through F32 and where it differs from the exact product."""
     from pyprecision import hlo
     from pyprecision.emulate import run_hlo
 
@@ -102,6 +106,7 @@ def show_int_dot() -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """``pyprecision demo``: the whole tour; returns the exit code."""
     w = sample_weights()
     show_formats()
     show_weight_casts(w)
@@ -112,6 +117,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
+    """Add the ``demo`` subcommand."""
     p = sub.add_parser("demo", help="a short tour on bundled sample data")
     p.add_argument("--flags", default=None,
                    help='precision flags for the program part (default: "--auto-cast all")')

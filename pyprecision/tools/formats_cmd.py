@@ -31,6 +31,7 @@ def format_table() -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    """``pyprecision formats``: print the format table (or JSON); returns the exit code."""
     if args.json:
         print(json.dumps([{
             "name": f.name, "aliases": list(f.aliases), "bits": f.bits,
@@ -46,6 +47,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
+    """Add the ``formats`` subcommand."""
     p = sub.add_parser("formats", help="print the format table")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=run)
