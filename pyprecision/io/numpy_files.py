@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import re
 import struct
 import zipfile
 from collections.abc import Iterable, Mapping
@@ -32,6 +33,18 @@ NPZ_METADATA_MEMBER = "__metadata__.json"
 _MAGIC = b"\x93NUMPY"
 
 
+def _descr_dtype(descr: Any) -> np.dtype:
+    """The dtype of a .npy descr; a float descr numpy cannot name (``<f1``: numpy's spelling of
+    ml_dtypes' float8_e5m2) is read as raw bytes (``V1``), which ``load_dump(dtype=...)`` relabels."""
+    try:
+        return np.lib.format.descr_to_dtype(descr)
+    except TypeError:
+        m = re.fullmatch(r"[<>|=]?f(\d+)", descr) if isinstance(descr, str) else None
+        if m is None:
+            raise
+        return np.dtype(f"V{m.group(1)}")
+
+
 def _parse_header(
     path: str, fh: IO[bytes], where: str
 ) -> tuple[np.dtype, tuple[int, ...], bool, int]:
@@ -53,7 +66,7 @@ def _parse_header(
     try:
         d = ast.literal_eval(text.decode("utf-8" if major == 3 else "latin1"))
         descr, fortran, shape = d["descr"], bool(d["fortran_order"]), tuple(d["shape"])
-        dtype = np.lib.format.descr_to_dtype(descr)
+        dtype = _descr_dtype(descr)
     except Exception as exc:  # noqa: BLE001 - any failure is a malformed header
         raise DumpError(f"{path}{where}: malformed .npy header: {exc}") from exc
     if dtype.hasobject:

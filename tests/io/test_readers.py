@@ -318,3 +318,18 @@ def test_empty_directory_and_unknown_file(tmp_path):
     (tmp_path / "x.txt").write_text("hi")
     with pytest.raises(DumpError, match="unknown checkpoint file type"):
         open_tensors(tmp_path / "x.txt")
+
+
+@pytest.mark.parametrize(
+    "dt,fmt",
+    [
+        (ml_dtypes.float8_e5m2, "fp8e5"),
+        (ml_dtypes.float8_e4m3fn, "fp8e4m3fn"),
+        (ml_dtypes.bfloat16, "bf16"),
+    ],
+)
+def test_npy_of_ml_dtypes_relabelled(tmp_path, dt, fmt):
+    x = np.array([1.0, -2.0, 0.5], dt)
+    np.save(tmp_path / "a.npy", x)  # numpy writes <f1 / <V1 / <V2: the type is lost
+    got = load_dump(tmp_path / "a.npy", dtype=fmt)
+    assert got.dtype == np.dtype(dt) and got.tobytes() == x.tobytes()
