@@ -35,7 +35,7 @@ _MAGIC = b"\x93NUMPY"
 
 def _descr_dtype(descr: Any) -> np.dtype:
     """The dtype of a .npy descr; a float descr numpy cannot name (``<f1``: numpy's spelling of
-    ml_dtypes' float8_e5m2) is read as raw bytes (``V1``), which ``load_dump(dtype=...)`` relabels."""
+    ml_dtypes' float8_e5m2) is read as raw bytes (``V1``); ``load_dump(dtype=...)`` relabels it."""
     try:
         return np.lib.format.descr_to_dtype(descr)
     except TypeError:
