@@ -25,7 +25,8 @@ def round_to(x: Any, dt: DType) -> np.ndarray:
     a = np.asarray(x)
     if dt.is_float:
         if dt.fmt is None:
-            return a.astype(np.float32).astype(np.float64)
+            with np.errstate(over="ignore"):  # past the float32 range RNE gives ±inf, as intended
+                return a.astype(np.float32).astype(np.float64)
         if a.dtype.kind == "f" and a.dtype != np.float64:
             a = a.astype(np.float64)
         return np.asarray(pyprecision.quantize(a, dt.fmt), dtype=np.float64)
