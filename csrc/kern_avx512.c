@@ -65,6 +65,32 @@ static inline void philox32(uint32_t k0, uint32_t k1, uint64_t blk, uint32_t *ou
     philox_store16(a0, a1, a2, a3, out);
     philox_store16(b0, b1, b2, b3, out + 64);
 }
+/* fp8 -> float32 through the exact table: every fp8 value's float32 has 16 zero low bits, so the
+ * top halves of the 128 magnitudes' entries (4 registers of 32 words) are looked up with two
+ * vpermt2w, the sign ORed in, and the words widened to the high halves of the float32 lanes. */
+static void decode8_avx512(int format, const uint8_t *in, size_t n, uint32_t *out) {
+    const float *tab = pp_decode_table(format);
+    _Alignas(64) uint16_t hi[128];
+    for (int k = 0; k < 128; k++) hi[k] = (uint16_t)(pp_f32_to_bits(tab[k]) >> 16);
+    const __m512i t0 = _mm512_load_si512((const void *)hi), t1 = _mm512_load_si512((const void *)(hi + 32));
+    const __m512i t2 = _mm512_load_si512((const void *)(hi + 64)), t3 = _mm512_load_si512((const void *)(hi + 96));
+    const __m512i bit6 = _mm512_set1_epi16(0x40), sgn = _mm512_set1_epi16((short)0x8000);
+    size_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        const __m512i c = _mm512_cvtepu8_epi16(_mm256_loadu_si256((const __m256i *)(const void *)(in + i)));
+        const __m512i lo = _mm512_permutex2var_epi16(t0, c, t1); /* index bits 0-5 */
+        const __m512i up = _mm512_permutex2var_epi16(t2, c, t3);
+        __m512i w = _mm512_mask_blend_epi16(_mm512_test_epi16_mask(c, bit6), lo, up);
+        w = _mm512_ternarylogic_epi32(w, _mm512_slli_epi16(c, 8), sgn, 0xF8); /* w | (c<<8 & sgn) */
+        const __m512i d0 = _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm512_castsi512_si256(w)), 16);
+        const __m512i d1 = _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm512_extracti64x4_epi64(w, 1)), 16);
+        _mm512_storeu_si512((void *)(out + i), d0);
+        _mm512_storeu_si512((void *)(out + i + 16), d1);
+    }
+    for (; i < n; i++) out[i] = pp_f32_to_bits(tab[in[i]]);
+}
+#define PP_DECODE8 decode8_avx512
+
 #define PP_PHILOX_LANES 32
 #define PP_PHILOX_VEC philox32
 #include "kern_body.h"

@@ -333,6 +333,12 @@ PP_INLINE uint32_t PP_K(dec_small_)(uint32_t c, uint32_t sbit, uint32_t p, uint3
 }
 
 static void PP_K(decode_)(int format, const void *bits, size_t n, uint32_t *restrict out) {
+#ifdef PP_DECODE8
+    if (format >= 3) {
+        PP_DECODE8(format, bits, n, out); /* the set's own 8-bit decoder */
+        return;
+    }
+#endif
     switch (format) {
     case 0: {
         const uint16_t *restrict in = bits;
