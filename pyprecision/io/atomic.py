@@ -6,6 +6,7 @@ of the inputs it is computed from.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 from collections.abc import Iterable, Iterator
@@ -81,7 +82,5 @@ def atomic_file(
             fsync_dir(directory)
     finally:
         if not ok:
-            try:
+            with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp)
-            except FileNotFoundError:
-                pass

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import contextlib
 import json
 import os
 import re
@@ -294,10 +295,8 @@ class NpzWriter:
             except BaseException as e:  # noqa: BLE001 - abort the file, then re-raise
                 err = e
         if self._member is not None:
-            try:
+            with contextlib.suppress(Exception):  # the file is being discarded anyway
                 self._member.close()
-            except Exception:  # noqa: BLE001 - the file is being discarded anyway
-                pass
             self._member = None
         if err is not None:
             self._stack.__exit__(type(err), err, err.__traceback__)

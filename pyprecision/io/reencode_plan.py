@@ -136,6 +136,7 @@ def plan_outputs(
 
 
 def run_metadata(o: ReencodeOptions, source: str) -> dict[str, str]:
+    """The ``pyprecision.reencode`` metadata entry: what was done, with which options."""
     from pyprecision import __version__
 
     what = {
@@ -157,6 +158,7 @@ def run_metadata(o: ReencodeOptions, source: str) -> dict[str, str]:
 def output_specs(
     tensors: list[TensorInfo], o: ReencodeOptions, f: Format
 ) -> list[tuple[str, str, tuple[int, ...], str | None]]:
+    """(name, safetensors dtype, shape, format or None) of every output tensor of one file."""
     specs: list[tuple[str, str, tuple[int, ...], str | None]] = []
     for t in tensors:
         if o.selects(t):

@@ -31,7 +31,8 @@ class Sink(Protocol):
     """Where encoded chunks go: ``write(name, chunk)`` appends to tensor ``name``; tensors are
     written one after another in any order for safetensors, in declaration order for .npz."""
 
-    def write(self, name: str, chunk: np.ndarray) -> None: ...
+    def write(self, name: str, chunk: np.ndarray) -> None:
+        """Append ``chunk`` to tensor ``name``."""
 
 
 class _NpzSink:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import mmap
 import os
@@ -85,10 +86,8 @@ class TensorStore(Mapping[str, TensorInfo]):
         if mm is None or t.offset is None or not t.nbytes or not hasattr(mmap, "MADV_DONTNEED"):
             return
         start = t.offset - t.offset % mmap.PAGESIZE
-        try:
+        with contextlib.suppress(OSError, ValueError):
             mm.madvise(mmap.MADV_DONTNEED, start, t.offset + t.nbytes - start)
-        except (OSError, ValueError):
-            pass
 
     def close(self) -> None:
         """Drop this store's maps (arrays already returned keep theirs alive)."""

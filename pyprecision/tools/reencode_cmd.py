@@ -138,7 +138,7 @@ def run(args: argparse.Namespace) -> int:
     show = not args.quiet and sys.stderr.isatty()
     bar = None
     if show:
-        from tqdm import tqdm
+        from tqdm import tqdm  # type: ignore[import-untyped]
 
         total = sum(t.nbytes for t in open_tensors(args.inputs).values())
         bar = tqdm(

@@ -68,17 +68,21 @@ def _no_temps(d) -> bool:
 
 
 def test_incomplete_tensor_writes_nothing(tmp_path):
-    with pytest.raises(DumpError, match="incomplete tensors"):
-        with SafetensorsWriter(tmp_path / "o.safetensors", [("x", np.float32, (10,))]) as w:
-            w.write("x", np.ones(5, np.float32))
+    with (
+        pytest.raises(DumpError, match="incomplete tensors"),
+        SafetensorsWriter(tmp_path / "o.safetensors", [("x", np.float32, (10,))]) as w,
+    ):
+        w.write("x", np.ones(5, np.float32))
     assert not (tmp_path / "o.safetensors").exists() and _no_temps(tmp_path)
 
 
 def test_exception_leaves_no_file(tmp_path):
-    with pytest.raises(RuntimeError):
-        with SafetensorsWriter(tmp_path / "o.safetensors", [("x", np.float32, (2,))]) as w:
-            w.write("x", np.ones(2, np.float32))
-            raise RuntimeError("boom")
+    with (
+        pytest.raises(RuntimeError),
+        SafetensorsWriter(tmp_path / "o.safetensors", [("x", np.float32, (2,))]) as w,
+    ):
+        w.write("x", np.ones(2, np.float32))
+        raise RuntimeError("boom")
     assert not (tmp_path / "o.safetensors").exists() and _no_temps(tmp_path)
 
 
@@ -90,12 +94,16 @@ def test_nothing_visible_until_complete(tmp_path):
 
 
 def test_wrong_item_size_and_overflowing_write(tmp_path):
-    with pytest.raises(DumpError, match="4-byte items"):
-        with SafetensorsWriter(tmp_path / "o.safetensors", [("x", np.float32, (2,))]) as w:
-            w.write("x", np.ones(2, np.float16))
-    with pytest.raises(DumpError, match="only 8 declared"):
-        with SafetensorsWriter(tmp_path / "o.safetensors", [("x", np.float32, (2,))]) as w:
-            w.write("x", np.ones(3, np.float32))
+    with (
+        pytest.raises(DumpError, match="4-byte items"),
+        SafetensorsWriter(tmp_path / "o.safetensors", [("x", np.float32, (2,))]) as w,
+    ):
+        w.write("x", np.ones(2, np.float16))
+    with (
+        pytest.raises(DumpError, match="only 8 declared"),
+        SafetensorsWriter(tmp_path / "o.safetensors", [("x", np.float32, (2,))]) as w,
+    ):
+        w.write("x", np.ones(3, np.float32))
 
 
 def test_refuses_to_overwrite_an_input(tmp_path):
@@ -114,9 +122,8 @@ def test_refuses_to_overwrite_an_input(tmp_path):
 def test_refuses_existing_output_unless_overwrite(tmp_path):
     p = tmp_path / "o.bin"
     p.write_bytes(b"old")
-    with pytest.raises(DumpError, match="already exists"):
-        with atomic_file(p) as fh:
-            fh.write(b"new")
+    with pytest.raises(DumpError, match="already exists"), atomic_file(p) as fh:
+        fh.write(b"new")
     with atomic_file(p, overwrite=True) as fh:
         fh.write(b"new")
     assert p.read_bytes() == b"new"
@@ -136,8 +143,7 @@ def test_npz_writer(tmp_path):
 
 
 def test_npz_writer_missing_bytes(tmp_path):
-    with pytest.raises(DumpError, match="bytes missing"):
-        with NpzWriter(tmp_path / "o.npz") as w:
-            w.begin("x", np.float32, (4,))
-            w.write(np.ones(2, np.float32))
+    with pytest.raises(DumpError, match="bytes missing"), NpzWriter(tmp_path / "o.npz") as w:
+        w.begin("x", np.float32, (4,))
+        w.write(np.ones(2, np.float32))
     assert not (tmp_path / "o.npz").exists() and _no_temps(tmp_path)
