@@ -7,6 +7,7 @@ from pyprecision.passes.auto_cast_inputs import AutoCastInputs
 from pyprecision.passes.auto_cast_tc_inputs import AutoCastTCInputs, is_matmult_transpose
 from pyprecision.passes.cast_elimination import CastElimination, is_exact_cast
 from pyprecision.passes.dtype_mutator import DTypeMutator, MutateState
+from pyprecision.passes.fp8e4m3fn_as_fp8e4 import Fp8e4m3fnAsFp8e4
 from pyprecision.passes.mutate import mutate_fp32, mutate_result_and_scalar_operands
 from pyprecision.passes.pipeline import pipeline_pass_names, run_passes, run_pipeline
 from pyprecision.passes.registry import PASSES, make_pass, parse_pass_list
@@ -22,6 +23,7 @@ __all__ = [
     "AutoCastTCInputs",
     "CastElimination",
     "DTypeMutator",
+    "Fp8e4m3fnAsFp8e4",
     "Generation",
     "MutateState",
     "Statistic",

@@ -15,13 +15,16 @@ from pyprecision.passes.target import Target
 def pipeline_pass_names(config: PrecisionConfig | str) -> list[str]:
     """The passes the pipeline runs for a mode: none for scope ``none``; AutoCastFP32 for the all-*
     modes and AutoCastTCInputs for the matmult-* modes, each followed by DTypeMutator and cast
-    elimination."""
+    elimination. With ``--experimental-unsafe-fp8e4m3fn-as-fp8e4m3`` the fp8e4m3fn relabelling runs
+    first, whatever the mode (decision P16)."""
     mode = config if isinstance(config, str) else config.fp32_cast_mode
+    unsafe_fp8 = not isinstance(config, str) and config.internal_experimental_unsafe_fp8e4m3fn_as_fp8e4m3
+    names = ["fp8e4m3fn-as-fp8e4"] if unsafe_fp8 else []
     scope = MODE_TABLE[mode].scope if mode in MODE_TABLE else "none"
     if scope == "none":
-        return []
+        return names
     first = "auto-cast-fp32" if scope == "all" else "auto-cast-tc-inputs"
-    return [first, "dtype-mutator", "cast-elimination"]
+    return [*names, first, "dtype-mutator", "cast-elimination"]
 
 
 def _verify(unit: Module | Function, when: str) -> None:

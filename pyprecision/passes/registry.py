@@ -11,12 +11,20 @@ from pyprecision.passes.auto_cast_inputs import AutoCastInputs
 from pyprecision.passes.auto_cast_tc_inputs import AutoCastTCInputs
 from pyprecision.passes.cast_elimination import CastElimination
 from pyprecision.passes.dtype_mutator import DTypeMutator
+from pyprecision.passes.fp8e4m3fn_as_fp8e4 import Fp8e4m3fnAsFp8e4
 from pyprecision.passes.target import Target
 
 #: every pass, by its kebab-case name (also its CLI name)
 PASSES: dict[str, type] = {
     cls.name: cls
-    for cls in (AutoCastFP32, AutoCastInputs, AutoCastTCInputs, DTypeMutator, CastElimination)
+    for cls in (
+        AutoCastFP32,
+        AutoCastInputs,
+        AutoCastTCInputs,
+        DTypeMutator,
+        CastElimination,
+        Fp8e4m3fnAsFp8e4,
+    )
 }
 
 _SPEC = re.compile(r"^\s*([a-z0-9-]+)\s*(?:\{(.*)\})?\s*$")

@@ -41,7 +41,7 @@ def test_pipeline_pass_names(mode: str, names: list[str]) -> None:
 
 def test_registry_names_are_kebab_case_and_passes_are_frozen() -> None:
     assert list(PASSES) == ["auto-cast-fp32", "auto-cast-inputs", "auto-cast-tc-inputs",
-                            "dtype-mutator", "cast-elimination"]
+                            "dtype-mutator", "cast-elimination", "fp8e4m3fn-as-fp8e4"]
     p = make_pass("cast-elimination", Target())
     with pytest.raises(AttributeError):
         p.name = "x"  # type: ignore[misc]
