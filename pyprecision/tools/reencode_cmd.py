@@ -8,6 +8,7 @@ The work is :func:`pyprecision.io.reencode`; this module parses flags, draws the
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
 from typing import Any
 
@@ -131,6 +132,12 @@ def _list(args: argparse.Namespace) -> int:
     return 0
 
 
+def _bar_width() -> int:
+    """The terminal's width, or 80 when it reports none (some ptys say 0 columns)."""
+    cols = shutil.get_terminal_size(fallback=(80, 24)).columns
+    return cols if cols >= 40 else 80
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the re-encode; print the summary; exit 1 if --verify found a difference."""
     if args.list:
@@ -148,7 +155,7 @@ def run(args: argparse.Namespace) -> int:
             unit_divisor=1000,
             file=sys.stderr,
             desc=f"reencode → {args.to}",
-            dynamic_ncols=True,
+            ncols=_bar_width(),
         )
     try:
         summary = reencode(
