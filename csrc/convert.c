@@ -190,6 +190,15 @@ static int fp_env_default(void) {
 #endif
 }
 
+/* ... and also flushes nothing: FTZ and DAZ off. */
+static int fp_env_exact_default(void) {
+#if defined(__x86_64__)
+    return (_mm_getcsr() & ~0x3fu) == 0x1f80u;
+#else
+    return 0;
+#endif
+}
+
 static void encode_range(void *ctx, size_t begin, size_t end) {
     const encode_job *j0 = ctx;
     if (!j0->ks) {
@@ -199,6 +208,11 @@ static void encode_range(void *ctx, size_t begin, size_t end) {
     encode_job jl = *j0;
     const encode_job *j = &jl;
     jl.pr.fp_default = fp_env_default();
+    /* F16C: fp16, rne, inf for overflow and inf, ml_dtypes NaNs, and an MXCSR that is exactly
+     * the default (no FTZ, no DAZ; the exception flags aside) */
+    jl.pr.hw_fp16 = j0->opt->format == 1 && j0->pr.rounding == PP_RNE &&
+                    j0->pr.ovf[0] == 0x7c00u && j0->pr.inf[0] == 0x7c00u &&
+                    j0->pr.nan[0] == 0x7e00u && j0->pr.nan[1] == 0xfe00u && fp_env_exact_default();
     const pp_kernel_set *ks = j->ks;
     const int t = j->src_type;
     const int ob = j->out_bytes;

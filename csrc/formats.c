@@ -58,5 +58,6 @@ int pp_params_init(pp_params *pr, const pp_cast_options *opt) {
                  : pr->ovf[0] == pr->inf[0] ? 1 : 2;
     pr->has_sub = 1;
     pr->fp_default = 0;
+    pr->hw_fp16 = 0;
     return PP_OK;
 }

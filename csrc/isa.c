@@ -8,12 +8,13 @@ int pp_isa_supported(int isa) {
 #if defined(__x86_64__) || defined(__i386__)
     case PP_ISA_AVX2:
         __builtin_cpu_init();
-        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi2");
+        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi2") &&
+               __builtin_cpu_supports("f16c");
     case PP_ISA_AVX512:
         __builtin_cpu_init();
         return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
-               __builtin_cpu_supports("bmi2");
+               __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("f16c");
 #endif
     default: return 0;
     }

@@ -2,7 +2,7 @@
 #include "pyprecision.h"
 
 #if defined(__x86_64__) || defined(__i386__)
-#pragma GCC target("avx2,bmi,bmi2,popcnt")
+#pragma GCC target("avx2,f16c,bmi,bmi2,popcnt")
 #include <immintrin.h>
 #define PP_VBYTES 32
 #define PP_STREAM(d, s) _mm256_stream_si256((__m256i *)(void *)(d), _mm256_loadu_si256((const __m256i *)(const void *)(s)))
@@ -45,6 +45,28 @@ static inline void philox8(uint32_t k0, uint32_t k1, uint64_t blk, uint32_t *out
     _mm256_storeu_si256((__m256i *)(void *)(out + 16), _mm256_permute2x128_si256(u0, u1, 0x31));
     _mm256_storeu_si256((__m256i *)(void *)(out + 24), _mm256_permute2x128_si256(u2, u3, 0x31));
 }
+/* float32 -> fp16 with F16C, rne given in the instruction; NaNs first become the quiet NaN with
+ * their sign (see kern_body.h enc16_ for when this is exact). */
+static void f16c_avx2(const uint32_t *src, size_t n, uint16_t *dst) {
+    const __m256i absm = _mm256_set1_epi32(0x7fffffff), inf = _mm256_set1_epi32(0x7f800000);
+    const __m256i qnan = _mm256_set1_epi32(0x7fc00000), sign = _mm256_set1_epi32((int)0x80000000u);
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256i u = _mm256_loadu_si256((const __m256i *)(const void *)(src + i));
+        const __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(u, absm), inf);
+        u = _mm256_blendv_epi8(u, _mm256_or_si256(_mm256_and_si256(u, sign), qnan), nan);
+        const __m128i h = _mm256_cvtps_ph(_mm256_castsi256_ps(u), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        _mm_storeu_si128((__m128i *)(void *)(dst + i), h);
+    }
+    for (; i < n; i++) {
+        uint32_t u = src[i];
+        if ((u & 0x7fffffffu) > 0x7f800000u) u = (u & 0x80000000u) | 0x7fc00000u;
+        const __m128 v = _mm_castsi128_ps(_mm_cvtsi32_si128((int)u));
+        dst[i] = (uint16_t)_mm_extract_epi16(_mm_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), 0);
+    }
+}
+#define PP_F16C f16c_avx2
+
 #define PP_PHILOX_LANES 8
 #define PP_PHILOX_VEC philox8
 #include "kern_body.h"

@@ -2,7 +2,7 @@
 #include "pyprecision.h"
 
 #if defined(__x86_64__) || defined(__i386__)
-#pragma GCC target("avx512f,avx512bw,avx512vl,avx512dq,avx2,bmi,bmi2,popcnt")
+#pragma GCC target("avx512f,avx512bw,avx512vl,avx512dq,avx2,f16c,bmi,bmi2,popcnt")
 #include <immintrin.h>
 #define PP_VBYTES 64
 #define PP_STREAM(d, s) _mm512_stream_si512((void *)(d), _mm512_loadu_si512((const void *)(s)))
@@ -90,6 +90,30 @@ static void decode8_avx512(int format, const uint8_t *in, size_t n, uint32_t *ou
     for (; i < n; i++) out[i] = pp_f32_to_bits(tab[in[i]]);
 }
 #define PP_DECODE8 decode8_avx512
+
+/* float32 -> fp16 with the conversion instruction, rne given in the instruction; NaNs first
+ * become the quiet NaN with their sign (see kern_body.h enc16_ for when this is exact). */
+static void f16c_avx512(const uint32_t *src, size_t n, uint16_t *dst) {
+    const __m512i absm = _mm512_set1_epi32(0x7fffffff), inf = _mm512_set1_epi32(0x7f800000);
+    const __m512i qnan = _mm512_set1_epi32(0x7fc00000);
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m512i u = _mm512_loadu_si512((const void *)(src + i));
+        const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, absm), inf);
+        u = _mm512_mask_ternarylogic_epi32(u, nan, absm, qnan, 0xBA); /* (u & ~abs) | qnan */
+        const __m256i h = _mm512_cvtps_ph(_mm512_castsi512_ps(u), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        _mm256_storeu_si256((__m256i *)(void *)(dst + i), h);
+    }
+    if (i < n) {
+        const __mmask16 m = (__mmask16)((1u << (n - i)) - 1u);
+        __m512i u = _mm512_maskz_loadu_epi32(m, (const void *)(src + i));
+        const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, absm), inf);
+        u = _mm512_mask_ternarylogic_epi32(u, nan, absm, qnan, 0xBA); /* (u & ~abs) | qnan */
+        const __m256i h = _mm512_cvtps_ph(_mm512_castsi512_ps(u), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        _mm256_mask_storeu_epi16((void *)(dst + i), m, h);
+    }
+}
+#define PP_F16C f16c_avx512
 
 #define PP_PHILOX_LANES 32
 #define PP_PHILOX_VEC philox32

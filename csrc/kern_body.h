@@ -150,7 +150,23 @@ PP_LANE(lane64_, uint64_t, int64_t, 52, 1023, 64, UINT64_C(0x7fffffffffffffff),
     }
 
 PP_DEFINE_ENC(enc8_, uint32_t, lane32_, uint8_t)
-PP_DEFINE_ENC(enc16_, uint32_t, lane32_, uint16_t)
+PP_DEFINE_ENC(enc16i_, uint32_t, lane32_, uint16_t)
+
+/* float32 -> 16-bit codes. Where the set has F16C and the call allows it (pr->hw_fp16: fp16, rne,
+ * no saturation, ml_dtypes NaNs, this thread's MXCSR exactly the default), the hardware converts:
+ * with the rounding given in the instruction (nearest even), FTZ and DAZ off, it rounds every
+ * non-NaN input exactly as the reference; NaNs are first made the quiet NaN with their sign,
+ * which converts to the policy's 0x7e00 | sign. Otherwise the integer kernel. */
+static void PP_K(enc16_)(const pp_params *pr, const void *src, size_t n, const uint32_t *rnd,
+                         void *dst) {
+#ifdef PP_F16C
+    if (pr->hw_fp16) {
+        PP_F16C((const uint32_t *)src, n, (uint16_t *)dst);
+        return;
+    }
+#endif
+    PP_K(enc16i_)(pr, src, n, rnd, dst);
+}
 PP_DEFINE_ENC(enc32_, uint32_t, lane32_, uint32_t)
 PP_DEFINE_ENC(enc64to8_, uint64_t, lane64_, uint8_t)
 PP_DEFINE_ENC(enc64to16_, uint64_t, lane64_, uint16_t)

@@ -33,6 +33,7 @@ typedef struct {
                            1 when inf also gives the overflow result, 2 otherwise; 0: neither */
     int has_sub;        /* the source has values below the format's min normal (set per call) */
     int fp_default;     /* the calling thread's FP environment is the default (set per range) */
+    int hw_fp16;        /* enc16 may use F16C (set per range, see kern_body.h enc16_) */
 } pp_params;
 
 int pp_params_init(pp_params *pr, const pp_cast_options *opt);
