@@ -167,3 +167,26 @@ def test_vectorized_model_equals_fraction_model_hypothesis(
         got = rn.encode_np(fmt, src, rounding, sat, nan, words)
         for v, g in zip(src.tolist(), got.tolist()):
             assert g == rm.encode_exact(fmt, conv(v), rounding, sat, nan, r), (v, g)
+
+
+@pytest.mark.parametrize("name", FMTS)
+def test_stratified_sample_covers_what_it_claims(name: str) -> None:
+    """Every exponent and sign, every grid value and midpoint ±1 ulp, all the specials."""
+    fmt = rm.FORMATS[name]
+    s = stratified_f32_bits(name)
+    assert s.size >= 1 << 24
+    assert np.unique(s >> np.uint32(23)).size == 512  # sign + exponent field
+    from .samples import grid_values
+    v = grid_values(fmt)
+    pts = np.concatenate([v, (v[:-1] + v[1:]) / 2])
+    with np.errstate(over="ignore"):
+        f = pts.astype(np.float32)
+    pts = f[np.isfinite(f) & (f.astype(np.float64) == pts)].view(np.uint32)
+    rng = np.random.default_rng(0)
+    if pts.size > 1 << 16:
+        pts = rng.choice(pts, 1 << 16, replace=False)
+    need = np.concatenate([pts + d for d in (np.uint32(0), np.uint32(1))] + [pts[pts > 0] - 1])
+    need = np.concatenate([need, need | np.uint32(0x80000000), SPECIAL_F32_BITS])
+    srt = np.sort(s)
+    pos = np.minimum(np.searchsorted(srt, need), srt.size - 1)
+    assert np.all(srt[pos] == need)
