@@ -115,6 +115,73 @@ static void f16c_avx512(const uint32_t *src, size_t n, uint16_t *dst) {
 }
 #define PP_F16C f16c_avx512
 
+/* float32 -> 8/16-bit codes, rne, signs kept on every special (pr->simple == 1), written with
+ * AVX-512 masks: kern_body.h's two paths (normal: rebias + increment + shift; subnormal: |x| + D in
+ * the FPU, so only with pr->fp_default) and its tail (overflow result, then NaN, then the sign),
+ * then saturating packs (codes fit) and one permutation into element order. Does whole groups of
+ * 64 elements and returns how many it did (0 when the case is not this one). */
+typedef struct {
+    __m128i cnt;
+    __m512i absm, one, add, minnorm, dv, maxc, ovf, inf, nan, sbit;
+    int sub, sgsh;
+} rne_consts;
+
+static inline __m512i rne16(const rne_consts *k, const uint32_t *src) {
+    const __m512i u = _mm512_loadu_si512((const void *)src);
+    const __m512i a = _mm512_and_si512(u, k->absm);
+    const __m512i lsb = _mm512_and_si512(_mm512_srl_epi32(a, k->cnt), k->one);
+    __m512i code = _mm512_srl_epi32(_mm512_add_epi32(_mm512_add_epi32(a, k->add), lsb), k->cnt);
+    if (k->sub) {
+        const __mmask16 ks = _mm512_cmplt_epu32_mask(a, k->minnorm);
+        const __m512 f = _mm512_add_ps(_mm512_castsi512_ps(a), _mm512_castsi512_ps(k->dv));
+        code = _mm512_mask_sub_epi32(code, ks, _mm512_castps_si512(f), k->dv);
+    }
+    code = _mm512_mask_mov_epi32(code, _mm512_cmpgt_epu32_mask(code, k->maxc), k->ovf);
+    code = _mm512_mask_mov_epi32(code, _mm512_cmpgt_epu32_mask(a, k->inf), k->nan);
+    const __m512i sg = k->sgsh == 24 ? _mm512_srli_epi32(u, 24) : _mm512_srli_epi32(u, 16);
+    return _mm512_ternarylogic_epi32(code, sg, k->sbit, 0xF8); /* code | (sg & sign bit) */
+}
+
+static size_t rne_avx512(const pp_params *pr, const uint32_t *src, size_t n, void *dst,
+                         int out_bytes) {
+    if (pr->rounding != PP_RNE || pr->simple != 1 || (pr->has_sub && !pr->fp_default) ||
+        pr->shift != 0 || (out_bytes != 1 && out_bytes != 2))
+        return 0;
+    const uint32_t s0 = 23u - (uint32_t)pr->p;
+    rne_consts k;
+    k.cnt = _mm_cvtsi32_si128((int)s0);
+    k.absm = _mm512_set1_epi32(0x7fffffff);
+    k.one = _mm512_set1_epi32(1);
+    k.add = _mm512_set1_epi32((int)(((uint32_t)(pr->bias - 127) << 23) + (1u << (s0 - 1)) - 1u));
+    k.minnorm = _mm512_set1_epi32((int)((uint32_t)(pr->emin + 127) << 23));
+    k.dv = _mm512_set1_epi32((int)((uint32_t)(pr->emin - pr->p + 23 + 127) << 23));
+    k.maxc = _mm512_set1_epi32((int)pr->maxc);
+    k.ovf = _mm512_set1_epi32((int)pr->ovf[0]);
+    k.inf = _mm512_set1_epi32(0x7f800000);
+    k.nan = _mm512_set1_epi32((int)pr->nan[0]);
+    k.sbit = _mm512_set1_epi32((int)pr->sign_bit);
+    k.sub = pr->has_sub;
+    k.sgsh = 31 - pr->sign_pos;
+    size_t i = 0;
+    if (out_bytes == 1) {
+        const __m512i ord = _mm512_set_epi32(15, 11, 7, 3, 14, 10, 6, 2, 13, 9, 5, 1, 12, 8, 4, 0);
+        for (; i + 64 <= n; i += 64) {
+            const __m512i w01 = _mm512_packus_epi32(rne16(&k, src + i), rne16(&k, src + i + 16));
+            const __m512i w23 = _mm512_packus_epi32(rne16(&k, src + i + 32), rne16(&k, src + i + 48));
+            const __m512i b = _mm512_permutexvar_epi32(ord, _mm512_packus_epi16(w01, w23));
+            _mm512_storeu_si512((void *)((uint8_t *)dst + i), b);
+        }
+    } else {
+        const __m512i ord = _mm512_set_epi64(7, 5, 3, 1, 6, 4, 2, 0);
+        for (; i + 32 <= n; i += 32) {
+            const __m512i w = _mm512_packus_epi32(rne16(&k, src + i), rne16(&k, src + i + 16));
+            _mm512_storeu_si512((void *)((uint16_t *)dst + i), _mm512_permutexvar_epi64(ord, w));
+        }
+    }
+    return i;
+}
+#define PP_RNE_FAST rne_avx512
+
 #define PP_PHILOX_LANES 32
 #define PP_PHILOX_VEC philox32
 #include "kern_body.h"

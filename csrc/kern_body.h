@@ -149,8 +149,19 @@ PP_LANE(lane64_, uint64_t, int64_t, 52, 1023, 64, UINT64_C(0x7fffffffffffffff),
         }                                                                                          \
     }
 
-PP_DEFINE_ENC(enc8_, uint32_t, lane32_, uint8_t)
+PP_DEFINE_ENC(enc8i_, uint32_t, lane32_, uint8_t)
 PP_DEFINE_ENC(enc16i_, uint32_t, lane32_, uint16_t)
+
+/* float32 -> 8-bit codes: the set's hand-written rne kernel where it has one for the case. */
+static void PP_K(enc8_)(const pp_params *pr, const void *src, size_t n, const uint32_t *rnd,
+                        void *dst) {
+    size_t done = 0;
+#ifdef PP_RNE_FAST
+    done = PP_RNE_FAST(pr, (const uint32_t *)src, n, dst, 1);
+#endif
+    PP_K(enc8i_)(pr, (const uint32_t *)src + done, n - done, rnd ? rnd + done : rnd,
+                 (uint8_t *)dst + done);
+}
 
 /* float32 -> 16-bit codes. Where the set has F16C and the call allows it (pr->hw_fp16: fp16, rne,
  * no saturation, ml_dtypes NaNs, this thread's MXCSR exactly the default), the hardware converts:
@@ -165,7 +176,12 @@ static void PP_K(enc16_)(const pp_params *pr, const void *src, size_t n, const u
         return;
     }
 #endif
-    PP_K(enc16i_)(pr, src, n, rnd, dst);
+    size_t done = 0;
+#ifdef PP_RNE_FAST
+    done = PP_RNE_FAST(pr, (const uint32_t *)src, n, dst, 2);
+#endif
+    PP_K(enc16i_)(pr, (const uint32_t *)src + done, n - done, rnd ? rnd + done : rnd,
+                  (uint16_t *)dst + done);
 }
 PP_DEFINE_ENC(enc32_, uint32_t, lane32_, uint32_t)
 PP_DEFINE_ENC(enc64to8_, uint64_t, lane64_, uint8_t)
