@@ -1,8 +1,7 @@
-"""ruff and mypy, with the settings in pyproject.toml, on the rooms that are lint-clean.
+"""ruff and mypy, with the settings in pyproject.toml, on the whole package; docstrings on public names.
 
 Neither tool is a test dependency: each test skips when its tool is not on PATH (install them in a
-venv, e.g. ``python -m venv v && v/bin/pip install ruff mypy`` and put ``v/bin`` on PATH). A room joins
-``CHECKED`` once it passes both; the aim is the whole package.
+venv, e.g. ``python -m venv v && v/bin/pip install ruff mypy`` and put ``v/bin`` on PATH).
 """
 from __future__ import annotations
 
@@ -16,31 +15,12 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 PKG = ROOT / "pyprecision"
 
-CHECKED = [
-    "ir",
-    "passes",
-    "frontend",
-    "hlo",
-    "emulate",
-    "kernel",
-    "formats.py",
-    "errors.py",
-    "tools/cli.py",
-    "tools/cast_cmd.py",
-    "tools/formats_cmd.py",
-    "tools/demo.py",
-    "tools/opt_cmd.py",
-    "tools/flags_cmd.py",
-    "tools/hlo_cmd.py",
-    "tools/_files.py",
-]
+# Packages without public API of their own (package data); skipped by the docstring check only.
+NO_DOCSTRING_CHECK = ["data"]
 
 
 def _paths() -> list[str]:
-    paths = [PKG / p for p in CHECKED]
-    missing = [str(p) for p in paths if not p.exists()]
-    assert not missing, f"CHECKED names paths that do not exist: {missing}"
-    return [str(p.relative_to(ROOT)) for p in paths]
+    return [str(PKG.relative_to(ROOT))]
 
 
 def _run(cmd: list[str]) -> subprocess.CompletedProcess[str]:
@@ -61,7 +41,9 @@ def test_every_public_name_has_a_docstring() -> None:
     if ruff is None:
         pytest.skip("ruff is not installed")
     d1 = "D100,D101,D102,D103,D104,D106"
-    r = _run([ruff, "check", "--no-cache", "--select", d1, "--output-format", "concise", *_paths()])
+    skip = [str((PKG / d).relative_to(ROOT)) for d in NO_DOCSTRING_CHECK]
+    cmd = [ruff, "check", "--no-cache", "--select", d1, "--output-format", "concise", *_paths()]
+    r = _run([*cmd, *(f"--extend-exclude={d}" for d in skip)])
     assert r.returncode == 0, r.stdout + r.stderr
 
 
