@@ -5,7 +5,8 @@ Decision P16 (docs/decisions/passes.md): the device keeps no e4m3fn anywhere. By
 viewed, not converted — a const's bytes and an immediate scalar's code are kept and read as fp8e4; a
 boundary tensor keeps the host's declared dtype and every access to it reads or writes through an
 ``as float8e4`` view. Everything computed on the device (internal tensors, SSA values, casts) is simply
-typed fp8e4, so a cast *to* e4m3fn now rounds to fp8e4.
+typed fp8e4, so a cast *to* e4m3fn now rounds to fp8e4. The inputs and outputs of a function that
+another function of the module calls are device memory too, and are relabelled like internal tensors.
 """
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from pyprecision.ir import (
+    CallOp,
     DType,
     Function,
     Module,
@@ -52,16 +54,19 @@ class Fp8e4m3fnAsFp8e4:
 
     def run(self, unit: Module | Function) -> bool:
         """Run on every function; True when anything changed."""
+        funcs = functions_of(unit)
+        called = {i.callee for f in funcs for i in f.instructions() if isinstance(i, CallOp)}
         changed = False
-        for f in functions_of(unit):
-            changed |= self.run_on_function(f)
+        for f in funcs:
+            changed |= self.run_on_function(f, host_boundary=f.name not in called)
         return changed
 
-    def run_on_function(self, f: Function) -> bool:
-        """Tensors first (so views see the final tensor dtype), then views, values and scalars."""
+    def run_on_function(self, f: Function, host_boundary: bool = True) -> bool:
+        """Tensors first (so views see the final tensor dtype), then views, values and scalars.
+        ``host_boundary``: the function's inputs/outputs are the host's (not filled by a call)."""
         changed = False
         for t in f.tensors:
-            changed |= self.relabel_tensor(t)
+            changed |= self.relabel_tensor(t, host_boundary)
         for inst in f.instructions():
             for ap in inst.aps:
                 changed |= self.relabel_view(ap)
@@ -75,10 +80,10 @@ class Fp8e4m3fnAsFp8e4:
                 changed = True
         return changed
 
-    def relabel_tensor(self, t: Tensor) -> bool:
-        """A const keeps its bytes under the new label; an internal tensor is retyped; a boundary
-        tensor keeps the host's dtype (its accesses get a view instead)."""
-        if t.dtype is not float8e4m3fn or t.is_input_or_output:
+    def relabel_tensor(self, t: Tensor, host_boundary: bool = True) -> bool:
+        """A const keeps its bytes under the new label; an internal tensor is retyped; a host
+        boundary tensor keeps the host's dtype (its accesses get a view instead)."""
+        if t.dtype is not float8e4m3fn or (host_boundary and t.is_input_or_output):
             return False
         if isinstance(t, SingleValueTensor):
             splat: Any = t.value  # a SingleValueTensor's value is a number

@@ -152,3 +152,39 @@ def test_run_pipeline_with_the_flag_relabels() -> None:
     assert stats.changed == {"fp8e4m3fn-as-fp8e4": True}
     assert ir.to_text(m) == canon(ir.to_text(m))
     assert np.isinf(run_ir(m, _inputs())["yq"][1])
+
+
+def test_callee_boundary_is_device_memory() -> None:
+    """A called function's inputs/outputs are filled by the caller on the device: relabelled like
+    internal tensors, so the call passes fp8e4 values through unchanged (0x78 stays +inf)."""
+    text = """
+    func @g {
+      tensor @a : input float8e4m3fn[2]
+      tensor @r : output float8e4m3fn[2]
+    ^bb0:
+      %a = affine_load @a : float8e4m3fn[2]
+      affine_store %a, @r
+    }
+
+    func @main {
+      tensor @q : input float8e4m3fn[2]
+      tensor @t : internal float8e4m3fn[2]
+      tensor @u : internal float8e4m3fn[2]
+      tensor @y : output float32[2]
+    ^bb0:
+      %q = affine_load @q : float8e4m3fn[2]
+      affine_store %q, @t
+      call @g ins(@t) outs(@u)
+      %u = affine_load @u : float8e4m3fn[2]
+      %f = cast %u : float32[2]
+      affine_store %f, @y
+    }
+    """
+    changed, out = run(Fp8e4m3fnAsFp8e4(), text)
+    assert changed
+    assert "tensor @a : input float8e4[2]" in out and "tensor @r : output float8e4[2]" in out
+    assert "tensor @q : input float8e4m3fn[2]" in out
+    m = parse(text)
+    Fp8e4m3fnAsFp8e4().run(m)
+    q = np.array([0x38, 0x78], np.uint8).view(ml_dtypes.float8_e4m3fn)
+    assert run_ir(m, {"q": q})["y"].tolist() == [1.0, np.inf]
