@@ -1,0 +1,1 @@
+"""Bundled sample data for `pyprecision demo` (see scripts/make_sample_data.py)."""

@@ -181,7 +181,7 @@ def _hlo_output_errors(text: str, path: str, module: Any,
 
 def _ir_dtype(dt: np.dtype) -> Any:
     """The IR dtype of a numpy dtype, or None when the IR has none (bool, int4, ...)."""
-    from pyprecision.ir.dtypes import as_dtype
+    from pyprecision.ir import as_dtype
 
     try:
         return as_dtype(dt)

@@ -21,8 +21,13 @@ from pyprecision.ir import (
     TensorScalarGEPOp,
     UnaryOp,
     Value,
+    as_dtype,
+    bfloat16,
+    float8_e5m2,
+    float16,
+    float32,
+    float32r,
 )
-from pyprecision.ir.dtypes import as_dtype, bfloat16, float8_e5m2, float16, float32, float32r
 
 __all__ = ["GateVerdict", "autocast_skip_reason", "mutator_casts", "mutator_verdict"]
 

@@ -15,8 +15,7 @@ import numpy as np
 
 from pyprecision.emulate import run_ir
 from pyprecision.errors import PyPrecisionError
-from pyprecision.ir import IRBuilder, Module, ScalarValue, Tensor, parse, to_text, verify
-from pyprecision.ir.dtypes import float32
+from pyprecision.ir import IRBuilder, Module, ScalarValue, Tensor, float32, parse, to_text, verify
 from pyprecision.kernel import encode
 from pyprecision.verify import as_logical, code_space, compare_codes
 

@@ -12,8 +12,7 @@ import shutil
 import sys
 from typing import Any
 
-from pyprecision.io import reencode
-from pyprecision.io.store import open_tensors
+from pyprecision.io import open_tensors, reencode
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
