@@ -30,6 +30,7 @@ from pyprecision.ir import (
     make_cast,
 )
 from pyprecision.passes.mutate import mutate_fp32, mutate_result_and_scalar_operands
+from pyprecision.passes.provenance import ProvenanceLog, note
 from pyprecision.passes.target import Target
 
 
@@ -44,11 +45,13 @@ class AutoCastFP32:
 
     Options: ``target`` (its ``fp32_cast_mode`` picks D, spec 000 §1) and ``disable_inline_cast``
     (insertInputCasts emits a standalone cast instead of a narrowing load, spec 000 §2 NOTE).
+    ``provenance``: None, or a list every decision is appended to (:mod:`.provenance`).
     """
 
     name: ClassVar[str] = "auto-cast-fp32"
     target: Target = field(default_factory=Target)
     disable_inline_cast: bool = False
+    provenance: ProvenanceLog | None = field(default=None, compare=False, repr=False)
     dtype: DType = field(init=False, repr=False, compare=False)
     _created: set[int] = field(init=False, repr=False, compare=False, default_factory=set)
 
@@ -107,7 +110,9 @@ class AutoCastFP32:
             if self.tracks_call_edges:
                 changed |= self._record_call_edges(tensor)
             if tensor.isInputOrOutput and not self.on_call_edge(tensor):  # decision P1
-                changed |= mutate_fp32(tensor, self.dtype)
+                changed |= mutate_fp32(tensor, self.dtype, self.provenance, self.name,
+                                       f"{tensor.kind} @{tensor.name} narrowed to {{dtype}} at "
+                                       "the boundary (spec 000 §2)")
             if tensor.isInput and tensor.dtype == float32:  # after the narrowing (decision P1)
                 changed |= self.insert_input_casts(tensor)
         return changed
@@ -136,6 +141,9 @@ class AutoCastFP32:
             self._splice_input_cast(load)
             changed = True
         return changed
+
+    def _note(self, subject: Any, rule: str, message: str) -> None:
+        note(self.provenance, subject, self.name, rule, message)
 
     def _splice_input_cast(self, load: LoadInst) -> None:
         block = load.parent
@@ -168,12 +176,24 @@ class AutoCastFP32:
             inst.updateDebugLoc(load.dl)
         load.replaceAllUsesWithExcept(replacement, replacement)  # GOTCHA: exclude the cast
         load.eraseFromParent()
+        if self.provenance is not None:
+            self._note(load, "insertInputCasts", "replaced by a load at the block front "
+                       "(spec 000 §2)")
+            if replacement is newload:
+                self._note(newload, "insertInputCasts",
+                           f"the input is loaded as {self.dtype.name} (inline cast, spec 000 §2)")
+            else:
+                self._note(newload, "insertInputCasts", "the input is loaded as float32 "
+                           "(disable_inline_cast, spec 000 §2 NOTE)")
+                self._note(replacement, "insertInputCasts",
+                           f"inserted, standalone cast of the input to {self.dtype.name}")
 
     # -- spec 000 §3: transformInstruction ----------------------------------------------------------------
     def transform_instruction(self, inst: Instruction) -> bool:
         """The skip rules in order, then the per-kind transforms."""
         # SKIP-RULE 1: opaque / call ops are not transformed (the boundary owns their I/O)
         if isinstance(inst, (OpaqueOp, CallOpBase)):
+            self._note(inst, "skip rule 1", "opaque/call ops are not transformed")
             return False
         if isinstance(inst, LoadInst):
             return self.transform_load(inst)
@@ -189,46 +209,66 @@ class AutoCastFP32:
         """Binary ops, selects, matmuls: rules 2 and 3, then mutate_result_and_scalar_operands."""
         # SKIP-RULE 2: integer-typed paths short-circuit (only float ops cast; decision P4)
         if _is_integer(inst.dtype):
+            self._note(inst, "skip rule 2", "integer path")
             return False
         # SKIP-RULE 3: a SelectOp keeps its predicate at uint8
         skip = (0,) if isinstance(inst, SelectOp) else ()
-        return mutate_result_and_scalar_operands(inst, self.dtype, skip=skip)
+        if skip:
+            self._note(inst, "skip rule 3", "the select predicate keeps its dtype")
+        return mutate_result_and_scalar_operands(inst, self.dtype, skip, self.provenance, self.name)
 
     # -- spec 000 §5: loads cast their RESULT, stores cast their SOURCE ---------------------------
     def transform_load(self, inst: LoadInst) -> bool:
         """A float32 load of fp32 memory keeps reading fp32 and gets ``cast → D`` after it (users
         rewired); a float32 load of memory already narrowed follows it (decision P3)."""
         if inst.is_reinterpreted:
+            self._note(inst, "", "reinterpreted load is never touched")
             return False
         if inst.dtype != float32:
+            if inst.dtype is not None:
+                self._note(inst, "", f"already {inst.dtype.name}; only fp32 is narrowed "
+                           "(decision P5)")
             return False
         if inst.src.dtype != float32:
-            return mutate_fp32(inst, self.dtype)
+            return mutate_fp32(inst, self.dtype, self.provenance, self.name,
+                               "load of narrowed memory follows it to {dtype} (decision P3)")
         assert inst.result is not None
         cast = make_cast(inst.result, self.dtype, function=inst.function)
         cast.insertAfter(inst)  # the load casts its RESULT: cast placed after the load
         cast.allocateId()
         cast.updateDebugLoc(inst.dl)
         inst.replaceAllUsesWithExcept(cast, cast)
+        self._note(cast, "", f"inserted, the load casts its result to {self.dtype.name} "
+                   "(spec 000 §5)")
         return True
 
     def transform_store(self, inst: StoreInst | TensorScalarGEPOp) -> bool:
         """A store into fp32 memory stores ``cast(src → D)`` and narrows its destination (kept fp32
         when the tensor is on a call edge in all-fp32r)."""
         if inst.is_reinterpreted:
+            self._note(inst, "", "reinterpreted store is never touched")
             return False
         # SKIP-RULE 4: a GenericStore re-checks the integer guard before narrowing
         if isinstance(inst, GenericStore) and _is_integer(inst.dtype):
+            self._note(inst, "skip rule 4", "integer generic store")
             return False
         if _is_integer(inst.dtype) or inst.dtype != float32:
+            if inst.dtype is not None:
+                self._note(inst, "skip rule 2" if _is_integer(inst.dtype) else "",
+                           "integer path" if _is_integer(inst.dtype) else
+                           f"destination already {inst.dtype.name}; only fp32 is narrowed")
             return False
         if isinstance(inst, TensorScalarGEPOp) and self.dtype not in inst.allowed_dtypes:
+            self._note(inst, "", f"{self.dtype.name} is not in the GEP's allowed_dtypes")
             return False
         changed = self._cast_source(inst)
         if isinstance(inst, TensorScalarGEPOp) and isinstance(inst.scalar, ScalarValue):
             changed |= mutate_fp32(inst.scalar, self.dtype)  # the GEP's scalar rides along
-        if not self.on_call_edge(inst.tensor):
-            changed |= mutate_fp32(inst, self.dtype)  # narrow the dst dtype
+        if not self.on_call_edge(inst.tensor):  # narrow the dst dtype
+            changed |= mutate_fp32(inst, self.dtype, self.provenance, self.name,
+                                   "store narrows its destination to {dtype} (spec 000 §5)")
+        else:
+            self._note(inst, "", "destination kept fp32: the tensor is on a call edge (all-fp32r)")
         return changed
 
     def _cast_source(self, inst: StoreInst | TensorScalarGEPOp) -> bool:
@@ -242,17 +282,22 @@ class AutoCastFP32:
         cast.allocateId()
         cast.updateDebugLoc(inst.dl)
         inst.replaceUseOfWith(src, cast)  # the store casts its SOURCE
+        self._note(cast, "", f"inserted, the store casts its source to {self.dtype.name} "
+                   "(spec 000 §5)")
         return True
 
     def transform_offloaded_memcpy(self, inst: OffloadedMemCpy) -> bool:
         """An fp32 → fp32 DMA copy lands narrowed: its destination tensor is narrowed, so the DMA
         carries the conversion."""
         if inst.is_reinterpreted or not self.memcpy_source_ok(inst):
+            self._note(inst, "", "memcpy left alone (reinterpreted, or its source is not narrowed)")
             return False
         dst = inst.dst.tensor
         if dst.isInputOrOutput or self.on_call_edge(dst):
+            self._note(inst, "", "memcpy into a boundary/call-edge tensor left alone")
             return False
-        return mutate_fp32(dst, self.dtype)
+        return mutate_fp32(dst, self.dtype, self.provenance, self.name,
+                           f"@{dst.name} lands narrowed to {{dtype}}: the DMA carries the cast")
 
     def memcpy_source_ok(self, inst: OffloadedMemCpy) -> bool:
         """Which memcpy sources are narrowed on arrival (any, in the base pass)."""
@@ -263,13 +308,18 @@ class AutoCastFP32:
         """A cast whose source already has the (narrowed) target dtype is bypassed and erased;
         other float unary ops narrow like any compute op; bitcasts are never touched."""
         if op.reinterpret:
+            self._note(op, "", "bitcasts are never touched")
             return False
         if op.is_cast:
             changed = mutate_fp32(op, self.dtype)  # a cast to fp32 now targets D
             if op.data.dtype is op.dtype:
                 op.replaceAllUsesWith(op.data)  # bypass the cast
                 op.eraseFromParent()  # and delete it
+                self._note(op, "", "redundant cast folded (transformUnaryOp, spec 000 §5 GOTCHA)")
                 return True
+            if changed:
+                self._note(op, "", f"a cast to fp32 now targets {self.dtype.name} "
+                           "(transformUnaryOp)")
             return changed
         return self.transform_compute(op)
 

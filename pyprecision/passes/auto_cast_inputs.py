@@ -23,7 +23,9 @@ class AutoCastInputs(AutoCastFP32):
         changed = False
         for tensor in f.tensors:
             if tensor.isInput and tensor.dtype == float32 and not tensor.is_reinterpreted:
-                changed |= mutate_fp32(tensor, self.dtype)
+                changed |= mutate_fp32(tensor, self.dtype, self.provenance, self.name,
+                                       f"input @{tensor.name} narrowed to {{dtype}} "
+                                       "(spec 000 §8)")
         return changed
 
     def transform_instruction(self, inst: Instruction) -> bool:
@@ -31,10 +33,12 @@ class AutoCastInputs(AutoCastFP32):
         memcpys out of inputs; every other instruction is left alone."""
         if isinstance(inst, LoadInst):
             if not inst.tensor.isInput:
+                self._note(inst, "", "not a load of an input (spec 000 §8)")
                 return False
             return self.transform_load(inst)
         if isinstance(inst, OffloadedMemCpy):
             return self.transform_offloaded_memcpy(inst)
+        self._note(inst, "", "only loads of inputs are transformed (spec 000 §8)")
         return False
 
     def memcpy_source_ok(self, inst: OffloadedMemCpy) -> bool:

@@ -75,6 +75,7 @@ class AutoCastTCInputs(AutoCastFP32):
         """Only TensorContractOps are transformed."""
         if isinstance(inst, TensorContractOp):
             return self.transform_tensor_contract_op(inst)
+        self._note(inst, "", "only matmul operands are cast (spec 000 §4)")
         return False
 
     # -- spec 000 §4 -----------------------------------------------------------------------------------
@@ -89,16 +90,23 @@ class AutoCastTCInputs(AutoCastFP32):
         moving = tc.operands[1]
         assert isinstance(moving, Value)
         changed |= self.cast_tc_operand(moving, builder=builder, transpose=transpose)
+        if self.provenance is not None and tc.dtype is not None:
+            self._note(tc, "", f"its operands are cast (spec 000 §4); the result stays "
+                       f"{tc.dtype.name} (PSUM)")
         return changed
 
     def cast_tc_operand(self, v: Value, builder: IRBuilder, transpose: bool = False) -> bool:
         """Ask the target for the legal operand dtype; cast and rewire only when it differs."""
         target = self.target.getMatmultOperandType(v.dtype, transpose=transpose)
         if v.dtype == target:
+            self._note(v, "castTCOperand", f"matmul operand already {target.name} "
+                       "(getMatmultOperandType)")
             return False  # already legal — no cast
         cast = builder.cast_to(v, target)  # inserted right after v's definition
         cast.allocateId()
         v.replaceAllUsesWithExcept(cast, cast)  # rewire users, exclude the cast
+        self._note(cast, "castTCOperand", f"matmul operand cast to {target.name} "
+                   "(getMatmultOperandType, spec 000 §4)")
         return True
 
     # -- spec 000 §6 -----------------------------------------------------------------------------------
@@ -112,33 +120,44 @@ class AutoCastTCInputs(AutoCastFP32):
         """The guard chain of spec 000 §6, one guard per line, then the physical narrowing."""
         for op in tensor.load_insts:
             if isinstance(op, (OpaqueOp, CallOpBase)):
-                return False  # opaque/call reader: cannot rewrite
+                return self._guard(tensor, 1, "opaque/call reader: cannot rewrite")
         for op in tensor.store_insts:
             if isinstance(op, (OpaqueOp, CallOpBase)):
-                return False  # opaque/call writer: cannot rewrite
+                return self._guard(tensor, 2, "opaque/call writer: cannot rewrite")
         if not tensor.are_all_dim_affine:
-            return False  # non-affine access
-        if tensor.n_loads != 1:
-            return False  # load-count pattern mismatch (expected exactly one, decision P7)
+            return self._guard(tensor, 3, "non-affine access")
+        if tensor.n_loads != 1:  # expected exactly one (decision P7)
+            return self._guard(tensor, 4, f"read {tensor.n_loads} times, not exactly once")
         if tensor.isInputOrOutput:
-            return False  # boundary tensor
+            return self._guard(tensor, 5, "boundary tensor")
         if tensor.is_const:
-            return False  # constant tensor
+            return self._guard(tensor, 6, "constant tensor")
         loaders = frozenset(tensor.load_insts)
         if len(loaders) > 1:
-            return False  # more than one distinct loader
+            return self._guard(tensor, 7, "more than one distinct loader")
         (ld,) = loaders
         narrow_dt = truncated_dtype(ld)
         if narrow_dt is None:
-            return False  # the loader is not down-cast (decision P7)
+            return self._guard(tensor, 8, "the loader is not down-cast (decision P7)")
         if ld.dtype == narrow_dt:
-            return False  # already narrow
+            return self._guard(tensor, 9, "already narrow")
         if ld.is_reinterpreted:
-            return False  # reinterpreted view
+            return self._guard(tensor, 10, "reinterpreted view")
         if not all(isinstance(op, (StoreInst, OffloadedMemCpy)) for op in tensor.store_insts):
-            return False  # a computing writer would round differently (decision P7)
+            return self._guard(tensor, 11, "a computing writer would round differently "
+                               "(decision P7)")
         self._narrow(tensor, ld, narrow_dt)
+        if self.provenance is not None:
+            self._note(tensor, "shrinkTensor", f"@{tensor.name} is stored {narrow_dt.name}: its "
+                       "only loader was down-cast (spec 000 §6)")
+            self._note(ld, "shrinkTensor", f"the loaded tensor is stored {narrow_dt.name}; the "
+                       "down-cast is gone (spec 000 §6)")
         return True
+
+    def _guard(self, tensor: Tensor, n: int, why: str) -> bool:
+        """A failed shrinkTensor guard (numbered in the chain's order): record it, return False."""
+        self._note(tensor, f"shrinkTensor guard {n}", why)
+        return False
 
     def _narrow(self, tensor: Tensor, ld: Instruction, narrow_dt: DType) -> None:
         AutoCastTCInputs.tensor_shrink += tensor.size_in_bytes  # class attr, before narrowing

@@ -9,7 +9,7 @@ Three rules, applied in one forward walk plus a backward dead sweep:
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import ClassVar, TypeGuard
 
 from pyprecision.ir import (
@@ -28,6 +28,7 @@ from pyprecision.ir import (
     float32r,
 )
 from pyprecision.passes.auto_cast_fp32 import functions_of
+from pyprecision.passes.provenance import ProvenanceLog, note
 from pyprecision.passes.statistics import register_stats
 
 #: A → the float dtypes that hold every A value exactly (range, precision, subnormals, inf/NaN).
@@ -66,12 +67,16 @@ def _is_cast(inst: object) -> TypeGuard[UnaryOp]:
 
 @dataclass(frozen=True)
 class CastElimination:
-    """cast(x : T → T) → x; cast(cast(a → B exact) → C) → cast(a → C); unused cast → erased."""
+    """cast(x : T → T) → x; cast(cast(a → B exact) → C) → cast(a → C); unused cast → erased.
+
+    ``provenance``: None, or a list every rule application is appended to (:mod:`.provenance`).
+    """
 
     name: ClassVar[str] = "cast-elimination"
     identity_casts: ClassVar[int] = 0
     folded_cast_chains: ClassVar[int] = 0
     dead_casts: ClassVar[int] = 0
+    provenance: ProvenanceLog | None = field(default=None, compare=False, repr=False)
 
     def run(self, unit: Module | Function) -> bool:
         """Run on every function; True when anything changed."""
@@ -102,6 +107,7 @@ class CastElimination:
                 continue
             feeder = _producer(cast)
             cast.eraseFromParent()
+            note(self.provenance, cast, self.name, "rule 3", "dead cast erased")
             erased += 1
             if _is_cast(feeder) and feeder.parent is not None:
                 work.append(feeder)
@@ -114,6 +120,9 @@ class CastElimination:
         inner = _producer(cast)
         while _is_cast(inner) and inner.dtype is not None \
                 and is_exact_cast(inner.data.dtype, inner.dtype):
+            note(self.provenance, cast, self.name, "rule 2", f"cast-of-cast read through the "
+                 f"exact inner cast %{inner.result.name}"  # type: ignore[union-attr]
+                 f" ({inner.data.dtype.name} → {inner.dtype.name})")
             cast.set_operand(0, inner.data)
             CastElimination.folded_cast_chains += 1
             changed = True
@@ -126,6 +135,9 @@ class CastElimination:
             return False
         cast.replaceAllUsesWith(cast.data)
         cast.eraseFromParent()
+        if self.provenance is not None and cast.dtype is not None:
+            note(self.provenance, cast, self.name, "rule 1",
+                 f"identity cast removed ({cast.dtype.name} → {cast.dtype.name})")
         CastElimination.identity_casts += 1
         return True
 

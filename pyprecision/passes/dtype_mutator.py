@@ -23,6 +23,7 @@ from pyprecision.ir import (
     float32r,
 )
 from pyprecision.passes.auto_cast_fp32 import functions_of
+from pyprecision.passes.provenance import ProvenanceLog, note
 from pyprecision.passes.statistics import register_stats
 from pyprecision.passes.target import Target
 from pyprecision.passes.weights import static_cast_load_tensor
@@ -56,7 +57,9 @@ class DTypeMutator:
     """``%y = cast (op …) : D`` with op's dst used only by the cast → op retyped to D (the cast
     becomes an identity for cast-elimination); weights cast at compile time.
 
-    Options: ``target`` (``enable_dma_cast``) and ``mutate_multi_users`` (gate 7).
+    Options: ``target`` (``enable_dma_cast``) and ``mutate_multi_users`` (gate 7; decision P17:
+    no effect on the driver's casts in this IR). ``provenance``: None, or a list every gate's
+    outcome is appended to (:mod:`.provenance`).
     """
 
     name: ClassVar[str] = "dtype-mutator"
@@ -69,6 +72,7 @@ class DTypeMutator:
     target: Target = field(default_factory=Target)
     mutate_multi_users: bool = False
     f: Function | None = field(default=None, compare=False)
+    provenance: ProvenanceLog | None = field(default=None, compare=False, repr=False)
     tensor_map: dict[Any, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
     _single_load: set[int] | None = field(default=None, init=False, repr=False, compare=False)
 
@@ -106,14 +110,36 @@ class DTypeMutator:
             if data.dtype == inst.dtype:
                 continue  # an identity cast: cast-elimination's job
             if not (data.dtype.is_float and inst.dtype is not None and inst.dtype.is_float):
+                note(self.provenance, inst, self.name, "driver", "not a float→float cast: "
+                     "never absorbed (decision P10)")
                 continue  # only float→float casts can be absorbed (decision P10)
             state = self.match_or_mutate_dst_ty(operand=data.owner, dtype=inst.dtype)
             changed |= state.mutated
+            if self.provenance is not None:
+                self._note_cast(inst, data.owner, state)
         for original in {key[0] for key in self.tensor_map}:
             if not original.accesses and f.has_tensor(original.name):
                 f.remove_tensor(original)  # replaced by its casted clone everywhere
         object.__setattr__(self, "_single_load", None)
         return changed
+
+    def _note_cast(self, cast: Instruction, producer: Instruction, state: MutateState) -> None:
+        """Record on the cast what the producer's verdict (the last gate recorded) means for it."""
+        assert self.provenance is not None
+        last = self.provenance[-1] if self.provenance else None
+        why = f" ({last.rule}: {last.message})" if last is not None else ""
+        if state.mismatch:
+            note(self.provenance, cast, self.name, "kept",
+                 f"cannot absorb it into {_name(producer)}{why}")
+        else:
+            note(self.provenance, cast, self.name, "absorbed",
+                 f"{_name(producer)} now produces {cast.dtype.name if cast.dtype else '?'}; "
+                 "the cast is an identity")
+
+    def _gate(self, operand: Any, state: MutateState, gate: int, reason: str) -> MutateState:
+        """Record one gate's outcome (when provenance is on) and return ``state``."""
+        note(self.provenance, operand, self.name, f"gate {gate}", reason, state.value)
+        return state
 
     # -- spec 002 :162 -----------------------------------------------------------------------------
     def try_mutate_dst_ty(self, operand: Any, dtype: Any) -> bool:
@@ -125,53 +151,66 @@ class DTypeMutator:
     def match_or_mutate_dst_ty(self, operand: Any, dtype: Any) -> MutateState:
         """May the dst of ``operand`` be retyped to ``dtype``? Mutates when every gate passes."""
         dtype = as_dtype(dtype)
+        match, mismatch, log = MutateState.Match, MutateState.Mismatch, self.provenance is not None
         if operand.dtype == dtype:  # GATE 1 (:82) already equal
-            return MutateState.Match
+            return self._gate(operand, match, 1, f"already {dtype.name}") if log else match
         if isinstance(operand, NeuronAP) and operand.reinterpret:  # GATE 2 (:85-86)
-            return MutateState.Mismatch
+            return self._gate(operand, mismatch, 2, "reinterpreted access pattern")
         if not isinstance(operand, NeuronInst) and _sole_gep_producer_rejects(operand, dtype):
-            return MutateState.Mismatch  # GATE 3 (:88-96) scalar/GEP producer's legal set
+            # GATE 3 (:88-96) scalar/GEP producer's legal set
+            return self._gate(operand, mismatch, 3, f"GEP producer does not allow {dtype.name}")
         dst = getattr(operand, "dst", None)  # (:101)
         if dst is None or dst.tensor.n_loads != 1:  # GATE 4 (:101/:107) exactly one load
-            return MutateState.Mismatch
+            return self._gate(operand, mismatch, 4, "no dst" if dst is None else
+                              f"dst is read {dst.tensor.n_loads} times, not exactly once"
+                              ) if log else mismatch
         if operand.reinterpret:  # GATE 5 (:110)
-            return MutateState.Mismatch
+            return self._gate(operand, mismatch, 5, "reinterpreting producer")
         if isinstance(operand, SBAtomLoad):  # GATE 6 (:113) load-specialized path
             return self.mutate_load(operand, dtype)
         if not operand.has_single_user and not self.mutate_multi_users:  # GATE 7 (:104)
-            return MutateState.Mismatch
+            return self._gate(operand, mismatch, 7, "multi-user")
         if not operand.canMutateDstTy:  # GATE 8 (:117) a PROPERTY, not a method
-            return MutateState.Mismatch
+            return self._gate(operand, mismatch, 8, "canMutateDstTy is false"
+                              + (f" ({_why_fixed(operand)})" if log else ""))
         operand.dtype = dtype  # (:120)
         operand.dst.mutateTensorTy(dtype)  # (:122)
         DTypeMutator.operator_type_mutated += 1  # (:124) class-level counter
-        return MutateState.Mutated
+        return self._gate(operand, MutateState.Mutated, 8, f"all eight gates passed: retyped "
+                          f"to {dtype.name}, the cast absorbed")
 
     # -- spec 002 :127 ----------------------------------------------------------------------------
     def mutate_load(self, load: SBAtomLoad, dtype: Any) -> MutateState:
         """DMA-carries-the-cast vs const-fold. ``self.dtype`` of the seed is read as the load's
         dtype at :131 and as the requested dtype at :146 (decision P11)."""
         dtype = as_dtype(dtype)
+        mismatch, mutated = MutateState.Mismatch, MutateState.Mutated
         if (load.has_partition_broadcast and dtype == float16  # :130
                 and (load.dtype == bfloat16 or load.dtype == float32r)):  # :131
-            return MutateState.Mismatch
+            return self._gate(load, mismatch, 6, f"mutateLoad: broadcast {load.dtype.name} load "
+                              "cannot become fp16 (:130)")
         if dtype == float8_e5m2:  # :136 unsupported target for a load
-            return MutateState.Mismatch
+            return self._gate(load, mismatch, 6, "mutateLoad: fp8 e5m2 is not a load target (:136)")
         if load.load_const:  # :141 CONSTANT (weight) load
             if load.src.reinterpret:  # :143
-                return MutateState.Mismatch
+                return self._gate(load, mismatch, 6, "mutateLoad: reinterpreted weight (:143)")
             if load.tensor.dtype == dtype:  # :146 already target dtype
-                return MutateState.Match
+                return self._gate(load, MutateState.Match, 6,
+                                  f"mutateLoad: weight already {dtype.name} (:146)")
+            self._gate(load, mutated, 6, f"mutateLoad: weight const-folded to {dtype.name} "
+                       "(staticCastLoadTensor, :149)")
             self.static_cast_load_tensor(load, dtype)  # :149 weight const-fold
-            return MutateState.Mutated
+            return mutated
         if not self.target.enable_dma_cast:  # :152 THE SWITCH
-            return MutateState.Mismatch
+            return self._gate(load, mismatch, 6, "mutateLoad: the target has no DMA cast "
+                              "(enable_dma_cast=false, :152)")
         if load.dst is not None:  # :155
             load.dst.mutateTensorTy(dtype)  # :156 the DMA carries the cast
         else:
             load.dtype = dtype  # :158
         DTypeMutator.n_loads += 1
-        return MutateState.Mutated
+        return self._gate(load, mutated, 6, f"mutateLoad: the DMA carries the cast to "
+                          f"{dtype.name} (:156)")
 
     # -- spec 002 :54 -----------------------------------------------------------------------------
     def static_cast_load_tensor(self, load: Instruction, dtype: Any) -> None:
@@ -179,6 +218,7 @@ class DTypeMutator:
         assert self.f is not None or load.function is not None
         f = self.f if self.f is not None else load.function
         single = self._single_load
+        weight = load.tensor  # type: ignore[attr-defined]
         casted = static_cast_load_tensor(
             load, as_dtype(dtype), f, self.tensor_map,  # type: ignore[arg-type]
             None if single is None else (lambda t: id(t) in single),
@@ -186,6 +226,24 @@ class DTypeMutator:
         if casted:
             DTypeMutator.casted_weights += casted
         DTypeMutator.folded_cast_load += 1  # :79
+        if self.provenance is not None:
+            now = load.tensor  # type: ignore[attr-defined]
+            what = ("the splat is re-encoded in place" if now is weight
+                    else f"@{weight.name} re-encoded as @{now.name}" if casted
+                    else f"reuses @{now.name} (tensor_map memo)")
+            note(self.provenance, load, self.name, "staticCastLoadTensor", what)
+
+
+def _name(inst: Any) -> str:
+    result = getattr(inst, "result", None)
+    return f"%{result.name}" if result is not None else type(inst).__name__
+
+
+def _why_fixed(operand: Any) -> str:
+    """Why gate 8 refuses, in words (explain's rows)."""
+    if type(operand).__name__ == "TensorContractOp":
+        return "matmul results live in fp32 PSUM"
+    return f"{type(operand).__name__} cannot be retyped"
 
 
 def _sole_gep_producer_rejects(operand: Any, dtype: Any) -> bool:

@@ -76,14 +76,16 @@ def run_pipeline(
     config: PrecisionConfig | str,
     target: str | Target = "gen2",
     passes: Sequence[Any] | None = None,
+    provenance: list[Any] | None = None,
 ) -> Statistics:
     """Run the pipeline for ``config`` (a PrecisionConfig or a bare fp32-cast mode) on ``module`` in
-    place and return what every registered statistic gained, plus which passes changed it."""
+    place and return what every registered statistic gained, plus which passes changed it.
+    With ``provenance`` (a list), the passes built here append their decisions to it."""
     from pyprecision.passes.registry import make_pass
 
     tgt = target if isinstance(target, Target) else Target.from_config(config, target)
     if passes is None:
-        passes = [make_pass(name, tgt) for name in pipeline_pass_names(config)]
+        passes = [make_pass(name, tgt, provenance) for name in pipeline_pass_names(config)]
     before = snapshot()
     changed = run_passes(module, passes)
     return Statistics(before, snapshot(), changed)

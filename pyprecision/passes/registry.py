@@ -40,11 +40,13 @@ def _option_value(text: str) -> Any:
 
 
 def _options(cls: type) -> dict[str, dataclasses.Field[Any]]:
-    return {f.name: f for f in dataclasses.fields(cls) if f.init and f.name not in ("target", "f")}
+    return {f.name: f for f in dataclasses.fields(cls)
+            if f.init and f.name not in ("target", "f", "provenance")}
 
 
-def make_pass(spec: str, target: Target) -> Any:
-    """Build a pass from ``name`` or ``name{opt=value,...}`` (options in kebab or snake case)."""
+def make_pass(spec: str, target: Target, provenance: list[Any] | None = None) -> Any:
+    """Build a pass from ``name`` or ``name{opt=value,...}`` (options in kebab or snake case);
+    ``provenance`` (a list) switches on the pass's decision log (passes/provenance.py)."""
     m = _SPEC.match(spec)
     if not m:
         raise PassError(f"malformed pass spec {spec!r} (expected name or name{{opt=value}})")
@@ -65,6 +67,8 @@ def make_pass(spec: str, target: Target) -> Any:
     kwargs["target"] = target if "target" in {f.name for f in dataclasses.fields(cls)} else None
     if kwargs["target"] is None:
         del kwargs["target"]
+    if provenance is not None and "provenance" in {f.name for f in dataclasses.fields(cls)}:
+        kwargs["provenance"] = provenance
     return cls(**kwargs)
 
 
