@@ -57,6 +57,8 @@ class Explanation:
             "rows": [{"name": r.key, "op": r.op, "before": r.before, "after": r.after,
                       "decided_by": r.decided_by, "reasons": list(r.reasons),
                       "derived": r.derived,
+                      "decisions": [{"pass": d.pass_name, "rule": d.rule, "message": d.message,
+                                     "state": d.state} for d in r.decisions],
                       "error": (e.to_json() if (e := self.error(r.key)) is not None else None)}
                      for r in self.sorted_rows()],
         }
@@ -88,8 +90,8 @@ def explain(program: str, flags: list[str] | None = None, target: str | None = N
     trace = trace_pipeline(text, flags, tgt, filename=program)
     result = Explanation(program, flags, tgt, trace.mode, trace.passes, trace.rows)
     if any(r.derived for r in trace.rows):
-        result.notes.append("rows marked (derived) re-evaluate the gates on the IR before the "
-                            "pass; the passes record no per-op provenance")
+        result.notes.append("rows marked (derived) were not covered by the passes' provenance "
+                            "log; their reason is re-derived from snapshots of the IR")
     data = _read_inputs(inputs)
     if data is not None:
         after = probe_values(trace.module, data)

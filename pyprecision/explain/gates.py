@@ -1,9 +1,11 @@
 """Read-only re-evaluation of the decisions the passes make, to say *why* an op got its dtype.
 
-The passes record counters, not per-op provenance, so ``explain`` re-evaluates the documented rules
-on the program as it was just before the deciding pass ran: DTypeMutator's eight gates of
-``matchOrMutateDstTy`` (spec 002 :81, with mutateLoad's sub-gates, :127) and AutoCastFP32's skip
-rules (spec 000 §3). The order of the checks is the passes' order. Nothing here mutates the IR.
+``explain`` takes its reasons from the passes' provenance log (``pyprecision.passes.provenance``);
+this module is the fallback and the cross-check: it re-evaluates the documented rules on the program
+as it is: DTypeMutator's eight gates of ``matchOrMutateDstTy`` (spec 002 :81, with mutateLoad's
+sub-gates, :127) and AutoCastFP32's skip rules (spec 000 §3), in the passes' order. Nothing here
+mutates the IR. ``explain`` uses only :func:`autocast_skip_reason`, for an unchanged op no pass
+logged anything about; tests check :func:`mutator_verdict` against the log.
 """
 from __future__ import annotations
 

@@ -2,23 +2,19 @@
 that decided it.
 
 Ops are identified by their result name (``%mm``), stores by ``store @tensor`` (numbered when a
-tensor is stored more than once). After each pass the program is snapshotted; a change of an op's
-dtype, or its appearance or disappearance, is attributed to that pass, with the rule re-derived
-from the IR as it was just before the pass (:mod:`pyprecision.explain.gates`).
+tensor is stored more than once). Each pass runs with its provenance log on
+(``pyprecision.passes.provenance``): the rule or gate in a row is the one the pass recorded for that
+op. After each pass the program is snapshotted too; a change the log does not cover (a pass without
+a hook, such as fp8e4m3fn-as-fp8e4) is attributed to that pass from the snapshots and the row is
+marked derived.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
-from pyprecision.explain.gates import (
-    GateVerdict,
-    autocast_skip_reason,
-    mutator_casts,
-    mutator_verdict,
-)
+from pyprecision.explain.gates import autocast_skip_reason
 from pyprecision.ir import Function, Module, StoreInst, Value, instruction_to_text, parse
-from pyprecision.passes import Target, make_pass, pipeline_pass_names, run_passes
+from pyprecision.passes import Decision, Target, make_pass, pipeline_pass_names, run_passes
 
 __all__ = ["OpRow", "OpSnap", "Trace", "snapshot_ops", "trace_pipeline"]
 
@@ -36,6 +32,8 @@ class OpSnap:
     skip: str | None = None
     tensor: str | None = None
     feeds_store: bool = False
+    ident: int = 0
+    tensor_id: int = 0
 
 
 @dataclass
@@ -48,6 +46,7 @@ class OpRow:
     after: str
     reasons: list[str] = field(default_factory=list)
     derived: bool = False
+    decisions: list[Decision] = field(default_factory=list)
 
     @property
     def decided_by(self) -> str:
@@ -83,7 +82,7 @@ def snapshot_ops(module: Module) -> dict[str, OpSnap]:
             out[prefix + key] = snap if not prefix else OpSnap(
                 prefix + key, snap.op, snap.dtype, snap.text,
                 tuple(prefix + o for o in snap.operands), snap.users, snap.skip, snap.tensor,
-                snap.feeds_store)
+                snap.feeds_store, snap.ident, snap.tensor_id)
     return out
 
 
@@ -109,22 +108,8 @@ def _snapshot_function(f: Function) -> dict[str, OpSnap]:
         feeds_store = inst.result is not None and any(
             isinstance(u, StoreInst) for u in inst.result.users)
         out[key] = OpSnap(key, _op_kind(text), dtype, text, operands, users,
-                          autocast_skip_reason(inst), where, feeds_store)
-    return out
-
-
-def _mutator_verdicts(module: Module, target: Target,
-                      options: Any) -> dict[str, tuple[str, GateVerdict]]:
-    """producer key → (cast key, verdict) for every cast DTypeMutator will consider."""
-    out = {}
-    multi = bool(getattr(options, "mutate_multi_users", False))
-    for f in module.functions:
-        prefix = "" if f is module.main else f"@{f.name}:"
-        for cast in mutator_casts(f):
-            data, result = cast.data, cast.result
-            assert isinstance(data, Value) and result is not None  # mutator_casts' filter
-            v = mutator_verdict(data.owner, cast.dtype, target.enable_dma_cast, multi)
-            out[f"{prefix}%{data.name}"] = (f"{prefix}%{result.name}", v)
+                          autocast_skip_reason(inst), where, feeds_store, id(inst),
+                          id(mem) if mem is not None else 0)
     return out
 
 
@@ -157,10 +142,8 @@ def _removed(p: str, snap: OpSnap, before: dict[str, OpSnap]) -> str:
     return f"{p}: removed"
 
 
-def _retyped(p: str, snap: OpSnap, new: OpSnap, verdict: GateVerdict | None) -> str:
+def _retyped(p: str, snap: OpSnap, new: OpSnap) -> str:
     if p == "dtype-mutator":
-        if verdict is not None:
-            return verdict.text()
         return f"{p}: retyped to {new.dtype}"
     if p == "auto-cast-tc-inputs":
         return f"{p}: shrinkTensor, the loaded tensor is stored {new.dtype} (spec 000 §6)"
@@ -179,7 +162,8 @@ def _retyped(p: str, snap: OpSnap, new: OpSnap, verdict: GateVerdict | None) -> 
 
 def trace_pipeline(text: str, flags: list[str], target: str = "gen2",
                    filename: str = "<program>") -> Trace:
-    """Run the pipeline for ``flags`` on the program ``text`` pass by pass and explain each op."""
+    """Run the pipeline for ``flags`` on the program ``text`` pass by pass, each pass with its
+    provenance log on, and explain each op from the decisions the passes recorded."""
     from pyprecision.frontend import parse_flags
 
     config = parse_flags(flags)
@@ -187,51 +171,77 @@ def trace_pipeline(text: str, flags: list[str], target: str = "gen2",
     module = parse(text, filename=filename)
     names = pipeline_pass_names(config)
     snaps = [snapshot_ops(module)]
-    verdicts: dict[int, dict[str, tuple[str, GateVerdict]]] = {}
-    for i, name in enumerate(names):
-        p = make_pass(name, tgt)
-        if name == "dtype-mutator":
-            verdicts[i] = _mutator_verdicts(module, tgt, p)
-        run_passes(module, [p])
+    logs: list[list[Decision]] = []
+    for name in names:
+        log: list[Decision] = []
+        run_passes(module, [make_pass(name, tgt, provenance=log)])
+        logs.append(log)
         snaps.append(snapshot_ops(module))
-    rows = _attribute(snaps, names, verdicts, config.scope)
+    found = [_decisions_by_key(log, snaps[i], snaps[i + 1]) for i, log in enumerate(logs)]
+    rows = _attribute(snaps, names, found, config.scope)
     return Trace(rows, names, module, config.fp32_cast_mode, target)
 
 
+def _decisions_by_key(log: list[Decision], pre: dict[str, OpSnap],
+                      post: dict[str, OpSnap]) -> dict[str, list[Decision]]:
+    """Row key → the decisions recorded about it in one pass. An instruction (or its result value)
+    maps to its own row; a tensor maps to the rows of the ops that access it, but only those whose
+    dtype the pass changed (a failed shrinkTensor guard is no reason for an unchanged load)."""
+    by_id = {s.ident: k for snap in (pre, post) for k, s in snap.items()}
+    out: dict[str, list[Decision]] = {}
+    for d in log:
+        subject = d.subject
+        owner = getattr(subject, "owner", None)
+        ident = id(owner) if owner is not None else id(subject)
+        if ident in by_id:
+            out.setdefault(by_id[ident], []).append(d)
+            continue
+        if not hasattr(subject, "store_insts"):
+            continue  # a scalar or a detached object: no row of its own
+        for key, snap in post.items():
+            if snap.tensor_id != id(subject):
+                continue
+            if key in pre and pre[key].dtype == snap.dtype:
+                continue
+            out.setdefault(key, []).append(d)
+    return out
+
+
 def _attribute(snaps: list[dict[str, OpSnap]], names: list[str],
-               verdicts: dict[int, dict[str, tuple[str, GateVerdict]]], scope: str) -> list[OpRow]:
+               found: list[dict[str, list[Decision]]], scope: str) -> list[OpRow]:
     first, last = snaps[0], snaps[-1]
     order = list(dict.fromkeys([*last, *first, *(k for s in snaps[1:-1] for k in s)]))
-    blocked = {cast: (producer, v) for found in verdicts.values()
-               for producer, (cast, v) in found.items() if v.state == "mismatch"}
     rows = []
     for key in order:
         ever = next(s[key] for s in snaps if key in s)
         row = OpRow(key, ever.op, first[key].dtype if key in first else "-",
                     last[key].dtype if key in last else "-")
+        quiet: list[Decision] = []  # "left alone" decisions of passes that did not touch the op
         for i, name in enumerate(names):
             pre, post = snaps[i], snaps[i + 1]
-            verdict = verdicts.get(i, {}).get(key)
-            if key not in pre and key in post:
+            decisions = found[i].get(key, [])
+            row.decisions += decisions
+            touched = (key in pre) != (key in post) or (
+                key in pre and key in post and pre[key].dtype != post[key].dtype)
+            if decisions and (touched or name == "dtype-mutator"):
+                row.reasons += list(dict.fromkeys(d.text() for d in decisions))
+                continue
+            quiet += decisions
+            if not touched or decisions:
+                continue
+            # a change the pass's provenance log does not cover: re-derive it (E1)
+            row.derived = True
+            if key not in pre:
                 row.reasons.append(_appeared(name, post[key], post))
-            elif key in pre and key not in post:
+            elif key not in post:
                 row.reasons.append(_removed(name, pre[key], pre))
-            elif key in pre and pre[key].dtype != post[key].dtype:
-                v = verdict[1] if verdict else None
-                row.reasons.append(_retyped(name, pre[key], post[key], v))
-                if v is not None and v.state != "mutated":
-                    row.derived = True
-            elif verdict is not None and key in pre:
-                row.reasons.append(verdict[1].text() + f" (cast {verdict[0]} kept)"
-                                   if verdict[1].state == "mismatch" else verdict[1].text())
-                if verdict[1].state == "mutated":
-                    row.derived = True  # the gates say mutate, the snapshot says unchanged
-        kept = blocked.get(key)
-        if kept is not None and key in last:
-            row.reasons.append(f"kept: DTypeMutator cannot absorb it into {kept[0]} "
-                               f"(gate {kept[1].gate}: {kept[1].reason})")
+            else:
+                row.reasons.append(_retyped(name, pre[key], post[key]))
+        if not row.reasons and quiet:
+            row.reasons += list(dict.fromkeys(d.text() for d in quiet))
         if not row.reasons:
             row.reasons.append(_unchanged_reason(ever, names, scope))
+            row.derived = bool(names) and scope != "matmult" and ever.skip is not None
         rows.append(row)
     return rows
 
