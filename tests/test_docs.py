@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
-PAGES = ["cast_semantics.md"]
+PAGES = ["cast_semantics.md", "index.md"]
 
 
 @pytest.mark.parametrize("page", PAGES)
