@@ -218,3 +218,48 @@ def test_bf16_inputs_saved_by_numpy_as_void(tmp_path: Path) -> None:
     ex = explain(str(EXAMPLES / "mlp.pir"), ["--auto-cast", "all"], inputs=str(tmp_path / "in.npz"))
     assert ex.errors is not None
     assert ex.errors["%xT"].max_abs == 0  # bf16 data is exact in the bf16 input
+
+
+def test_reasons_come_from_the_log(tmp_path: Path) -> None:
+    """Every row of the examples is explained from the passes' provenance log (nothing derived),
+    and each row's recorded decisions name the pass that made them."""
+    (tmp_path / "m.pir").write_text(MULTI)
+    for prog, flags in [(EXAMPLES / "mlp.pir", ["--auto-cast", "all"]),
+                        (EXAMPLES / "mlp.pir", ["--auto-cast", "matmult"]),
+                        (tmp_path / "m.pir", ["--auto-cast", "matmult"])]:
+        ex = explain(str(prog), flags, "gen3")
+        assert not any(r.derived for r in ex.rows) and not ex.notes
+        for r in ex.rows:
+            assert all(d.pass_name in ex.passes for d in r.decisions)
+    rows = _rows(explain(str(tmp_path / "m.pir"), ["--auto-cast", "matmult"]))
+    (gate,) = [d for d in rows["%a"].decisions if d.rule.startswith("gate")]
+    assert (gate.pass_name, gate.rule, gate.state) == ("dtype-mutator", "gate 4", "mismatch")
+    doc = explain(str(tmp_path / "m.pir"), ["--auto-cast", "matmult"]).to_json()
+    a = next(r for r in doc["rows"] if r["name"] == "%a")
+    assert {"pass": "dtype-mutator", "rule": "gate 4", "state": "mismatch",
+            "message": "multi-user: dst is read 2 times, not exactly once"} in a["decisions"]
+
+
+E4M3FN = """\
+func @main {
+  tensor @x : input float8e4m3fn[2,2]
+  tensor @y : output float32[2,2]
+^bb0:
+  %x = affine_load @x : float8e4m3fn[2,2]
+  %f = cast %x : float32[2,2]
+  affine_store %f, @y
+}
+"""
+
+
+def test_uncovered_pass_falls_back_to_derived(tmp_path: Path) -> None:
+    """The fp8e4m3fn relabelling has no provenance hook: its changes are re-derived from snapshots,
+    marked derived, and a note says so."""
+    (tmp_path / "e.pir").write_text(E4M3FN)
+    ex = explain(str(tmp_path / "e.pir"), ["--auto-cast", "none",
+                                           "--experimental-unsafe-fp8e4m3fn-as-fp8e4m3"])
+    assert ex.passes == ["fp8e4m3fn-as-fp8e4"]
+    rows = _rows(ex)
+    assert rows["%x"].after == "float8e4" and rows["%x"].derived
+    assert rows["%x"].decided_by.startswith("fp8e4m3fn-as-fp8e4:")
+    assert any("not covered by the passes' provenance log" in n for n in ex.notes)
