@@ -10,6 +10,7 @@ from pyprecision.passes.dtype_mutator import DTypeMutator, MutateState
 from pyprecision.passes.fp8e4m3fn_as_fp8e4 import Fp8e4m3fnAsFp8e4
 from pyprecision.passes.mutate import mutate_fp32, mutate_result_and_scalar_operands
 from pyprecision.passes.pipeline import pipeline_pass_names, run_passes, run_pipeline
+from pyprecision.passes.provenance import Decision, ProvenanceLog
 from pyprecision.passes.registry import PASSES, make_pass, parse_pass_list
 from pyprecision.passes.statistics import REGISTRY, Statistic, Statistics, register_stats, snapshot
 from pyprecision.passes.target import GENERATIONS, Generation, Target
@@ -23,9 +24,11 @@ __all__ = [
     "AutoCastTCInputs",
     "CastElimination",
     "DTypeMutator",
+    "Decision",
     "Fp8e4m3fnAsFp8e4",
     "Generation",
     "MutateState",
+    "ProvenanceLog",
     "Statistic",
     "Statistics",
     "Target",

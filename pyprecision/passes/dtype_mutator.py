@@ -162,8 +162,8 @@ class DTypeMutator:
         dst = getattr(operand, "dst", None)  # (:101)
         if dst is None or dst.tensor.n_loads != 1:  # GATE 4 (:101/:107) exactly one load
             return self._gate(operand, mismatch, 4, "no dst" if dst is None else
-                              f"dst is read {dst.tensor.n_loads} times, not exactly once"
-                              ) if log else mismatch
+                              f"multi-user: dst is read {dst.tensor.n_loads} times, not exactly "
+                              "once") if log else mismatch
         if operand.reinterpret:  # GATE 5 (:110)
             return self._gate(operand, mismatch, 5, "reinterpreting producer")
         if isinstance(operand, SBAtomLoad):  # GATE 6 (:113) load-specialized path
@@ -176,8 +176,8 @@ class DTypeMutator:
         operand.dtype = dtype  # (:120)
         operand.dst.mutateTensorTy(dtype)  # (:122)
         DTypeMutator.operator_type_mutated += 1  # (:124) class-level counter
-        return self._gate(operand, MutateState.Mutated, 8, f"all eight gates passed: retyped "
-                          f"to {dtype.name}, the cast absorbed")
+        return self._gate(operand, MutateState.Mutated, 8, f"retyped to {dtype.name}, the cast "
+                          "absorbed")
 
     # -- spec 002 :127 ----------------------------------------------------------------------------
     def mutate_load(self, load: SBAtomLoad, dtype: Any) -> MutateState:

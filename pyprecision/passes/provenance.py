@@ -35,6 +35,8 @@ class Decision:
         """E.g. ``DTypeMutator gate 7: multi-user`` or ``cast-elimination rule 1: identity cast
         removed``."""
         label = "DTypeMutator" if self.pass_name == "dtype-mutator" else self.pass_name
+        if self.state == "mutated" and self.rule == "gate 8":
+            return f"{label} (all eight gates passed): {self.message}"
         head = f"{label} {self.rule}" if self.rule else label
         return f"{head}: {self.message}"
 
