@@ -63,4 +63,77 @@ def test_bits_do_not_depend_on_the_callers_rounding_mode(mode: str) -> None:
     bad = [k for k, v in got.items()
            if not np.array_equal(np.asarray(v).view(np.asarray(want[k[2], k[3]]).dtype),
                                  want[k[2], k[3]])]
-    assert bad == []
+    assert bad == [], "\n".join(map(str, bad))
+
+
+_CSR_SRC = """
+#include <xmmintrin.h>
+unsigned get_csr(void) { return _mm_getcsr(); }
+void set_csr(unsigned v) { _mm_setcsr(v); }
+"""
+
+
+@pytest.fixture(scope="module")
+def csr(tmp_path_factory: pytest.TempPathFactory) -> ctypes.CDLL:
+    """get_csr / set_csr for the calling thread's MXCSR (compiled here; skipped without gcc)."""
+    import shutil
+    import subprocess
+    cc = shutil.which("gcc") or shutil.which("cc")
+    if cc is None:
+        pytest.skip("no C compiler to build the MXCSR helper")
+    d = tmp_path_factory.mktemp("csr")
+    (d / "csr.c").write_text(_CSR_SRC)
+    subprocess.run([cc, "-shared", "-fPIC", "-O2", "-o", str(d / "csr.so"), str(d / "csr.c")],
+                   check=True, capture_output=True)
+    lib = ctypes.CDLL(str(d / "csr.so"))
+    lib.get_csr.restype = ctypes.c_uint
+    lib.set_csr.argtypes = [ctypes.c_uint]
+    return lib
+
+
+def test_flush_to_zero_and_denormals_are_zero_do_not_leak(csr: ctypes.CDLL) -> None:
+    """A caller with FTZ|DAZ set (torch.set_flush_denormal(True), -ffast-math libraries) must
+    still get subnormal inputs and outputs right."""
+    rng = np.random.default_rng(5)
+    sub32 = rng.integers(1, 1 << 23, 1 << 14, dtype=np.uint32) | np.where(
+        rng.integers(0, 2, 1 << 14) == 1, np.uint32(0x80000000), np.uint32(0))
+    near = mode_sample_f32_bits("fp8e4")[: 1 << 14]
+    x32 = np.concatenate([sub32, near]).view(np.float32)
+    with np.errstate(invalid="ignore"):
+        x64 = np.concatenate([x32.astype(np.float64) * 2.0**-100, [5e-324, -5e-324, 2.0**-1022]])
+    want = {}
+    for name in rm.FORMAT_NAMES:
+        want[name, "f32"] = rn.encode_np(name, x32, "rne", False, "ml_dtypes")
+        want[name, "f64"] = rn.encode_np(name, x64, "rtz", False, "ml_dtypes")
+        codes = rm.FORMATS[name]
+        allc = (np.arange(codes.n_codes, dtype=np.uint64) << np.uint64(codes.shift))
+        allc = allc.astype(codes.storage)  # every code (fp32r: every canonical code)
+        want[name, "codes"] = allc
+        want[name, "dec"] = rn.decode_np(name, allc)
+    old = csr.get_csr()
+    got: dict = {}
+    csr.set_csr(old | 0x8040)  # FTZ | DAZ
+    try:
+        for isa in available():
+            for threads in (1, None):
+                for name in rm.FORMAT_NAMES:
+                    kw = {"isa": isa, "threads": threads}
+                    got[isa, threads, name, "f32"] = pp.encode(x32, name, saturate=False, **kw)
+                    got[isa, threads, name, "f64"] = pp.encode(x64, name, rounding="rtz",
+                                                               saturate=False, **kw)
+                    got[isa, threads, name, "dec"] = pp.decode(
+                        want[name, "codes"], name, **kw).view(np.uint32)
+        left = csr.get_csr()
+    finally:
+        csr.set_csr(old)
+    assert left == old | 0x8040, "a call changed the caller's MXCSR"
+    bad = []
+    for k, v in got.items():
+        w = want[k[2], k[3]]
+        i = np.flatnonzero(v != w)
+        if i.size:
+            src = want[k[2], "codes"] if k[3] == "dec" else (x32 if k[3] == "f32" else x64)
+            s0 = src[i[0]]
+            inp = hex(int(s0)) if k[3] == "dec" else repr(s0)
+            bad.append((k, int(i.size), inp, hex(int(w[i[0]])), hex(int(v[i[0]]))))
+    assert bad == [], "\n".join(map(str, bad))
