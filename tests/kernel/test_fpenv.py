@@ -101,10 +101,12 @@ def test_flush_to_zero_and_denormals_are_zero_do_not_leak(csr: ctypes.CDLL) -> N
     x32 = np.concatenate([sub32, near]).view(np.float32)
     with np.errstate(invalid="ignore"):
         x64 = np.concatenate([x32.astype(np.float64) * 2.0**-100, [5e-324, -5e-324, 2.0**-1022]])
+    r32 = rng.integers(0, 1 << 32, x32.size, dtype=np.uint64).astype(np.uint32)
     want = {}
     for name in rm.FORMAT_NAMES:
         want[name, "f32"] = rn.encode_np(name, x32, "rne", False, "ml_dtypes")
         want[name, "f64"] = rn.encode_np(name, x64, "rtz", False, "ml_dtypes")
+        want[name, "sr"] = rn.encode_np(name, x32, "stochastic", False, "nvidia", r32)
         codes = rm.FORMATS[name]
         allc = (np.arange(codes.n_codes, dtype=np.uint64) << np.uint64(codes.shift))
         allc = allc.astype(codes.storage)  # every code (fp32r: every canonical code)
@@ -121,6 +123,9 @@ def test_flush_to_zero_and_denormals_are_zero_do_not_leak(csr: ctypes.CDLL) -> N
                     got[isa, threads, name, "f32"] = pp.encode(x32, name, saturate=False, **kw)
                     got[isa, threads, name, "f64"] = pp.encode(x64, name, rounding="rtz",
                                                                saturate=False, **kw)
+                    got[isa, threads, name, "sr"] = pp.encode(
+                        x32, name, rounding="stochastic", saturate=False, nan="nvidia",
+                        random_bits=r32, **kw)
                     got[isa, threads, name, "dec"] = pp.decode(
                         want[name, "codes"], name, **kw).view(np.uint32)
         left = csr.get_csr()
@@ -132,7 +137,7 @@ def test_flush_to_zero_and_denormals_are_zero_do_not_leak(csr: ctypes.CDLL) -> N
         w = want[k[2], k[3]]
         i = np.flatnonzero(v != w)
         if i.size:
-            src = want[k[2], "codes"] if k[3] == "dec" else (x32 if k[3] == "f32" else x64)
+            src = want[k[2], "codes"] if k[3] == "dec" else (x64 if k[3] == "f64" else x32)
             s0 = src[i[0]]
             inp = hex(int(s0)) if k[3] == "dec" else repr(s0)
             bad.append((k, int(i.size), inp, hex(int(w[i[0]])), hex(int(v[i[0]]))))
