@@ -40,7 +40,7 @@
         const UT p = (UT)pr->p;                                                                    \
         const UT s0 = SRC_P - p;                                                                   \
         const UT a = u & ABS;                                                                      \
-        const UT rebias = (UT)((ST)(pr->bias - SRC_BIAS) << SRC_P);               \
+        const UT rebias = (UT)(ST)(pr->bias - SRC_BIAS) << SRC_P; /* mod 2^width */\
         const UT half0 = (UT)ONE << (s0 - 1);                                                      \
         UT code;                                                                                   \
         if (mode == PP_RNE) code = (a + rebias + (half0 - 1) + ((a >> s0) & 1)) >> s0;             \
@@ -61,7 +61,10 @@
                 sub = TOBITS(FBITS(a) + FBITS(dbits)) - dbits;                                     \
             } else {                                                                               \
                 const UT m = (a & FRAC) | (eb ? HID : 0);                                          \
-                const ST sf = (ST)s0 + (ST)pr->emin + SRC_BIAS - (ST)(eb ? eb : 1);        \
+                /* sf > s0 on the lanes this path is for; clamped so that the others (whose   \
+                 * result is dropped) shift by valid amounts too */                          \
+                const ST sf0 = (ST)s0 + (ST)pr->emin + SRC_BIAS - (ST)(eb ? eb : 1);       \
+                const ST sf = sf0 > (ST)s0 ? sf0 : (ST)s0 + 1;                             \
                 const UT sh = (UT)(sf < EXP_SH - 1 ? sf : EXP_SH - 1);                             \
                 /* t: the kept bits and the rounding bit; sticky: anything below it (no    \
                  * variable shift of a constant: not vectorized in 64-bit lanes) */          \
