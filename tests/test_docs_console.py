@@ -7,6 +7,7 @@ the next ``$ ``, are its expected output. Conventions inside expected output:
 
 * ``$ echo $?`` followed by a number checks the exit code of the previous command;
 * ``$ D=some/path`` (an uppercase variable) is remembered and prefixed to later commands;
+* trailing blanks are ignored (a page cannot show them);
 * a line that is just ``...`` (any indentation) skips zero or more output lines until the next
   expected line matches (at the end: the rest of the output) — for excerpts and timing lines;
 * inside a line, ``...`` stands for any text (``time ... GB/s``, ``verify (...): ok``);
@@ -46,7 +47,9 @@ Step = tuple[str, list[str]]
 
 def fenced(text: str) -> list[tuple[str, str]]:
     """(language, body) of every fenced block, in order."""
-    blocks, lang, body = [], None, []
+    blocks: list[tuple[str, str]] = []
+    lang: str | None = None
+    body: list[str] = []
     for line in text.split("\n"):
         if line.startswith("```"):
             if lang is None:
@@ -84,6 +87,7 @@ def console_blocks(text: str) -> list[list[Step]]:
 # ---------------------------------------------------------------------------- output matching
 
 def _line_matches(pattern: str, line: str) -> bool:
+    pattern, line = pattern.rstrip(), line.rstrip()  # trailing blanks are invisible in a page
     if "..." not in pattern:
         return pattern == line
     parts = pattern.split("...")
@@ -164,7 +168,7 @@ SETUP: dict[str, Callable[[Path], None]] = {"verify.md": _setup_verify,
 
 def _env(d: Path) -> dict[str, str]:
     return dict(os.environ, PATH=f"{d / 'bin'}{os.pathsep}{os.environ['PATH']}",
-                PYTHONPATH=str(ROOT), PYTHONHASHSEED="0")
+                PYTHONPATH=str(ROOT), PYTHONHASHSEED="0", COLUMNS="80")  # argparse wraps --help at COLUMNS
 
 
 class PageDir:
@@ -193,19 +197,20 @@ class PageDir:
         for earlier in range(self.done + 1, index):
             self.run_block(earlier, compare=False)
         self.done = max(self.done, index)
-        env, prefix, last_code = _env(self.dir), "", 0
+        env, prefix, last_code, last_command = _env(self.dir), "", 0, ""
         for command, expected in self.blocks[index]:
             where = f"{self.page} console block {index}: $ {command}"
             if re.fullmatch(r"[A-Z]+=\S+", command):
                 prefix += command + "; "
                 continue
             if command == "echo $?":
+                assert "|" not in last_command, f"{where}: after a pipe it is the last stage's code"
                 if compare:
                     assert expected == [str(last_code)], f"{where}: exit code {last_code}"
                 continue
             proc = subprocess.run(prefix + command + " 2>&1", shell=True, cwd=self.dir, env=env,
                                   capture_output=True, text=True, timeout=300)
-            last_code = proc.returncode
+            last_code, last_command = proc.returncode, command
             if not compare:
                 continue
             got = proc.stdout.rstrip("\n").split("\n") if proc.stdout.strip() else []
@@ -266,6 +271,7 @@ def test_console_example(page_dirs: Callable[[str], PageDir], page: str, index: 
     (["...", "x", "y"], ["x", "z", "x", "y"], True),
     (["time ... GB/s"], ["time 0.01 s, 9.1 GB/s"], True),
     (["time ... GB/s"], ["time 0.01 s"], False),
+    (["a  "], ["a"], True),
 ])
 def test_match_lines(expected: list[str], got: list[str], ok: bool) -> None:
     assert (match_lines(expected, got) is None) is ok
