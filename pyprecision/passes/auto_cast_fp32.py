@@ -111,8 +111,8 @@ class AutoCastFP32:
                 changed |= self._record_call_edges(tensor)
             if tensor.isInputOrOutput and not self.on_call_edge(tensor):  # decision P1
                 changed |= mutate_fp32(tensor, self.dtype, self.provenance, self.name,
-                                       f"{tensor.kind} @{tensor.name} narrowed to {{dtype}} at "
-                                       "the boundary (spec 000 §2)")
+                                       "{kind} @{name} narrowed to {dtype} at the boundary "
+                                       "(spec 000 §2)")
             if tensor.isInput and tensor.dtype == float32:  # after the narrowing (decision P1)
                 changed |= self.insert_input_casts(tensor)
         return changed
@@ -225,7 +225,7 @@ class AutoCastFP32:
             self._note(inst, "", "reinterpreted load is never touched")
             return False
         if inst.dtype != float32:
-            if inst.dtype is not None:
+            if inst.dtype is not None and self.provenance is not None:
                 self._note(inst, "", f"already {inst.dtype.name}; only fp32 is narrowed "
                            "(decision P5)")
             return False
@@ -238,8 +238,9 @@ class AutoCastFP32:
         cast.allocateId()
         cast.updateDebugLoc(inst.dl)
         inst.replaceAllUsesWithExcept(cast, cast)
-        self._note(cast, "", f"inserted, the load casts its result to {self.dtype.name} "
-                   "(spec 000 §5)")
+        if self.provenance is not None:
+            self._note(cast, "", f"inserted, the load casts its result to {self.dtype.name} "
+                       "(spec 000 §5)")
         return True
 
     def transform_store(self, inst: StoreInst | TensorScalarGEPOp) -> bool:
@@ -253,13 +254,14 @@ class AutoCastFP32:
             self._note(inst, "skip rule 4", "integer generic store")
             return False
         if _is_integer(inst.dtype) or inst.dtype != float32:
-            if inst.dtype is not None:
+            if inst.dtype is not None and self.provenance is not None:
                 self._note(inst, "skip rule 2" if _is_integer(inst.dtype) else "",
                            "integer path" if _is_integer(inst.dtype) else
                            f"destination already {inst.dtype.name}; only fp32 is narrowed")
             return False
         if isinstance(inst, TensorScalarGEPOp) and self.dtype not in inst.allowed_dtypes:
-            self._note(inst, "", f"{self.dtype.name} is not in the GEP's allowed_dtypes")
+            if self.provenance is not None:
+                self._note(inst, "", f"{self.dtype.name} is not in the GEP's allowed_dtypes")
             return False
         changed = self._cast_source(inst)
         if isinstance(inst, TensorScalarGEPOp) and isinstance(inst.scalar, ScalarValue):
@@ -282,8 +284,9 @@ class AutoCastFP32:
         cast.allocateId()
         cast.updateDebugLoc(inst.dl)
         inst.replaceUseOfWith(src, cast)  # the store casts its SOURCE
-        self._note(cast, "", f"inserted, the store casts its source to {self.dtype.name} "
-                   "(spec 000 §5)")
+        if self.provenance is not None:
+            self._note(cast, "", f"inserted, the store casts its source to {self.dtype.name} "
+                       "(spec 000 §5)")
         return True
 
     def transform_offloaded_memcpy(self, inst: OffloadedMemCpy) -> bool:
@@ -297,7 +300,7 @@ class AutoCastFP32:
             self._note(inst, "", "memcpy into a boundary/call-edge tensor left alone")
             return False
         return mutate_fp32(dst, self.dtype, self.provenance, self.name,
-                           f"@{dst.name} lands narrowed to {{dtype}}: the DMA carries the cast")
+                           "@{name} lands narrowed to {dtype}: the DMA carries the cast")
 
     def memcpy_source_ok(self, inst: OffloadedMemCpy) -> bool:
         """Which memcpy sources are narrowed on arrival (any, in the base pass)."""
@@ -317,7 +320,7 @@ class AutoCastFP32:
                 op.eraseFromParent()  # and delete it
                 self._note(op, "", "redundant cast folded (transformUnaryOp, spec 000 §5 GOTCHA)")
                 return True
-            if changed:
+            if changed and self.provenance is not None:
                 self._note(op, "", f"a cast to fp32 now targets {self.dtype.name} "
                            "(transformUnaryOp)")
             return changed

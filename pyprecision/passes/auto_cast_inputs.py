@@ -24,8 +24,7 @@ class AutoCastInputs(AutoCastFP32):
         for tensor in f.tensors:
             if tensor.isInput and tensor.dtype == float32 and not tensor.is_reinterpreted:
                 changed |= mutate_fp32(tensor, self.dtype, self.provenance, self.name,
-                                       f"input @{tensor.name} narrowed to {{dtype}} "
-                                       "(spec 000 §8)")
+                                       "input @{name} narrowed to {dtype} (spec 000 §8)")
         return changed
 
     def transform_instruction(self, inst: Instruction) -> bool:

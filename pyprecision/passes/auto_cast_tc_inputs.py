@@ -99,14 +99,16 @@ class AutoCastTCInputs(AutoCastFP32):
         """Ask the target for the legal operand dtype; cast and rewire only when it differs."""
         target = self.target.getMatmultOperandType(v.dtype, transpose=transpose)
         if v.dtype == target:
-            self._note(v, "castTCOperand", f"matmul operand already {target.name} "
-                       "(getMatmultOperandType)")
+            if self.provenance is not None:
+                self._note(v, "castTCOperand", f"matmul operand already {target.name} "
+                           "(getMatmultOperandType)")
             return False  # already legal — no cast
         cast = builder.cast_to(v, target)  # inserted right after v's definition
         cast.allocateId()
         v.replaceAllUsesWithExcept(cast, cast)  # rewire users, exclude the cast
-        self._note(cast, "castTCOperand", f"matmul operand cast to {target.name} "
-                   "(getMatmultOperandType, spec 000 §4)")
+        if self.provenance is not None:
+            self._note(cast, "castTCOperand", f"matmul operand cast to {target.name} "
+                       "(getMatmultOperandType, spec 000 §4)")
         return True
 
     # -- spec 000 §6 -----------------------------------------------------------------------------------
@@ -127,7 +129,7 @@ class AutoCastTCInputs(AutoCastFP32):
         if not tensor.are_all_dim_affine:
             return self._guard(tensor, 3, "non-affine access")
         if tensor.n_loads != 1:  # expected exactly one (decision P7)
-            return self._guard(tensor, 4, f"read {tensor.n_loads} times, not exactly once")
+            return self._guard(tensor, 4, "read {} times, not exactly once", tensor.n_loads)
         if tensor.isInputOrOutput:
             return self._guard(tensor, 5, "boundary tensor")
         if tensor.is_const:
@@ -154,9 +156,11 @@ class AutoCastTCInputs(AutoCastFP32):
                        "down-cast is gone (spec 000 §6)")
         return True
 
-    def _guard(self, tensor: Tensor, n: int, why: str) -> bool:
-        """A failed shrinkTensor guard (numbered in the chain's order): record it, return False."""
-        self._note(tensor, f"shrinkTensor guard {n}", why)
+    def _guard(self, tensor: Tensor, n: int, why: str, *args: object) -> bool:
+        """A failed shrinkTensor guard (numbered in the chain's order): record it (``why``
+        formatted with ``args``), return False."""
+        if self.provenance is not None:
+            self._note(tensor, f"shrinkTensor guard {n}", why.format(*args))
         return False
 
     def _narrow(self, tensor: Tensor, ld: Instruction, narrow_dt: DType) -> None:

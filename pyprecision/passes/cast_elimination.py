@@ -120,9 +120,10 @@ class CastElimination:
         inner = _producer(cast)
         while _is_cast(inner) and inner.dtype is not None \
                 and is_exact_cast(inner.data.dtype, inner.dtype):
-            note(self.provenance, cast, self.name, "rule 2", f"cast-of-cast read through the "
-                 f"exact inner cast %{inner.result.name}"  # type: ignore[union-attr]
-                 f" ({inner.data.dtype.name} → {inner.dtype.name})")
+            if self.provenance is not None:
+                note(self.provenance, cast, self.name, "rule 2", f"cast-of-cast read through the "
+                     f"exact inner cast %{inner.result.name}"  # type: ignore[union-attr]
+                     f" ({inner.data.dtype.name} → {inner.dtype.name})")
             cast.set_operand(0, inner.data)
             CastElimination.folded_cast_chains += 1
             changed = True

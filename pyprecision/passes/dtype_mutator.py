@@ -158,7 +158,8 @@ class DTypeMutator:
             return self._gate(operand, mismatch, 2, "reinterpreted access pattern")
         if not isinstance(operand, NeuronInst) and _sole_gep_producer_rejects(operand, dtype):
             # GATE 3 (:88-96) scalar/GEP producer's legal set
-            return self._gate(operand, mismatch, 3, f"GEP producer does not allow {dtype.name}")
+            return self._gate(operand, mismatch, 3, f"GEP producer does not allow {dtype.name}"
+                              ) if log else mismatch
         dst = getattr(operand, "dst", None)  # (:101)
         if dst is None or dst.tensor.n_loads != 1:  # GATE 4 (:101/:107) exactly one load
             return self._gate(operand, mismatch, 4, "no dst" if dst is None else
@@ -176,6 +177,8 @@ class DTypeMutator:
         operand.dtype = dtype  # (:120)
         operand.dst.mutateTensorTy(dtype)  # (:122)
         DTypeMutator.operator_type_mutated += 1  # (:124) class-level counter
+        if not log:
+            return MutateState.Mutated
         return self._gate(operand, MutateState.Mutated, 8, f"retyped to {dtype.name}, the cast "
                           "absorbed")
 
@@ -185,20 +188,22 @@ class DTypeMutator:
         dtype at :131 and as the requested dtype at :146 (decision P11)."""
         dtype = as_dtype(dtype)
         mismatch, mutated = MutateState.Mismatch, MutateState.Mutated
+        log = self.provenance is not None  # messages are built only when recording
         if (load.has_partition_broadcast and dtype == float16  # :130
                 and (load.dtype == bfloat16 or load.dtype == float32r)):  # :131
             return self._gate(load, mismatch, 6, f"mutateLoad: broadcast {load.dtype.name} load "
-                              "cannot become fp16 (:130)")
+                              "cannot become fp16 (:130)") if log else mismatch
         if dtype == float8_e5m2:  # :136 unsupported target for a load
             return self._gate(load, mismatch, 6, "mutateLoad: fp8 e5m2 is not a load target (:136)")
         if load.load_const:  # :141 CONSTANT (weight) load
             if load.src.reinterpret:  # :143
                 return self._gate(load, mismatch, 6, "mutateLoad: reinterpreted weight (:143)")
             if load.tensor.dtype == dtype:  # :146 already target dtype
-                return self._gate(load, MutateState.Match, 6,
-                                  f"mutateLoad: weight already {dtype.name} (:146)")
-            self._gate(load, mutated, 6, f"mutateLoad: weight const-folded to {dtype.name} "
-                       "(staticCastLoadTensor, :149)")
+                return self._gate(load, MutateState.Match, 6, f"mutateLoad: weight already "
+                                  f"{dtype.name} (:146)") if log else MutateState.Match
+            if log:
+                self._gate(load, mutated, 6, f"mutateLoad: weight const-folded to {dtype.name} "
+                           "(staticCastLoadTensor, :149)")
             self.static_cast_load_tensor(load, dtype)  # :149 weight const-fold
             return mutated
         if not self.target.enable_dma_cast:  # :152 THE SWITCH
@@ -210,7 +215,7 @@ class DTypeMutator:
             load.dtype = dtype  # :158
         DTypeMutator.n_loads += 1
         return self._gate(load, mutated, 6, f"mutateLoad: the DMA carries the cast to "
-                          f"{dtype.name} (:156)")
+                          f"{dtype.name} (:156)") if log else mutated
 
     # -- spec 002 :54 -----------------------------------------------------------------------------
     def static_cast_load_tensor(self, load: Instruction, dtype: Any) -> None:

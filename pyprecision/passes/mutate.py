@@ -20,13 +20,16 @@ def mutate_fp32(v: Any, dtype: DType, log: ProvenanceLog | None = None, pass_nam
     """Spec 000 §3 ``mutate_fp32(v, dtype)``: if ``v`` (a tensor, value, scalar or instruction) is
     float32, retype it to ``dtype`` in place; any other dtype is left alone (decision P5).
     Returns whether anything changed. With a provenance ``log``, records the outcome on ``v``
-    (``why`` formatted with the new dtype's name when it narrows)."""
+    (``why`` formatted with the new dtype's ``dtype`` and ``v``'s ``name`` and ``kind`` when it
+    narrows; a constant template, so nothing is built when ``log`` is None)."""
     if v.dtype is float32:  # RichCompare vs np.float32 (float32r is NOT float32)
         if isinstance(v, Instruction):
             v.mutate_dst_ty(dtype)
         else:
             v.mutateTensorTy(dtype)
-        note(log, v, pass_name, "", why.format(dtype=dtype.name))
+        if log is not None:
+            note(log, v, pass_name, "", why.format(dtype=dtype.name, name=getattr(v, "name", ""),
+                                                   kind=getattr(v, "kind", "")))
         return True
     if log is not None and v.dtype is not None:
         note(log, v, pass_name, "", f"already {v.dtype.name}; only fp32 is narrowed (decision P5)")
@@ -44,7 +47,8 @@ def cast_operand_before(inst: Instruction, index: int, dtype: DType,
     cast.allocateId()
     cast.updateDebugLoc(inst.dl)
     inst.replaceUseOfWith(operand, cast)
-    note(log, cast, pass_name, "", f"inserted, fp32 operand cast to {dtype.name} (spec 000 §3)")
+    if log is not None:
+        note(log, cast, pass_name, "", f"inserted, fp32 operand cast to {dtype.name} (spec 000 §3)")
     return cast
 
 
