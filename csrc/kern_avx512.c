@@ -122,7 +122,7 @@ static void f16c_avx512(const uint32_t *src, size_t n, uint16_t *dst) {
  * 64 elements and returns how many it did (0 when the case is not this one). */
 typedef struct {
     __m128i cnt;
-    __m512i absm, one, add, minnorm, dv, maxc, ovf, inf, nan, sbit;
+    __m512i absm, one, add, minnorm, dv, ovf, inf, nan, sbit;
     int sub, sgsh;
 } rne_consts;
 
@@ -136,7 +136,7 @@ static inline __m512i rne16(const rne_consts *k, const uint32_t *src) {
         const __m512 f = _mm512_add_ps(_mm512_castsi512_ps(a), _mm512_castsi512_ps(k->dv));
         code = _mm512_mask_sub_epi32(code, ks, _mm512_castps_si512(f), k->dv);
     }
-    code = _mm512_mask_mov_epi32(code, _mm512_cmpgt_epu32_mask(code, k->maxc), k->ovf);
+    code = _mm512_min_epu32(code, k->ovf); /* ovf is max or the code after it (inf / NaN) */
     code = _mm512_mask_mov_epi32(code, _mm512_cmpgt_epu32_mask(a, k->inf), k->nan);
     const __m512i sg = k->sgsh == 24 ? _mm512_srli_epi32(u, 24) : _mm512_srli_epi32(u, 16);
     return _mm512_ternarylogic_epi32(code, sg, k->sbit, 0xF8); /* code | (sg & sign bit) */
@@ -145,7 +145,8 @@ static inline __m512i rne16(const rne_consts *k, const uint32_t *src) {
 static size_t rne_avx512(const pp_params *pr, const uint32_t *src, size_t n, void *dst,
                          int out_bytes) {
     if (pr->rounding != PP_RNE || pr->simple != 1 || (pr->has_sub && !pr->fp_default) ||
-        pr->shift != 0 || (out_bytes != 1 && out_bytes != 2))
+        pr->shift != 0 || (out_bytes != 1 && out_bytes != 2) ||
+        (pr->ovf[0] != pr->maxc && pr->ovf[0] != pr->maxc + 1))
         return 0;
     const uint32_t s0 = 23u - (uint32_t)pr->p;
     rne_consts k;
@@ -155,7 +156,6 @@ static size_t rne_avx512(const pp_params *pr, const uint32_t *src, size_t n, voi
     k.add = _mm512_set1_epi32((int)(((uint32_t)(pr->bias - 127) << 23) + (1u << (s0 - 1)) - 1u));
     k.minnorm = _mm512_set1_epi32((int)((uint32_t)(pr->emin + 127) << 23));
     k.dv = _mm512_set1_epi32((int)((uint32_t)(pr->emin - pr->p + 23 + 127) << 23));
-    k.maxc = _mm512_set1_epi32((int)pr->maxc);
     k.ovf = _mm512_set1_epi32((int)pr->ovf[0]);
     k.inf = _mm512_set1_epi32(0x7f800000);
     k.nan = _mm512_set1_epi32((int)pr->nan[0]);
