@@ -17,9 +17,11 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import ml_dtypes
 import numpy as np
@@ -159,21 +161,21 @@ class Bench:
             tor = self.torch_encode(fmt)
             for rounding in ROUNDINGS:
                 kw = {"seed": 1} if rounding == "stochastic" else {}
-                ours = {th: self.measure(lambda: pyprecision.encode(
-                    self.x32, fmt, rounding=rounding, threads=th, out=out, **kw), 4, f.bits // 8,
-                    th) for th in self.threads}
+                ours = {th: self.measure(partial(pyprecision.encode, self.x32, fmt,
+                                                 rounding=rounding, threads=th, out=out, **kw),
+                                         4, f.bits // 8, th) for th in self.threads}
                 self.add("encode", fmt, rounding, "f32", 4, f.bits // 8, ours,
                          ml if rounding == "rne" else None, tor if rounding == "rne" else None)
             for rounding in ("rne", "stochastic"):
                 kw = {"seed": 1} if rounding == "stochastic" else {}
-                ours = {th: self.measure(lambda: pyprecision.encode(
-                    self.x64, fmt, rounding=rounding, threads=th, out=out, **kw), 8, f.bits // 8,
-                    th) for th in self.threads}
+                ours = {th: self.measure(partial(pyprecision.encode, self.x64, fmt,
+                                                 rounding=rounding, threads=th, out=out, **kw),
+                                         8, f.bits // 8, th) for th in self.threads}
                 self.add("encode", fmt, rounding, "f64", 8, f.bits // 8, ours)
         f = pyprecision.format("bf16")
         ints = (self.x32 * 1000).astype(np.int32)
         out = np.empty(self.n, f.storage_dtype)
-        ours = {th: self.measure(lambda: pyprecision.encode(ints, "bf16", threads=th, out=out),
+        ours = {th: self.measure(partial(pyprecision.encode, ints, "bf16", threads=th, out=out),
                                  4, 2, th) for th in self.threads}
         self.add("encode", "bf16", "rne", "i32", 4, 2, ours)
 
@@ -202,12 +204,12 @@ class Bench:
             f = pyprecision.format(fmt)
             codes = pyprecision.encode(self.x32, fmt)
             nb = f.bits // 8
-            ours = {th: self.measure(lambda: pyprecision.decode(codes, fmt, threads=th, out=out),
+            ours = {th: self.measure(partial(pyprecision.decode, codes, fmt, threads=th, out=out),
                                      nb, 4, th) for th in self.threads}
             ml = tor = None
             if fmt in ML_TYPES:
                 v = codes.view(ML_TYPES[fmt])
-                ml = self.gbps(lambda: np.copyto(out, v, casting="unsafe"), nb * self.n)
+                ml = self.gbps(partial(np.copyto, out, v, casting="unsafe"), nb * self.n)
                 tor = self.torch_decode(fmt, codes)
             self.add("decode", fmt, "-", fmt, nb, 4, ours, ml, tor)
 
@@ -228,7 +230,7 @@ class Bench:
         """cast() without out=: the output pages are new on every call."""
         for fmt in ("bf16", "fp8e4m3fn"):
             f = pyprecision.format(fmt)
-            ours = {th: self.measure(lambda: pyprecision.cast(self.x32, fmt, threads=th),
+            ours = {th: self.measure(partial(pyprecision.cast, self.x32, fmt, threads=th),
                                      4, f.bits // 8, th) for th in self.threads}
             self.add("cast,no out", fmt, "rne", "f32", 4, f.bits // 8, ours)
 

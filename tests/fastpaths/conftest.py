@@ -6,9 +6,9 @@ from collections.abc import Iterator
 
 import numpy as np
 import pytest
+from pyprecision._core import lib
 
 import pyprecision
-from pyprecision._core import lib
 from pyprecision.kernel import isa_available
 
 FORMATS = ["bf16", "fp16", "fp32r", "fp8e4", "fp8e4m3fn", "fp8e5"]
