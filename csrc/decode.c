@@ -72,6 +72,11 @@ static void decode_range(void *ctx, size_t begin, size_t end) {
         }
         return;
     }
+    if (j->stream && j->ks->decode_stream(j->format, (const char *)j->bits + begin * (size_t)bytes,
+                                          end - begin, (uint32_t *)(out + begin))) {
+        j->ks->sfence();
+        return;
+    }
     _Alignas(64) uint32_t obuf[PP_DBLOCK];
     for (size_t b = begin; b < end; b += PP_DBLOCK) {
         const size_t n = end - b < PP_DBLOCK ? end - b : PP_DBLOCK;

@@ -68,7 +68,8 @@ static inline void philox32(uint32_t k0, uint32_t k1, uint64_t blk, uint32_t *ou
 /* fp8 -> float32 through the exact table: every fp8 value's float32 has 16 zero low bits, so the
  * top halves of the 128 magnitudes' entries (4 registers of 32 words) are looked up with two
  * vpermt2w, the sign ORed in, and the words widened to the high halves of the float32 lanes. */
-static void decode8_avx512(int format, const uint8_t *in, size_t n, uint32_t *out) {
+static inline void decode8_body(int format, const uint8_t *in, size_t n, uint32_t *out,
+                                const int stream) {
     const float *tab = pp_decode_table(format);
     _Alignas(64) uint16_t hi[128];
     for (int k = 0; k < 128; k++) hi[k] = (uint16_t)(pp_f32_to_bits(tab[k]) >> 16);
@@ -76,6 +77,8 @@ static void decode8_avx512(int format, const uint8_t *in, size_t n, uint32_t *ou
     const __m512i t2 = _mm512_load_si512((const void *)(hi + 64)), t3 = _mm512_load_si512((const void *)(hi + 96));
     const __m512i bit6 = _mm512_set1_epi16(0x40), sgn = _mm512_set1_epi16((short)0x8000);
     size_t i = 0;
+    if (stream) /* plain stores up to a 64-byte aligned destination */
+        for (; i < n && ((uintptr_t)(out + i) & 63u); i++) out[i] = pp_f32_to_bits(tab[in[i]]);
     for (; i + 32 <= n; i += 32) {
         const __m512i c = _mm512_cvtepu8_epi16(_mm256_loadu_si256((const __m256i *)(const void *)(in + i)));
         const __m512i lo = _mm512_permutex2var_epi16(t0, c, t1); /* index bits 0-5 */
@@ -84,11 +87,30 @@ static void decode8_avx512(int format, const uint8_t *in, size_t n, uint32_t *ou
         w = _mm512_ternarylogic_epi32(w, _mm512_slli_epi16(c, 8), sgn, 0xF8); /* w | (c<<8 & sgn) */
         const __m512i d0 = _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm512_castsi512_si256(w)), 16);
         const __m512i d1 = _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm512_extracti64x4_epi64(w, 1)), 16);
-        _mm512_storeu_si512((void *)(out + i), d0);
-        _mm512_storeu_si512((void *)(out + i + 16), d1);
+        if (stream) {
+            _mm512_stream_si512((void *)(out + i), d0);
+            _mm512_stream_si512((void *)(out + i + 16), d1);
+        } else {
+            _mm512_storeu_si512((void *)(out + i), d0);
+            _mm512_storeu_si512((void *)(out + i + 16), d1);
+        }
     }
     for (; i < n; i++) out[i] = pp_f32_to_bits(tab[in[i]]);
 }
+
+static void decode8_avx512(int format, const uint8_t *in, size_t n, uint32_t *out) {
+    decode8_body(format, in, n, out, 0);
+}
+
+/* The same, writing straight to the destination with streaming stores (no block buffer); the
+ * caller issues the sfence. */
+static int decode_stream_avx512(int format, const void *in, size_t n, uint32_t *out) {
+    if (format < 3) return 0;
+    decode8_body(format, (const uint8_t *)in, n, out, 1);
+    return 1;
+}
+#define PP_DECODE_STREAM decode_stream_avx512
+
 #define PP_DECODE8 decode8_avx512
 
 /* float32 -> fp16 with the conversion instruction, rne given in the instruction; NaNs first

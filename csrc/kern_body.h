@@ -439,6 +439,14 @@ static void PP_K(sfence_)(void) {
 #endif
 }
 
+#ifndef PP_DECODE_STREAM
+static int PP_K(decode_stream_)(int format, const void *bits, size_t n, uint32_t *out) {
+    (void)format, (void)bits, (void)n, (void)out;
+    return 0; /* no direct streaming decoder in this set */
+}
+#define PP_DECODE_STREAM PP_K(decode_stream_)
+#endif
+
 const pp_kernel_set PP_K(pp_kernels_) = {
     {PP_K(enc8_), PP_K(enc16_), PP_K(enc32_)},
     {PP_K(enc64to8_), PP_K(enc64to16_), PP_K(enc64to32_)},
@@ -446,6 +454,7 @@ const pp_kernel_set PP_K(pp_kernels_) = {
     PP_K(widen64_),
     PP_K(philox_fill_),
     PP_K(decode_),
+    PP_DECODE_STREAM,
     PP_K(stream_),
     PP_K(sfence_),
 };

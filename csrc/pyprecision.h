@@ -77,6 +77,8 @@ typedef struct {
     void (*philox)(uint64_t seed, uint64_t first, size_t n, uint32_t *out);
     /* codes -> float32 bits, as pp_decode_one */
     void (*decode)(int format, const void *bits, size_t n, uint32_t *out);
+    /* the same with streaming stores straight to out (no sfence); 0 when the set has none */
+    int (*decode_stream)(int format, const void *bits, size_t n, uint32_t *out);
     /* copy with non-temporal stores where the set has them; sfence orders them */
     void (*stream)(void *dst, const void *src, size_t bytes);
     void (*sfence)(void);
