@@ -1,7 +1,6 @@
 /* Decode: format codes -> float32, exact (CAST_SEMANTICS.md §6). */
 #include "pyprecision.h"
 
-#include <math.h>
 #include <pthread.h>
 
 /* The reference decoder. A NaN code becomes the float32 quiet NaN with its sign, except bf16,
@@ -26,10 +25,20 @@ float pp_decode_one(int format, uint32_t code) {
     }
     if (is_nan) return pp_bits_to_f32(0x7fc00000u | (sign << 31));
     if (is_inf) return pp_bits_to_f32(0x7f800000u | (sign << 31));
-    double v = ef ? ldexp((double)((1u << p) + man), (int)ef - f->bias - p)
-                  : ldexp((double)man, 1 - f->bias - p);
-    float r = (float)v; /* exact: every code of these formats is a float32 */
-    return sign ? -r : r;
+    /* The float32 bits, built with integers only: no floating-point operation, so neither the
+     * rounding mode nor FTZ/DAZ can touch a value (fp32r subnormals are float32 subnormals). */
+    uint32_t bits;
+    if (ef) {
+        bits = ((ef - (uint32_t)f->bias + 127u) << 23) | (man << (23 - p));
+    } else if (!man) {
+        bits = 0;
+    } else {
+        const int k = 31 - __builtin_clz(man); /* the leading bit: value = man * 2^(1-bias-p) */
+        const int e = k + 1 - f->bias - p + 127; /* biased float32 exponent */
+        bits = e >= 1 ? ((uint32_t)e << 23) | ((man << (23 - k)) & 0x7fffffu)
+                      : man << (150 - f->bias - p);
+    }
+    return pp_bits_to_f32(bits | (sign << 31));
 }
 
 static float tab8[3][256];
