@@ -337,6 +337,7 @@ int pp_encode(const void *src, int src_type, size_t n, void *dst, const pp_cast_
 
 int pp_random_words(uint64_t seed, uint64_t first, size_t n, uint32_t *out) {
     if (n && !out) return PP_EINVAL;
-    pp_philox_fill(seed, first, n, out);
+    /* the vectorized generator of the best instruction set (the same words as pp_philox_fill) */
+    pp_kernels_for(pp_isa_auto())->philox(seed, first, n, out);
     return PP_OK;
 }

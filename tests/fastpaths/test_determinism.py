@@ -48,6 +48,19 @@ def test_seeded_stochastic_threads_chunks_isas(fmt: str) -> None:
             assert_same(got, ref, x, f"SR {fmt} isa={isa} threads={threads}")
 
 
+def test_words_at_every_offset_and_length() -> None:
+    """The vector generator's head / body / tail split: any window equals the same slice of a
+    longer run, and the plain-Python Philox."""
+    seed = 7
+    full = random_words(seed, 300)
+    for first in (0, 1, 2, 3, 5, 64, 65, 127):
+        for n in (0, 1, 3, 4, 5, 31, 32, 33, 127, 128, 129, 150):
+            if first + n <= full.size:
+                assert random_words(seed, n, first=first).tolist() == full[first:first + n].tolist()
+    want = [_philox4x32_10(seed, i >> 2)[i & 3] for i in range(300)]
+    assert full.tolist() == want
+
+
 def test_seeded_stochastic_equals_its_words() -> None:
     """seed=s gives exactly what random_bits=random_words(s, n) gives, at a high counter too."""
     x = np.resize(f32_bits().view(np.float32), 10001)
