@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from . import refmodel as rm
 from . import refmodel_np as rn
 from .edge_table import COLUMNS, EDGE_TABLE, MODE_ROWS, OVERFLOW_ROWS, SATURATE_ROWS
+from .mlref import ml_reference
 from .samples import SPECIAL_F32_BITS, boundary_f32_bits, f32, stratified_f32_bits
 
 FMTS = rm.FORMAT_NAMES
@@ -73,22 +74,6 @@ def test_vectorized_model_equals_fraction_model(name: str, rounding: str) -> Non
                 x = rm.exact_from_int(v) if src.dtype.kind in "iu" else rm.exact_from_float(v)
                 want = rm.encode_exact(fmt, x, rounding, sat, nan, int(r[i]))
                 assert int(got[i]) == want, (name, rounding, sat, nan, src.dtype, v, int(r[i]))
-
-
-def ml_reference(name: str, bits: np.ndarray) -> np.ndarray:
-    """ml_dtypes / numpy reference (rne, saturate=False); NaN inputs follow the §4 policy."""
-    fmt = rm.FORMATS[name]
-    x = f32(bits)
-    if name == "fp32r":
-        return rn.fp32r_rne_bittrick(bits)
-    with np.errstate(all="ignore"):
-        out = x.astype(fmt.dtype).view(fmt.storage)
-    isnan = np.isnan(x)
-    if isnan.any():
-        out = out.copy()
-        sign = (np.asarray(bits, np.uint32)[isnan] >> np.uint32(31)).astype(fmt.storage)
-        out[isnan] = fmt.nan_ml | (sign << np.array(fmt.bits - 1, fmt.storage))
-    return out
 
 
 @pytest.mark.parametrize("name", FMTS)

@@ -12,8 +12,8 @@ import pyprecision as pp
 
 from . import refmodel as rm
 from .isas import available, selected
+from .mlref import ml_reference
 from .samples import stratified_f32_bits
-from .test_refmodel import ml_reference
 
 EXHAUSTIVE_CHUNK = 1 << 26
 
