@@ -39,7 +39,7 @@ class Parts:
     def __init__(self, sign: np.ndarray, kind: np.ndarray, m: np.ndarray, e: np.ndarray):
         self.sign, self.kind, self.m, self.e = sign, kind, m, e
 
-    def __getitem__(self, sl: slice) -> "Parts":
+    def __getitem__(self, sl: slice) -> Parts:
         return Parts(self.sign[sl], self.kind[sl], self.m[sl], self.e[sl])
 
     def __len__(self) -> int:

@@ -9,9 +9,8 @@ import pyprecision as pp
 
 from . import refmodel as rm
 from . import refmodel_np as rn
+from .edge_table import COLUMNS, EDGE_TABLE, MODE_ROWS, NVIDIA_NAN, OVERFLOW_ROWS, SATURATE_ROWS
 from .isas import available
-from .edge_table import (COLUMNS, EDGE_TABLE, MODE_ROWS, NVIDIA_NAN, OVERFLOW_ROWS,
-                         SATURATE_ROWS)
 from .samples import mode_sample_f32_bits
 
 
@@ -33,7 +32,7 @@ def _report(bits: np.ndarray, want: np.ndarray, got: np.ndarray, r: np.ndarray |
 def test_edge_table_row(row: tuple) -> None:
     _, bits, codes = row
     got = {n: _enc1(n, bits, rounding="rne", saturate=False, nan="ml_dtypes") for n in COLUMNS}
-    assert got == dict(zip(COLUMNS, codes))
+    assert got == dict(zip(COLUMNS, codes, strict=True))
 
 
 @pytest.mark.parametrize("row", SATURATE_ROWS, ids=lambda r: f"{r[0]}-{r[1]:#x}")

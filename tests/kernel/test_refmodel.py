@@ -24,7 +24,7 @@ FMTS = rm.FORMAT_NAMES
 @pytest.mark.parametrize("row", EDGE_TABLE, ids=[r[0] for r in EDGE_TABLE])
 def test_model_reproduces_edge_table(row: tuple) -> None:
     _, bits, codes = row
-    for name, want in zip(COLUMNS, codes):
+    for name, want in zip(COLUMNS, codes, strict=True):
         fmt = rm.FORMATS[name]
         assert rm.encode_exact(fmt, rm.exact_from_f32_bits(bits)) == want, name
         assert int(rn.encode_f32_bits_np(name, np.array([bits]))[0]) == want, name
@@ -116,7 +116,7 @@ def test_float_to_int_model() -> None:
     for src in (vals, vals.astype(np.float32)):
         for dt in rm.INT_DTYPES:
             got = rn.float_to_int_np(src, dt)
-            for v, g in zip(src.tolist(), got.tolist()):
+            for v, g in zip(src.tolist(), got.tolist(), strict=True):
                 assert g == rm.float_to_int_exact(rm.exact_from_float(v), dt), (v, dt)
 
 
@@ -150,7 +150,7 @@ def test_vectorized_model_equals_fraction_model_hypothesis(
                       (np.array(ints, np.int64), rm.exact_from_int)):
         words = np.full(src.size, r, np.uint32)
         got = rn.encode_np(fmt, src, rounding, sat, nan, words)
-        for v, g in zip(src.tolist(), got.tolist()):
+        for v, g in zip(src.tolist(), got.tolist(), strict=True):
             assert g == rm.encode_exact(fmt, conv(v), rounding, sat, nan, r), (v, g)
 
 

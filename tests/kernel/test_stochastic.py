@@ -82,7 +82,7 @@ def test_never_leaves_lo_hi(name: str, data: list, sat: bool) -> None:
     r = np.array([w for _, w in data], np.uint32)
     got = pp.encode(f32(bits), name, rounding="stochastic", saturate=sat, random_bits=r)
     q = pp.decode(got, name)
-    for b, code, v in zip(bits.tolist(), got.tolist(), q.tolist()):
+    for b, code, v in zip(bits.tolist(), got.tolist(), q.tolist(), strict=True):
         x = rm.exact_from_f32_bits(b)
         if x.kind != "finite":
             continue
@@ -133,7 +133,7 @@ def test_pure_function_of_x_and_r(name: str, data: list, perm_seed: int) -> None
     c = pp.encode(f32(bits[p]), name, rounding="stochastic", random_bits=r[p])
     assert np.array_equal(c, a[p])  # element i depends on (x[i], R[i]) only
     want = [rm.encode_exact(rm.FORMATS[name], rm.exact_from_f32_bits(x), "stochastic", None,
-                            "ml_dtypes", w) for x, w in zip(bits.tolist(), r.tolist())]
+                            "ml_dtypes", w) for x, w in zip(bits.tolist(), r.tolist(), strict=True)]
     assert a.tolist() == want
 
 
