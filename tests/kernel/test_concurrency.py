@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import threading
+from typing import Any
 
 import numpy as np
 
@@ -18,8 +19,9 @@ def _arrays(k: int, n: int) -> list[np.ndarray]:
 
 def test_concurrent_python_threads_get_their_own_results() -> None:
     xs = _arrays(6, (1 << 20) + 5)
-    jobs = [(x, name, kw) for x in xs for name in ("bf16", "fp8e4", "fp32r") for kw in (
-        {}, {"rounding": "stochastic", "seed": 9}, {"rounding": "rtz", "threads": 2})]
+    kws: list[dict[str, Any]] = [{}, {"rounding": "stochastic", "seed": 9},
+                                 {"rounding": "rtz", "threads": 2}]
+    jobs = [(x, name, kw) for x in xs for name in ("bf16", "fp8e4", "fp32r") for kw in kws]
     want = [pp.encode(x, name, **kw) for x, name, kw in jobs]
     got: list = [None] * len(jobs)
     errors: list = []

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import platform
+from typing import Any
 
 import numpy as np
 import pytest
@@ -32,7 +33,7 @@ def test_bits_do_not_depend_on_the_callers_rounding_mode(mode: str) -> None:
     r = rng.integers(0, 1 << 32, bits.size, dtype=np.uint64).astype(np.uint32)
     a = rng.integers(-(2**26), 2**26, (8, 32))
     b = rng.integers(-(2**10), 2**10, (32, 8))
-    want = {}
+    want: dict[Any, Any] = {}
     for name in rm.FORMAT_NAMES:
         want[name, "f32"] = rn.encode_np(name, x32, "rne", None, "ml_dtypes")
         want[name, "f64"] = rn.encode_np(name, x64, "rna", False, "nvidia")
@@ -46,7 +47,7 @@ def test_bits_do_not_depend_on_the_callers_rounding_mode(mode: str) -> None:
         for isa in available():
             for threads in (1, None):
                 for name in rm.FORMAT_NAMES:
-                    kw = {"isa": isa, "threads": threads}
+                    kw: dict[str, Any] = {"isa": isa, "threads": threads}
                     got[isa, threads, name, "f32"] = pp.encode(x32, name, **kw)
                     got[isa, threads, name, "f64"] = pp.encode(x64, name, rounding="rna",
                                                                saturate=False, nan="nvidia", **kw)
@@ -81,6 +82,7 @@ def csr(tmp_path_factory: pytest.TempPathFactory) -> ctypes.CDLL:
     cc = shutil.which("gcc") or shutil.which("cc")
     if cc is None:
         pytest.skip("no C compiler to build the MXCSR helper")
+    assert cc is not None
     d = tmp_path_factory.mktemp("csr")
     (d / "csr.c").write_text(_CSR_SRC)
     subprocess.run([cc, "-shared", "-fPIC", "-O2", "-o", str(d / "csr.so"), str(d / "csr.c")],
@@ -102,7 +104,7 @@ def test_flush_to_zero_and_denormals_are_zero_do_not_leak(csr: ctypes.CDLL) -> N
     with np.errstate(invalid="ignore"):
         x64 = np.concatenate([x32.astype(np.float64) * 2.0**-100, [5e-324, -5e-324, 2.0**-1022]])
     r32 = rng.integers(0, 1 << 32, x32.size, dtype=np.uint64).astype(np.uint32)
-    want = {}
+    want: dict[Any, Any] = {}
     for name in rm.FORMAT_NAMES:
         want[name, "f32"] = rn.encode_np(name, x32, "rne", False, "ml_dtypes")
         want[name, "f64"] = rn.encode_np(name, x64, "rtz", False, "ml_dtypes")
@@ -119,7 +121,7 @@ def test_flush_to_zero_and_denormals_are_zero_do_not_leak(csr: ctypes.CDLL) -> N
         for isa in available():
             for threads in (1, None):
                 for name in rm.FORMAT_NAMES:
-                    kw = {"isa": isa, "threads": threads}
+                    kw: dict[str, Any] = {"isa": isa, "threads": threads}
                     got[isa, threads, name, "f32"] = pp.encode(x32, name, saturate=False, **kw)
                     got[isa, threads, name, "f64"] = pp.encode(x64, name, rounding="rtz",
                                                                saturate=False, **kw)

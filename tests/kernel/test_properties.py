@@ -3,6 +3,7 @@ cast / quantize / encode / decode relations."""
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 from hypothesis import given, settings
@@ -46,7 +47,7 @@ def test_rounding_is_monotone(name: str, rounding: str, sat: bool | None, bits: 
        seed=st.integers(0, 2**32))
 def test_quantize_is_idempotent(name: str, rounding: str, sat: bool | None, nan: str,
                                 bits: list, seed: int) -> None:
-    kw = dict(rounding=rounding, saturate=sat, nan=nan)
+    kw: dict[str, Any] = dict(rounding=rounding, saturate=sat, nan=nan)
     if rounding == "stochastic":
         kw["seed"] = seed
     q1 = pp.quantize(_f32(bits), name, **kw)
@@ -60,7 +61,7 @@ def test_cast_quantize_encode_decode_agree(name: str, rounding: str, sat: bool |
                                            vals: list) -> None:
     fmt = rm.FORMATS[name]
     x = np.array(vals, np.float64)
-    kw = dict(rounding=rounding, saturate=sat, nan=nan)
+    kw: dict[str, Any] = dict(rounding=rounding, saturate=sat, nan=nan)
     bits = pp.encode(x, name, **kw)
     assert bits.dtype == fmt.storage and bits.shape == x.shape
     c = pp.cast(x, name, **kw)
