@@ -53,7 +53,8 @@ ffibuilder.set_source(
     extra_compile_args=CFLAGS,
     extra_link_args=LDFLAGS,
     libraries=["m", "pthread"],
-    depends=[str((CSRC / h).relative_to(HERE)) for h in ("pyprecision.h", "pyprecision_api.h", "kern_body.h")],
+    depends=[str((CSRC / h).relative_to(HERE))
+             for h in ("pyprecision.h", "pyprecision_api.h", "kern_body.h", "kern_aux.h")],
 )
 
 if __name__ == "__main__":

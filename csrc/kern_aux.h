@@ -1,0 +1,251 @@
+/* The fast kernels, part 2: widening of other sources, Philox, decode, streaming copy. Included
+ * by kern_body.h (same instruction-set context, same PP_K naming); see its header comment. */
+
+/* ---- widening of other sources, exactly ---- */
+
+/* float16 bits -> float32 bits. A subnormal m * 2^-24 is (float)m times a power of two: exact,
+ * normal. NaN payloads are kept (the encoders only ask whether the fraction is nonzero). */
+PP_INLINE uint32_t PP_K(f16_to_f32_)(uint32_t h) {
+    const uint32_t sign = (h & 0x8000u) << 16;
+    const uint32_t a = h & 0x7fffu;
+    const uint32_t normal = (a << 13) + (UINT32_C(112) << 23);
+    const uint32_t special = (a << 13) | 0x7f800000u;
+    const uint32_t sub = pp_f32_to_bits((float)(int32_t)(a & 0x3ffu) * 0x1p-24f);
+    /* selections by masks: a float operation under a condition would not be if-converted */
+    const uint32_t is_sub = 0u - (uint32_t)(a < 0x400u);
+    const uint32_t is_special = 0u - (uint32_t)(a >= 0x7c00u);
+    uint32_t v = (normal & ~is_sub) | (sub & is_sub);
+    v = (v & ~is_special) | (special & is_special);
+    return v | sign;
+}
+
+/* Source elements [0, n) of type t (a narrow float or an integer of at most 16 bits) as exact
+ * float32 bits. */
+static void PP_K(widen32_)(int t, const void *src, size_t n, uint32_t *restrict out) {
+    switch (t) {
+    case PP_T_BF16: {
+        const uint16_t *restrict s = src;
+        for (size_t i = 0; i < n; i++) out[i] = (uint32_t)s[i] << 16;
+        break;
+    }
+    case PP_T_F16: {
+        const uint16_t *restrict s = src;
+        for (size_t i = 0; i < n; i++) out[i] = PP_K(f16_to_f32_)(s[i]);
+        break;
+    }
+    case PP_T_FP8E4:
+    case PP_T_FP8E4M3FN:
+    case PP_T_FP8E5: {
+        const uint8_t *restrict s = src;
+        const uint32_t *restrict tab = (const uint32_t *)pp_decode_table(t - PP_T_FP8E4 + 3);
+        for (size_t i = 0; i < n; i++) out[i] = tab[s[i]];
+        break;
+    }
+    case PP_T_I8: {
+        const int8_t *restrict s = src;
+        for (size_t i = 0; i < n; i++) out[i] = pp_f32_to_bits((float)s[i]);
+        break;
+    }
+    case PP_T_U8: {
+        const uint8_t *restrict s = src;
+        for (size_t i = 0; i < n; i++) out[i] = pp_f32_to_bits((float)(int32_t)s[i]);
+        break;
+    }
+    case PP_T_I16: {
+        const int16_t *restrict s = src;
+        for (size_t i = 0; i < n; i++) out[i] = pp_f32_to_bits((float)s[i]);
+        break;
+    }
+    default: { /* PP_T_U16 */
+        const uint16_t *restrict s = src;
+        for (size_t i = 0; i < n; i++) out[i] = pp_f32_to_bits((float)(int32_t)s[i]);
+        break;
+    }
+    }
+}
+
+/* 32- and 64-bit integers as float64 bits. Exact for |v| <= 2^53 (every 32-bit integer); returns
+ * nonzero when some element is larger, and the caller converts those with the reference. */
+static int PP_K(widen64_)(int t, const void *src, size_t n, uint64_t *restrict out) {
+    uint64_t big = 0;
+    switch (t) {
+    case PP_T_I32: {
+        const int32_t *restrict s = src;
+        for (size_t i = 0; i < n; i++) out[i] = pp_f64_to_bits((double)s[i]);
+        break;
+    }
+    case PP_T_U32: {
+        const uint32_t *restrict s = src;
+        for (size_t i = 0; i < n; i++) out[i] = pp_f64_to_bits((double)(int64_t)s[i]);
+        break;
+    }
+    case PP_T_I64: {
+        const int64_t *restrict s = src;
+        for (size_t i = 0; i < n; i++) {
+            const uint64_t v = (uint64_t)s[i];
+            big |= (uint64_t)((v + PP_2P53) > 2 * PP_2P53);
+            /* two exact halves: hi is a multiple of 2^32 below 2^53 in magnitude when not big */
+            const int64_t hi = (int64_t)(v & UINT64_C(0xffffffff00000000));
+            out[i] = pp_f64_to_bits((double)(int32_t)(hi >> 32) * 0x1p32 + (double)(uint32_t)v);
+        }
+        break;
+    }
+    default: { /* PP_T_U64 */
+        const uint64_t *restrict s = src;
+        for (size_t i = 0; i < n; i++) {
+            const uint64_t v = s[i];
+            big |= (uint64_t)(v > PP_2P53);
+            out[i] = pp_f64_to_bits((double)(int32_t)(uint32_t)(v >> 32) * 0x1p32 +
+                                    (double)(uint32_t)v);
+        }
+        break;
+    }
+    }
+    return big != 0;
+}
+
+/* ---- Philox4x32-10, many blocks at once (philox.c is the scalar definition) ---- */
+
+static void PP_K(philox_blocks_)(uint32_t k0, uint32_t k1, uint64_t blk0, size_t nb,
+                                 uint32_t *restrict out) {
+    const uint32_t lo0 = (uint32_t)blk0, hi0 = (uint32_t)(blk0 >> 32);
+    for (size_t j = 0; j < nb; j++) {
+        uint32_t c0 = lo0 + (uint32_t)j;
+        uint32_t c1 = hi0 + (uint32_t)(c0 < lo0);
+        uint32_t c2 = 0, c3 = 0, ka = k0, kb = k1;
+#pragma GCC unroll 10
+        for (int r = 0; r < 10; r++) {
+            const uint64_t p0 = (uint64_t)PP_PHILOX_M0 * c0;
+            const uint64_t p1 = (uint64_t)PP_PHILOX_M1 * c2;
+            const uint32_t n0 = (uint32_t)(p1 >> 32) ^ c1 ^ ka;
+            const uint32_t n2 = (uint32_t)(p0 >> 32) ^ c3 ^ kb;
+            c1 = (uint32_t)p1;
+            c3 = (uint32_t)p0;
+            c0 = n0;
+            c2 = n2;
+            ka += PP_PHILOX_W0;
+            kb += PP_PHILOX_W1;
+        }
+        out[4 * j + 0] = c0;
+        out[4 * j + 1] = c1;
+        out[4 * j + 2] = c2;
+        out[4 * j + 3] = c3;
+    }
+}
+
+/* Words for element indices [first, first + n): the same as pp_philox_fill. nb <= 2^32 blocks. */
+static void PP_K(philox_fill_)(uint64_t seed, uint64_t first, size_t n, uint32_t *out) {
+    size_t i = 0;
+    uint32_t w[4];
+    while (i < n && ((first + i) & 3u)) {
+        pp_philox4x32(seed, (first + i) >> 2, w);
+        out[i] = w[(first + i) & 3u];
+        i++;
+    }
+    size_t nb = (n - i) / 4;
+    uint64_t blk = (first + i) >> 2;
+#ifdef PP_PHILOX_LANES
+    /* whole vectors of blocks with the set's intrinsics (kern_avx2.c / kern_avx512.c) */
+    for (; nb >= PP_PHILOX_LANES; nb -= PP_PHILOX_LANES, blk += PP_PHILOX_LANES, i += 4 * PP_PHILOX_LANES)
+        PP_PHILOX_VEC((uint32_t)seed, (uint32_t)(seed >> 32), blk, out + i);
+#endif
+    if (nb) PP_K(philox_blocks_)((uint32_t)seed, (uint32_t)(seed >> 32), blk, nb, out + i);
+    i += 4 * nb;
+    if (i < n) {
+        pp_philox4x32(seed, (first + i) >> 2, w);
+        for (size_t t = 0; i < n; i++, t++) out[i] = w[t];
+    }
+}
+
+/* ---- decode (pp_decode_one is the definition) ---- */
+
+/* 8-bit codes of format f (3..5) and fp16 codes: the same arithmetic as f16_to_f32 with the
+ * format's constants; subnormals are (float)man times a power of two (exact, normal). */
+PP_INLINE uint32_t PP_K(dec_small_)(uint32_t c, uint32_t sbit, uint32_t p, uint32_t bias_adj,
+                                    uint32_t infm, uint32_t infv, float scale) {
+    const uint32_t sign = (c & sbit) << (sbit == 0x80u ? 24 : 16);
+    const uint32_t mag = c & (sbit - 1u);
+    const uint32_t normal = (mag << (23 - p)) + (bias_adj << 23);
+    const uint32_t sub = pp_f32_to_bits((float)(int32_t)(mag & ((1u << p) - 1u)) * scale);
+    /* selections by masks: a float operation under a condition would not be if-converted */
+    const uint32_t is_sub = 0u - (uint32_t)((mag >> p) == 0u);
+    const uint32_t is_inf = 0u - (uint32_t)(mag == infm);
+    const uint32_t is_nan = 0u - (uint32_t)(mag > infm);
+    uint32_t v = (normal & ~is_sub) | (sub & is_sub);
+    v = (v & ~is_inf) | (infv & is_inf);
+    v = (v & ~is_nan) | (0x7fc00000u & is_nan);
+    return v | sign;
+}
+
+static void PP_K(decode_)(int format, const void *bits, size_t n, uint32_t *restrict out) {
+#ifdef PP_DECODE8
+    if (format >= 3) {
+        PP_DECODE8(format, bits, n, out); /* the set's own 8-bit decoder */
+        return;
+    }
+#endif
+    switch (format) {
+    case 0: {
+        const uint16_t *restrict in = bits;
+        for (size_t i = 0; i < n; i++) out[i] = (uint32_t)in[i] << 16;
+        break;
+    }
+    case 1: {
+        const uint16_t *restrict in = bits;
+        for (size_t i = 0; i < n; i++)
+            out[i] = PP_K(dec_small_)(in[i], 0x8000u, 10, 112, 0x7c00u, 0x7f800000u, 0x1p-24f);
+        break;
+    }
+    case 2: {
+        const uint32_t *restrict in = bits;
+        for (size_t i = 0; i < n; i++) {
+            const uint32_t u = in[i] & 0xffffe000u;
+            const uint32_t a = u & 0x7fffffffu;
+            out[i] = a > 0x7f800000u ? (0x7fc00000u | (u & 0x80000000u)) : u;
+        }
+        break;
+    }
+    case 3: {
+        const uint8_t *restrict in = bits;
+        for (size_t i = 0; i < n; i++)
+            out[i] = PP_K(dec_small_)(in[i], 0x80u, 3, 120, 0x78u, 0x7f800000u, 0x1p-9f);
+        break;
+    }
+    case 4: {
+        const uint8_t *restrict in = bits;
+        for (size_t i = 0; i < n; i++)
+            out[i] = PP_K(dec_small_)(in[i], 0x80u, 3, 120, 0x7fu, 0x7fc00000u, 0x1p-9f);
+        break;
+    }
+    default: {
+        const uint8_t *restrict in = bits;
+        for (size_t i = 0; i < n; i++)
+            out[i] = PP_K(dec_small_)(in[i], 0x80u, 2, 112, 0x7cu, 0x7f800000u, 0x1p-16f);
+        break;
+    }
+    }
+}
+
+/* ---- streaming (non-temporal) copy of a finished block to its destination ---- */
+
+static void PP_K(stream_)(void *dst_, const void *src_, size_t bytes) {
+#ifdef PP_VBYTES
+    char *dst = dst_;
+    const char *src = src_;
+    size_t head = (size_t)(-(uintptr_t)dst & (PP_VBYTES - 1));
+    if (head > bytes) head = bytes;
+    memcpy(dst, src, head);
+    size_t i = head;
+    for (; i + PP_VBYTES <= bytes; i += PP_VBYTES) PP_STREAM(dst + i, src + i);
+    memcpy(dst + i, src + i, bytes - i);
+#else
+    memcpy(dst_, src_, bytes);
+#endif
+}
+
+static void PP_K(sfence_)(void) {
+#ifdef PP_VBYTES
+    PP_SFENCE();
+#endif
+}
+
