@@ -72,3 +72,15 @@ def test_other_rooms_are_entered_through_their_init(room, path):
         f"{path.relative_to(PKG.parent)} ({room}) reaches into {deep}; "
         "import from the room's __init__ instead"
     )
+
+
+def test_test_modules_outside_packages_have_unique_basenames():
+    """Test folders without __init__.py import their files as top-level modules (pytest's default
+    import mode): two such files with one basename break collection."""
+    tests = Path(__file__).resolve().parent
+    seen: dict[str, Path] = {}
+    for path in sorted(tests.rglob("test_*.py")):
+        if (path.parent / "__init__.py").exists():
+            continue
+        assert path.name not in seen, f"{path} and {seen[path.name]} share a basename"
+        seen[path.name] = path
