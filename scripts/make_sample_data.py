@@ -22,7 +22,21 @@ def sample_weights() -> np.ndarray:
     return w
 
 
+def sample_dumps(w: np.ndarray) -> dict[str, np.ndarray]:
+    """Two 'device dumps' of w cast to fp8e4m3fn: one as the cast engine writes it (RNE,
+    saturating), one from a device that truncates (RTZ) — the fault `pyprecision verify` diagnoses."""
+    import pyprecision as pp
+
+    return {
+        "sample_dump_fp8e4m3fn.npy": pp.encode(w, "fp8e4m3fn"),
+        "sample_dump_fp8e4m3fn_faulty.npy": pp.encode(w, "fp8e4m3fn", rounding="rtz"),
+    }
+
+
 if __name__ == "__main__":
     DATA.mkdir(parents=True, exist_ok=True)
-    np.save(DATA / "sample_weights.npy", sample_weights(), allow_pickle=False)
-    print(f"wrote {DATA / 'sample_weights.npy'}")
+    w = sample_weights()
+    files = {"sample_weights.npy": w, **sample_dumps(w)}
+    for name, array in files.items():
+        np.save(DATA / name, array, allow_pickle=False)
+        print(f"wrote {DATA / name}")

@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import argparse
+import tempfile
 from importlib import resources
+from pathlib import Path
 
 import numpy as np
 
@@ -105,6 +107,46 @@ def show_int_dot() -> None:
               f"from the exact integer product (largest |sum| {int(np.abs(exact).max())})")
 
 
+def _data_path(name: str, workdir: Path) -> str:
+    """A bundled data file, copied into the demo's working directory (a real path for the CLI)."""
+    target = workdir / name
+    target.write_bytes(resources.files("pyprecision.data").joinpath(name).read_bytes())
+    return str(target)
+
+
+def show_verify(workdir: Path) -> None:
+    """``pyprecision verify`` on the bundled dumps: one bit-exact, one from a truncating device."""
+    from pyprecision.tools.cli import main as cli
+
+    w = _data_path("sample_weights.npy", workdir)
+    for title, dump in (("a device dump that matches", "sample_dump_fp8e4m3fn.npy"),
+                        ("a device dump with injected faults", "sample_dump_fp8e4m3fn_faulty.npy")):
+        _section(f"verify: {title} ({dump})")
+        d = _data_path(dump, workdir)
+        code = cli(["verify", "--input", w, "--dump", d, "--format", "fp8e4m3fn", "--show", "3"])
+        print(f"(exit code {code})")
+
+
+def show_reencode(workdir: Path) -> None:
+    """``pyprecision reencode`` of a small checkpoint made from the sample weights."""
+    from pyprecision.io import save_safetensors
+    from pyprecision.tools.cli import main as cli
+
+    _section("reencode: a small checkpoint to fp8e4m3fn, norms kept, verified")
+    w = sample_weights()
+    ckpt = workdir / "model.safetensors"
+    save_safetensors(ckpt, {
+        "layer0.weight": np.nan_to_num(w, nan=0.0, posinf=0.0, neginf=0.0),
+        "layer0.bias": w[0].copy(),
+        "layer0.norm.weight": np.ones(64, np.float32),
+        "step": np.array([1000], np.int64),
+    })
+    out = workdir / "model.fp8.safetensors"
+    code = cli(["reencode", str(ckpt), "--to", "fp8e4m3fn", "--exclude", "*norm*", "--verify",
+                "-q", "-o", str(out)])
+    print(f"(exit code {code}; {ckpt.stat().st_size} bytes in, {out.stat().st_size} bytes out)")
+
+
 def run(args: argparse.Namespace) -> int:
     """``pyprecision demo``: the whole tour; returns the exit code."""
     w = sample_weights()
@@ -112,6 +154,9 @@ def run(args: argparse.Namespace) -> int:
     show_weight_casts(w)
     show_program(args.flags.split() if args.flags else ["--auto-cast", "all", "--auto-cast-type", "bf16"])
     show_int_dot()
+    with tempfile.TemporaryDirectory(prefix="pyprecision-demo-") as tmp:
+        show_verify(Path(tmp))
+        show_reencode(Path(tmp))
     print()
     return 0
 
