@@ -2,14 +2,14 @@
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import BinaryIO
+from typing import IO
 
 import numpy as np
 
 from pyprecision.errors import DumpError
+from pyprecision.io import atomic_file
 
 
 def load_npy(path: str | os.PathLike[str]) -> np.ndarray:
@@ -29,26 +29,12 @@ def is_ml_dtype(dt: np.dtype) -> bool:
     return dt.name == "bfloat16" or dt.name.startswith(("float8", "float6", "float4"))
 
 
-def write_atomic(path: str | os.PathLike[str], write: Callable[[BinaryIO], object],
+def write_atomic(path: str | os.PathLike[str], write: Callable[[IO[bytes]], object],
                  inputs: tuple[str | os.PathLike[str], ...] = ()) -> None:
-    """Call ``write(binary_file)`` on a temporary file beside ``path``, then rename it into place.
-
-    Refuses to write over any of ``inputs``; nothing is left behind on failure.
-    """
-    p = Path(path)
-    for src in inputs:
-        if Path(src).exists() and p.exists() and os.path.samefile(src, p):
-            raise DumpError(f"{p}: refusing to overwrite the input file")
-    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent or ".")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            write(fh)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, p)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """Call ``write(binary_file)`` through :func:`pyprecision.io.atomic_file` (temporary name,
+    fsync, rename); an existing output is replaced, an input never is."""
+    with atomic_file(path, inputs, overwrite=True) as fh:
+        write(fh)
 
 
 def save_npy_atomic(path: str | os.PathLike[str], array: np.ndarray,
