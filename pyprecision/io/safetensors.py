@@ -19,7 +19,7 @@ import numpy as np
 
 from pyprecision.errors import DumpError
 from pyprecision.formats import format as _format
-from pyprecision.io.atomic import atomic_file
+from pyprecision.io.atomic import EarlyWriteback, atomic_file
 from pyprecision.io.dtypes import SAFETENSORS_DTYPES, safetensors_dtype
 from pyprecision.io.tensors import TensorInfo
 
@@ -215,6 +215,7 @@ class SafetensorsWriter:
         self._written = dict.fromkeys(self._spans, 0)
         self._stack = ExitStack()
         self._fd = -1
+        self._early = EarlyWriteback(-1)
 
     def __enter__(self) -> SafetensorsWriter:
         fh = self._stack.enter_context(
@@ -224,6 +225,7 @@ class SafetensorsWriter:
         fh.flush()
         os.ftruncate(fh.fileno(), self._total)
         self._fd = fh.fileno()
+        self._early = EarlyWriteback(self._fd)
         return self
 
     def write(self, name: str, chunk: np.ndarray) -> None:
@@ -248,9 +250,11 @@ class SafetensorsWriter:
         while mv:
             n = os.pwrite(self._fd, mv, at)
             mv, at = mv[n:], at + n
+        self._early.wrote(self._data_start + begin + done, buf.size)
         self._written[name] = done + buf.size
 
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        self._early.close()
         if exc_type is None:
             short = [n for n, (_, nb, _) in self._spans.items() if self._written[n] != nb]
             if short:
