@@ -18,7 +18,7 @@ import numpy as np
 
 from pyprecision.errors import DumpError
 from pyprecision.formats import format as _format
-from pyprecision.io.atomic import atomic_file
+from pyprecision.io.atomic import EarlyWriteback, atomic_file
 from pyprecision.io.tensors import TensorInfo
 
 __all__ = [
@@ -231,6 +231,8 @@ class NpzWriter:
         self._stack = ExitStack()
         self._zf: zipfile.ZipFile | None = None
         self._member: Any = None
+        self._fh: Any = None
+        self._early = EarlyWriteback(-1)
         self._left = 0
         self._name = ""
 
@@ -242,6 +244,7 @@ class NpzWriter:
         self._zf = self._stack.enter_context(
             zipfile.ZipFile(fh, "w", zipfile.ZIP_STORED, allowZip64=True)
         )
+        self._fh, self._early = fh, EarlyWriteback(fh.fileno())
         return self
 
     def begin(self, name: str, dtype: Any, shape: tuple[int, ...]) -> None:
@@ -270,8 +273,11 @@ class NpzWriter:
         buf = np.ascontiguousarray(a).reshape(-1).view(np.uint8)
         if self._member is None or buf.size > self._left:
             raise DumpError(f"{self.path}: {self._name!r}: more bytes than declared")
+        at = self._fh.tell()
         self._member.write(buf.data)
         self._left -= buf.size
+        self._fh.flush()
+        self._early.wrote(at, self._fh.tell() - at)
 
     def add(self, name: str, array: np.ndarray) -> None:
         """Write a whole array as member ``name``."""
@@ -287,6 +293,7 @@ class NpzWriter:
 
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
         err: BaseException | None = None
+        self._early.close()
         if exc_type is None:
             try:
                 self._finish()

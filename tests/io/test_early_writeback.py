@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import pyprecision.io.atomic as atomic
-from pyprecision.io import SafetensorsWriter, open_tensors
+from pyprecision.io import NpzWriter, SafetensorsWriter, open_tensors
 from pyprecision.io.atomic import EarlyWriteback
 
 ADVICE = 4  # stands in for POSIX_FADV_DONTNEED where the platform lacks it
@@ -83,3 +83,17 @@ def test_safetensors_writer_hands_over_its_data_and_bytes_are_exact(tmp_path, ca
         covered[off : off + n] = True
     start = os.path.getsize(path) - a.nbytes - b.nbytes
     assert covered[start:].all() and not covered[:start].any()
+
+
+def test_npz_writer_hands_over_its_members_and_bytes_are_exact(tmp_path, calls) -> None:
+    a = np.arange(20000, dtype=np.float32)
+    path = tmp_path / "x.npz"
+    with NpzWriter(path) as w:
+        w._early = EarlyWriteback(w._fh.fileno(), step=8192)
+        w.begin("a", a.dtype, a.shape)
+        for i in range(0, a.size, 3000):
+            w.write(a[i : i + 3000])
+    with np.load(path) as z:
+        np.testing.assert_array_equal(z["a"], a)
+    handed = sum(n for _, _, n, _ in calls)
+    assert a.nbytes <= handed < a.nbytes + 4096  # the data (and at most the member's header)
