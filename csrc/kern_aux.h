@@ -191,6 +191,9 @@ static void PP_K(decode_)(int format, const void *bits, size_t n, uint32_t *rest
         break;
     }
     case 1: {
+#ifdef PP_DECODE16
+        if (PP_DECODE16(bits, n, out)) break; /* the set's conversion instruction, where exact */
+#endif
         const uint16_t *restrict in = bits;
         for (size_t i = 0; i < n; i++)
             out[i] = PP_K(dec_small_)(in[i], 0x8000u, 10, 112, 0x7c00u, 0x7f800000u, 0x1p-24f);

@@ -67,6 +67,30 @@ static void f16c_avx2(const uint32_t *src, size_t n, uint16_t *dst) {
 }
 #define PP_F16C f16c_avx2
 
+/* fp16 -> float32 with F16C; see dec16_avx512 in kern_avx512.c for why and when it is exact. */
+static int dec16_avx2(const void *bits, size_t n, uint32_t *out) {
+    if ((_mm_getcsr() & 0x1fc0u) != 0x1f80u) return 0;
+    const uint16_t *in = (const uint16_t *)bits;
+    const __m256i absm = _mm256_set1_epi32(0x7fff), inf = _mm256_set1_epi32(0x7c00);
+    const __m256i sign = _mm256_set1_epi32((int)0x80000000u), qnan = _mm256_set1_epi32(0x7fc00000);
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m128i h = _mm_loadu_si128((const __m128i *)(const void *)(in + i));
+        const __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(_mm256_cvtepu16_epi32(h), absm), inf);
+        const __m256i f = _mm256_castps_si256(_mm256_cvtph_ps(h));
+        const __m256i q = _mm256_or_si256(_mm256_and_si256(f, sign), qnan);
+        _mm256_storeu_si256((__m256i *)(void *)(out + i), _mm256_blendv_epi8(f, q, nan));
+    }
+    for (; i < n; i++) {
+        const uint32_t h = in[i];
+        const __m128 v = _mm_cvtph_ps(_mm_cvtsi32_si128((int)h));
+        const uint32_t f = (uint32_t)_mm_cvtsi128_si32(_mm_castps_si128(v));
+        out[i] = (h & 0x7fffu) > 0x7c00u ? (f & 0x80000000u) | 0x7fc00000u : f;
+    }
+    return 1;
+}
+#define PP_DECODE16 dec16_avx2
+
 #define PP_PHILOX_LANES 8
 #define PP_PHILOX_VEC philox8
 #include "kern_body.h"

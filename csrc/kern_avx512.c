@@ -137,6 +137,29 @@ static void f16c_avx512(const uint32_t *src, size_t n, uint16_t *dst) {
 }
 #define PP_F16C f16c_avx512
 
+/* fp16 -> float32 with the conversion instruction, which is exact for every non-NaN half
+ * (subnormal halves are normal floats; no rounding) unless DAZ zeroes subnormal inputs, and which
+ * keeps NaN payloads where the decoder gives the quiet NaN with the sign: those lanes are fixed
+ * after. Only when this thread's MXCSR has DAZ off and every exception masked (a signaling NaN
+ * must not trap); returns 0, having done nothing, otherwise. */
+static int dec16_avx512(const void *bits, size_t n, uint32_t *out) {
+    if ((_mm_getcsr() & 0x1fc0u) != 0x1f80u) return 0;
+    const uint16_t *in = (const uint16_t *)bits;
+    const __m256i abs16 = _mm256_set1_epi16(0x7fff), inf16 = _mm256_set1_epi16(0x7c00);
+    const __m512i sign = _mm512_set1_epi32((int)0x80000000u), qnan = _mm512_set1_epi32(0x7fc00000);
+    size_t i = 0;
+    for (; i < n; i += 16) {
+        const __mmask16 m = n - i >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - i)) - 1u);
+        const __m256i h = _mm256_maskz_loadu_epi16(m, (const void *)(in + i));
+        const __mmask16 nan = _mm256_cmpgt_epu16_mask(_mm256_and_si256(h, abs16), inf16);
+        __m512i f = _mm512_castps_si512(_mm512_cvtph_ps(h));
+        f = _mm512_mask_ternarylogic_epi32(f, nan, sign, qnan, 0xEA); /* (f & sign) | qnan */
+        _mm512_mask_storeu_epi32((void *)(out + i), m, f);
+    }
+    return 1;
+}
+#define PP_DECODE16 dec16_avx512
+
 /* float32 -> 8/16-bit codes, rne, signs kept on every special (pr->simple == 1), written with
  * AVX-512 masks: kern_body.h's two paths (normal: rebias + increment + shift; subnormal: |x| + D in
  * the FPU, so only with pr->fp_default) and its tail (overflow result, then NaN, then the sign),
