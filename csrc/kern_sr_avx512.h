@@ -1,0 +1,182 @@
+/* Stochastic rounding of float32 bits to 8-, 16- and 32-bit codes with AVX-512 F/BW/VL/DQ, the
+ * words generated in registers (SplitMix64, sm_mix512 in kern_avx512.c) or loaded from the caller's
+ * random_bits. Included by kern_avx512.c only; the generic lane PP_LANE (kern_body.h) is the
+ * definition this follows, and tests/fastpaths proves it equal to the reference converter.
+ *
+ * With a = |x| (bits), s0 = 23 - p and R the element's word (CAST_SEMANTICS.md §2: up iff
+ * R < floor(f * 2^32), f the dropped fraction of a quantum):
+ *
+ *   normal results   code = ((a + rebias) >> s0) + (R < (a << (32 - s0)))
+ *                    (a << (32 - s0) mod 2^32 is the s0 dropped bits, left-aligned: floor(f 2^32))
+ *   subnormal ones   (formats whose min normal is above float32's: fp16, the fp8s) by the FPU,
+ *                    on those lanes only (masked):
+ *                    y   = a * 2^(p - emin)            exact: a power of two up; y < 2^p, and
+ *                                                      normal for every normal a
+ *                    K   = cvtt(y)                     truncation: the kept quanta
+ *                    fr  = y - trunc(y)  (vreduceps)   exact: the bits of y below its units
+ *                    thr = cvtt(fr * 2^32)             fr * 2^32 exact (power of two, < 2^32),
+ *                                                      truncation = floor
+ *                    code = K + (R < thr)              (K + 1 = 2^p is the min normal's code)
+ *   Every step is exact or truncates by its encoding, so MXCSR's rounding mode cannot matter; all
+ *   are {sae} (no exception raised or flagged whatever MXCSR's masks). DAZ / FTZ can only zero a
+ *   float32 subnormal a or a subnormal y; both mean a < 2^-126, whose exact thr is
+ *   floor(a 2^(p - emin + 32)) < 2^(-126 + 94) rounds down to 0 (the kernel is used for
+ *   p - emin <= 94; fp16's is 24) and K = 0, which a zero gives.
+ *
+ * Then the tail of PP_LANE: a code above max is the overflow result, an inf input the inf result, a
+ * NaN the NaN result, each with the sign where the policy keeps it. When overflow and inf give the
+ * same result, either max or the code after it, with the sign (saturate=True, or an inf / the NaN
+ * code after max without saturation, ml_dtypes signs) this is min(code, ovf); otherwise the three
+ * are selected by masks. NaN's sign bit comes from pr->dnan either way (nvidia drops it). */
+
+typedef struct {
+    __m128i cs0, cthr, csh, csg;
+    __m512i absm, one, rebias, minnorm, scale, two32, inf, maxc, ovfc, ovf0, inf0, nan0;
+    __m512i dovf, dinf, dnan, sbit;
+} sr_consts;
+
+static inline __attribute__((always_inline)) __m512i sr16(const sr_consts *k, __m512i u, __m512i r,
+                                                          const int sub, const int mint,
+                                                          const int wide) {
+    const __m512i a = _mm512_and_si512(u, k->absm);
+    __m512i code = _mm512_srl_epi32(_mm512_add_epi32(a, k->rebias), k->cs0);
+    __m512i thr = _mm512_sll_epi32(a, k->cthr);
+    if (sub) {
+        const int rz = _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC;
+        const __mmask16 ks = _mm512_cmplt_epu32_mask(a, k->minnorm);
+        const __m512 y = _mm512_maskz_mul_round_ps(ks, _mm512_castsi512_ps(a), _mm512_castsi512_ps(k->scale), rz);
+        code = _mm512_mask_cvtt_roundps_epu32(code, ks, y, _MM_FROUND_NO_EXC);
+        const __m512 fr = _mm512_maskz_reduce_round_ps(ks, y, 0x0B, _MM_FROUND_NO_EXC); /* y - trunc(y) */
+        const __m512 f32 = _mm512_maskz_mul_round_ps(ks, fr, _mm512_castsi512_ps(k->two32), rz);
+        thr = _mm512_mask_cvtt_roundps_epu32(thr, ks, f32, _MM_FROUND_NO_EXC);
+    }
+    code = _mm512_mask_add_epi32(code, _mm512_cmplt_epu32_mask(r, thr), code, k->one);
+    const __mmask16 kn = _mm512_cmpgt_epu32_mask(a, k->inf);
+    __m512i dm = _mm512_mask_mov_epi32(k->sbit, kn, k->dnan);
+    if (mint) {
+        code = _mm512_min_epu32(code, k->ovfc); /* max, or the code after it (inf / NaN) */
+        if (wide) code = _mm512_sll_epi32(code, k->csh);
+        code = _mm512_mask_mov_epi32(code, kn, k->nan0);
+    } else {
+        const __mmask16 ko = _mm512_cmpgt_epu32_mask(code, k->maxc);
+        const __mmask16 ki = _mm512_cmpeq_epi32_mask(a, k->inf);
+        if (wide) code = _mm512_sll_epi32(code, k->csh);
+        code = _mm512_mask_mov_epi32(code, ko, k->ovf0);
+        code = _mm512_mask_mov_epi32(code, ki, k->inf0);
+        code = _mm512_mask_mov_epi32(code, kn, k->nan0);
+        dm = _mm512_mask_mov_epi32(dm, ko & (__mmask16)~kn, k->dovf);
+        dm = _mm512_mask_mov_epi32(dm, ki, k->dinf);
+    }
+    const __m512i sg = _mm512_srl_epi32(u, k->csg);
+    return _mm512_ternarylogic_epi32(code, sg, dm, 0xF8); /* code | (sg & dm) */
+}
+
+/* The words of the next 16 elements: the caller's, or the generator's (state advanced). */
+static inline __attribute__((always_inline)) __m512i sr_words16(const uint32_t *rnd, size_t i,
+                                                                __m512i *st) {
+    if (rnd) return _mm512_loadu_si512((const void *)(rnd + i));
+    const __m512i z = sm_mix512(*st);
+    *st = _mm512_add_epi64(*st, sm_step512());
+    return z;
+}
+
+static inline __attribute__((always_inline)) void sr_loop(const sr_consts *k, const uint32_t *src,
+                                                          size_t n, const uint32_t *rnd, __m512i st,
+                                                          void *dst, const int ob, const int sub,
+                                                          const int mint) {
+    const int wide = ob == 4;
+    size_t i = 0;
+    if (ob == 1) {
+        const __m512i ord = _mm512_set_epi32(15, 11, 7, 3, 14, 10, 6, 2, 13, 9, 5, 1, 12, 8, 4, 0);
+        for (; i + 64 <= n; i += 64) {
+            const __m512i r0 = sr_words16(rnd, i, &st), r1 = sr_words16(rnd, i + 16, &st);
+            const __m512i r2 = sr_words16(rnd, i + 32, &st), r3 = sr_words16(rnd, i + 48, &st);
+            const __m512i c0 = sr16(k, _mm512_loadu_si512((const void *)(src + i)), r0, sub, mint, 0);
+            const __m512i c1 = sr16(k, _mm512_loadu_si512((const void *)(src + i + 16)), r1, sub, mint, 0);
+            const __m512i c2 = sr16(k, _mm512_loadu_si512((const void *)(src + i + 32)), r2, sub, mint, 0);
+            const __m512i c3 = sr16(k, _mm512_loadu_si512((const void *)(src + i + 48)), r3, sub, mint, 0);
+            /* codes <= 0xff: the saturating packs keep them */
+            const __m512i w01 = _mm512_packus_epi32(c0, c1), w23 = _mm512_packus_epi32(c2, c3);
+            const __m512i b = _mm512_permutexvar_epi32(ord, _mm512_packus_epi16(w01, w23));
+            _mm512_storeu_si512((void *)((uint8_t *)dst + i), b);
+        }
+    } else if (ob == 2) {
+        const __m512i ord = _mm512_set_epi64(7, 5, 3, 1, 6, 4, 2, 0);
+        for (; i + 32 <= n; i += 32) {
+            const __m512i r0 = sr_words16(rnd, i, &st), r1 = sr_words16(rnd, i + 16, &st);
+            const __m512i c0 = sr16(k, _mm512_loadu_si512((const void *)(src + i)), r0, sub, mint, 0);
+            const __m512i c1 = sr16(k, _mm512_loadu_si512((const void *)(src + i + 16)), r1, sub, mint, 0);
+            const __m512i w = _mm512_permutexvar_epi64(ord, _mm512_packus_epi32(c0, c1));
+            _mm512_storeu_si512((void *)((uint16_t *)dst + i), w);
+        }
+    }
+    /* 16 at a time, the last group masked (masked-off lanes are zeros: no fault, no exception) */
+    for (; i < n; i += 16) {
+        const __mmask16 m = n - i >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - i)) - 1u);
+        const __m512i u = _mm512_maskz_loadu_epi32(m, (const void *)(src + i));
+        __m512i r;
+        if (rnd) {
+            r = _mm512_maskz_loadu_epi32(m, (const void *)(rnd + i));
+        } else {
+            r = sm_mix512(st);
+            st = _mm512_add_epi64(st, sm_step512());
+        }
+        const __m512i c = sr16(k, u, r, sub, mint, wide);
+        if (ob == 1) _mm512_mask_cvtepi32_storeu_epi8((uint8_t *)dst + i, m, c);
+        else if (ob == 2) _mm512_mask_cvtepi32_storeu_epi16((uint16_t *)dst + i, m, c);
+        else _mm512_mask_storeu_epi32((uint32_t *)dst + i, m, c);
+    }
+}
+
+/* Elements [0, n) (all of them, or 0 when the case is not this one: not stochastic, an odd first
+ * index without random words). */
+static size_t sr32_avx512(const pp_params *pr, const uint32_t *src, size_t n, const uint32_t *rnd,
+                          uint64_t seed, uint64_t first, void *dst, int out_bytes) {
+    if (pr->rounding != PP_STOCHASTIC || (!rnd && (first & 1u)) || pr->p < 1 || pr->p > 22) return 0;
+    if (out_bytes != 1 && out_bytes != 2 && out_bytes != 4) return 0;
+    const int sub = pr->has_sub != 0;
+    const uint32_t s0 = 23u - (uint32_t)pr->p, shift = (uint32_t)pr->shift;
+    sr_consts k;
+    k.cs0 = _mm_cvtsi32_si128((int)s0);
+    k.cthr = _mm_cvtsi32_si128((int)(32u - s0));
+    k.csh = _mm_cvtsi32_si128((int)shift);
+    k.csg = _mm_cvtsi32_si128(31 - pr->sign_pos);
+    k.absm = _mm512_set1_epi32(0x7fffffff);
+    k.one = _mm512_set1_epi32(1);
+    k.rebias = _mm512_set1_epi32((int)((uint32_t)(pr->bias - 127) << 23));
+    k.minnorm = _mm512_set1_epi32((int)((uint32_t)(pr->emin + 127) << 23));
+    k.scale = _mm512_set1_epi32((int)((uint32_t)(pr->p - pr->emin + 127) << 23));
+    k.two32 = _mm512_set1_epi32(0x4f800000); /* 2^32 */
+    k.inf = _mm512_set1_epi32(0x7f800000);
+    k.maxc = _mm512_set1_epi32((int)pr->maxc);
+    k.ovfc = _mm512_set1_epi32((int)(pr->ovf[0] >> shift));
+    k.ovf0 = _mm512_set1_epi32((int)pr->ovf[0]);
+    k.inf0 = _mm512_set1_epi32((int)pr->inf[0]);
+    k.nan0 = _mm512_set1_epi32((int)pr->nan[0]);
+    k.dovf = _mm512_set1_epi32((int)pr->dovf);
+    k.dinf = _mm512_set1_epi32((int)pr->dinf);
+    k.dnan = _mm512_set1_epi32((int)pr->dnan);
+    k.sbit = _mm512_set1_epi32((int)pr->sign_bit);
+    /* the argument above needs 0 <= p - emin <= 94 */
+    if (sub && (pr->p - pr->emin < 0 || pr->p - pr->emin > 94)) return 0;
+    const uint32_t ovfc = pr->ovf[0] >> shift;
+    const int mint = (ovfc == pr->maxc || ovfc == pr->maxc + 1u) && (ovfc << shift) == pr->ovf[0] &&
+                     pr->inf[0] == pr->ovf[0] && pr->dovf == pr->sign_bit && pr->dinf == pr->sign_bit;
+    const __m512i st = rnd ? _mm512_setzero_si512() : sm_state512(seed, first >> 1);
+    /* one loop per (output width, subnormal path, tail): constants, so each is branch-free */
+#define PP_SR_CASE(OB)                                                                             \
+    do {                                                                                           \
+        if (sub) {                                                                                 \
+            if (mint) sr_loop(&k, src, n, rnd, st, dst, OB, 1, 1);                                 \
+            else sr_loop(&k, src, n, rnd, st, dst, OB, 1, 0);                                      \
+        } else {                                                                                   \
+            if (mint) sr_loop(&k, src, n, rnd, st, dst, OB, 0, 1);                                 \
+            else sr_loop(&k, src, n, rnd, st, dst, OB, 0, 0);                                      \
+        }                                                                                          \
+    } while (0)
+    if (out_bytes == 1) PP_SR_CASE(1);
+    else if (out_bytes == 2) PP_SR_CASE(2);
+    else PP_SR_CASE(4);
+#undef PP_SR_CASE
+    return n;
+}
