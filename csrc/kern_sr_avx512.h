@@ -44,15 +44,18 @@ static inline __attribute__((always_inline)) __m512i sr16(const sr_consts *k, __
     if (sub) {
         const int rz = _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC;
         const __mmask16 ks = _mm512_cmplt_epu32_mask(a, k->minnorm);
+        if (ks) { /* skipped for groups without such a lane (rare in most data) */
         const __m512 y = _mm512_maskz_mul_round_ps(ks, _mm512_castsi512_ps(a), _mm512_castsi512_ps(k->scale), rz);
         code = _mm512_mask_cvtt_roundps_epu32(code, ks, y, _MM_FROUND_NO_EXC);
         const __m512 fr = _mm512_maskz_reduce_round_ps(ks, y, 0x0B, _MM_FROUND_NO_EXC); /* y - trunc(y) */
         const __m512 f32 = _mm512_maskz_mul_round_ps(ks, fr, _mm512_castsi512_ps(k->two32), rz);
         thr = _mm512_mask_cvtt_roundps_epu32(thr, ks, f32, _MM_FROUND_NO_EXC);
+        }
     }
     code = _mm512_mask_add_epi32(code, _mm512_cmplt_epu32_mask(r, thr), code, k->one);
     const __mmask16 kn = _mm512_cmpgt_epu32_mask(a, k->inf);
-    __m512i dm = _mm512_mask_mov_epi32(k->sbit, kn, k->dnan);
+    __m512i dm = k->sbit;
+    if (!mint || !(mint & 2)) dm = _mm512_mask_mov_epi32(dm, kn, k->dnan); /* mint & 2: NaN signed */
     if (mint) {
         code = _mm512_min_epu32(code, k->ovfc); /* max, or the code after it (inf / NaN) */
         if (wide) code = _mm512_sll_epi32(code, k->csh);
@@ -160,17 +163,20 @@ static size_t sr32_avx512(const pp_params *pr, const uint32_t *src, size_t n, co
     /* the argument above needs 0 <= p - emin <= 94 */
     if (sub && (pr->p - pr->emin < 0 || pr->p - pr->emin > 94)) return 0;
     const uint32_t ovfc = pr->ovf[0] >> shift;
-    const int mint = (ovfc == pr->maxc || ovfc == pr->maxc + 1u) && (ovfc << shift) == pr->ovf[0] &&
-                     pr->inf[0] == pr->ovf[0] && pr->dovf == pr->sign_bit && pr->dinf == pr->sign_bit;
+    int mint = (ovfc == pr->maxc || ovfc == pr->maxc + 1u) && (ovfc << shift) == pr->ovf[0] &&
+               pr->inf[0] == pr->ovf[0] && pr->dovf == pr->sign_bit && pr->dinf == pr->sign_bit;
+    if (mint && pr->dnan == pr->sign_bit) mint = 3; /* and NaN keeps the sign too */
     const __m512i st = rnd ? _mm512_setzero_si512() : sm_state512(seed, first >> 1);
     /* one loop per (output width, subnormal path, tail): constants, so each is branch-free */
 #define PP_SR_CASE(OB)                                                                             \
     do {                                                                                           \
         if (sub) {                                                                                 \
-            if (mint) sr_loop(&k, src, n, rnd, st, dst, OB, 1, 1);                                 \
+            if (mint == 3) sr_loop(&k, src, n, rnd, st, dst, OB, 1, 3);                            \
+            else if (mint) sr_loop(&k, src, n, rnd, st, dst, OB, 1, 1);                            \
             else sr_loop(&k, src, n, rnd, st, dst, OB, 1, 0);                                      \
         } else {                                                                                   \
-            if (mint) sr_loop(&k, src, n, rnd, st, dst, OB, 0, 1);                                 \
+            if (mint == 3) sr_loop(&k, src, n, rnd, st, dst, OB, 0, 3);                            \
+            else if (mint) sr_loop(&k, src, n, rnd, st, dst, OB, 0, 1);                            \
             else sr_loop(&k, src, n, rnd, st, dst, OB, 0, 0);                                      \
         }                                                                                          \
     } while (0)
