@@ -229,17 +229,18 @@ static void encode_range(void *ctx, size_t begin, size_t end) {
         const char *in0 = (const char *)j->src + b0 * es;
         const uint32_t *given = stochastic && j->opt->random_bits ? j->opt->random_bits + b0 : NULL;
         size_t d = 0; /* elements [0, d) of the block are done */
-        if (stochastic && t == PP_T_F32) {
+        if (stochastic && (t == PP_T_F32 || t == PP_T_F64)) {
             /* the set's fused kernel: words from random_bits or generated in its registers from
              * an even element index (an odd block start does its first element here) */
             if (!given && (b0 & 1u)) {
                 uint32_t w;
                 ks->sr_words(j->opt->seed, b0, 1, &w);
-                ks->enc32[oi](&j->pr, in0, 1, &w, kout0);
+                if (t == PP_T_F32) ks->enc32[oi](&j->pr, in0, 1, &w, kout0);
+                else ks->enc64[oi](&j->pr, in0, 1, &w, kout0);
                 d = 1;
             }
-            d += ks->sr32(&j->pr, (const uint32_t *)(const void *)in0 + d, nb - d,
-                          given ? given + d : NULL, j->opt->seed, b0 + d, kout0 + d * (size_t)ob, ob);
+            d += ks->sr_fused(&j->pr, t == PP_T_F64, in0 + d * es, nb - d, given ? given + d : NULL,
+                              j->opt->seed, b0 + d, kout0 + d * (size_t)ob, ob);
         }
         /* the rest: the set's lanes, the words (if any) from random_bits or a block buffer */
         const size_t b = b0 + d, n = nb - d;

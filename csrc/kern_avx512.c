@@ -179,7 +179,7 @@ static size_t rne_avx512(const pp_params *pr, const uint32_t *src, size_t n, voi
 #define PP_RNE_FAST rne_avx512
 
 #include "kern_sr_avx512.h"
-#define PP_SR32 sr32_avx512
+#define PP_SR_FUSED sr_avx512
 #include "kern_body.h"
 #else
 const pp_kernel_set pp_kernels_avx512;

@@ -201,13 +201,15 @@ static int PP_K(decode_stream_)(int format, const void *bits, size_t n, uint32_t
 #define PP_DECODE_STREAM PP_K(decode_stream_)
 #endif
 
-#ifndef PP_SR32
-static size_t PP_K(sr32_)(const pp_params *pr, const uint32_t *src, size_t n, const uint32_t *rnd,
-                          uint64_t seed, uint64_t first, void *dst, int out_bytes) {
-    (void)pr, (void)src, (void)n, (void)rnd, (void)seed, (void)first, (void)dst, (void)out_bytes;
+#ifndef PP_SR_FUSED
+static size_t PP_K(sr_fused_)(const pp_params *pr, int f64, const void *src, size_t n,
+                              const uint32_t *rnd, uint64_t seed, uint64_t first, void *dst,
+                              int out_bytes) {
+    (void)pr, (void)f64, (void)src, (void)n, (void)rnd, (void)seed, (void)first, (void)dst;
+    (void)out_bytes;
     return 0; /* no fused stochastic kernel in this set: the lanes above, words from a buffer */
 }
-#define PP_SR32 PP_K(sr32_)
+#define PP_SR_FUSED PP_K(sr_fused_)
 #endif
 
 const pp_kernel_set PP_K(pp_kernels_) = {
@@ -220,5 +222,5 @@ const pp_kernel_set PP_K(pp_kernels_) = {
     PP_DECODE_STREAM,
     PP_K(stream_),
     PP_K(sfence_),
-    PP_SR32,
+    PP_SR_FUSED,
 };

@@ -87,11 +87,12 @@ typedef struct {
     /* copy with non-temporal stores where the set has them; sfence orders them */
     void (*stream)(void *dst, const void *src, size_t bytes);
     void (*sfence)(void);
-    /* float32 bits -> 1-, 2- or 4-byte codes under stochastic rounding, the words taken from rnd
-     * or, when rnd is NULL, generated in registers for element indices first.. (first even);
-     * returns how many elements it did from the start (0: not this case) */
-    size_t (*sr32)(const pp_params *pr, const uint32_t *src, size_t n, const uint32_t *rnd,
-                   uint64_t seed, uint64_t first, void *dst, int out_bytes);
+    /* float32 (f64 = 0) or float64 bits -> 1-, 2- or 4-byte codes under stochastic rounding,
+     * the words taken from rnd or, when rnd is NULL, generated in registers for element indices
+     * first.. (first even); returns how many elements it did from the start (0: not this case) */
+    size_t (*sr_fused)(const pp_params *pr, int f64, const void *src, size_t n,
+                       const uint32_t *rnd, uint64_t seed, uint64_t first, void *dst,
+                       int out_bytes);
 } pp_kernel_set;
 extern const pp_kernel_set pp_kernels_portable;
 extern const pp_kernel_set pp_kernels_avx2;
