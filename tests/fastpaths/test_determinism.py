@@ -9,7 +9,7 @@ import pyprecision
 from pyprecision.kernel import random_words
 
 from .conftest import FAST_ISAS, FORMATS, assert_same, streaming
-from .samples import f32_bits
+from .samples import f32_bits, f64_bits
 
 
 _M64 = (1 << 64) - 1
@@ -93,13 +93,16 @@ def test_seeded_stochastic_equals_its_words(fmt: str) -> None:
                 assert_same(a, b, src, f"seed vs words {fmt} isa={isa} {src.dtype}")
 
 
+@pytest.mark.parametrize("src", ["f32", "f64"])
 @pytest.mark.parametrize("fmt", FORMATS)
-def test_seeded_stochastic_strong_sample(fmt: str) -> None:
+def test_seeded_stochastic_strong_sample(fmt: str, src: str) -> None:
     """The fused kernels (words generated in registers) == the reference converter on the strong
-    sample, every saturate x NaN policy; one thread without streaming, and two threads streaming
-    (the sample's odd length makes the pool's chunks start at odd indices: the driver does that
-    element alone, the kernel the rest from an even index)."""
-    x = f32_bits().view(np.float32)
+    samples (float32 and float64), every saturate x NaN policy; one thread without streaming, and
+    two threads streaming (an odd length makes the pool's chunks start at odd indices: the driver
+    does that element alone, the kernel the rest from an even index)."""
+    bits = f32_bits() if src == "f32" else f64_bits()
+    bits = bits[: bits.size - 1 + bits.size % 2]
+    x = bits.view(np.float32 if src == "f32" else np.float64)
     assert x.size % 2 == 1
     for saturate in (False, True):
         for nan in ("ml_dtypes", "nvidia"):
@@ -109,5 +112,5 @@ def test_seeded_stochastic_strong_sample(fmt: str) -> None:
                 for threads in (1, 2):
                     with streaming(threads == 2):
                         got = pyprecision.encode(x, fmt, isa=isa, threads=threads, **kw)
-                    assert_same(got, ref, x, f"seeded {fmt} sat={saturate} nan={nan} isa={isa} "
-                                             f"threads={threads}")
+                    assert_same(got, ref, x, f"seeded {src} {fmt} sat={saturate} nan={nan} "
+                                             f"isa={isa} threads={threads}")
