@@ -37,7 +37,7 @@
  * max + 1 (or to the min-trick result), narrowed to 32-bit lanes, and the float32 tail. */
 
 typedef struct {
-    __m128i cs0, cthr, csh, csg;
+    __m128i cs0, cthr, csh;
     __m512i absm, one, rebias, minnorm, scale, two32, inf, maxc, ovfc, ovf0, inf0, nan0;
     __m512i dovf, dinf, dnan, sbit;
     /* float64 sources */
@@ -80,8 +80,7 @@ static inline __attribute__((always_inline)) __m512i sr16(const sr_consts *k, __
         dm = _mm512_mask_mov_epi32(dm, ko & (__mmask16)~kn, k->dovf);
         dm = _mm512_mask_mov_epi32(dm, ki, k->dinf);
     }
-    const __m512i sg = _mm512_srl_epi32(u, k->csg);
-    return _mm512_ternarylogic_epi32(code, sg, dm, 0xF8); /* code | (sg & dm) */
+    return _mm512_mask_or_epi32(code, _mm512_movepi32_mask(u), code, dm); /* code | (sign ? dm : 0) */
 }
 
 /* 16 float64 elements (u0: the first 8, u1: the next 8) with their words r: the codes in 32-bit
@@ -165,23 +164,21 @@ static inline __attribute__((always_inline)) void sr_loop(const sr_consts *k, co
     if (ob == 1) {
         const __m512i ord = _mm512_set_epi32(15, 11, 7, 3, 14, 10, 6, 2, 13, 9, 5, 1, 12, 8, 4, 0);
         for (; i + 64 <= n; i += 64) {
-            const __m512i r0 = sr_words16(rnd, i, &st), r1 = sr_words16(rnd, i + 16, &st);
-            const __m512i r2 = sr_words16(rnd, i + 32, &st), r3 = sr_words16(rnd, i + 48, &st);
-            const __m512i c0 = sr_group(k, src, i, r0, f64, sub, mint, 0);
-            const __m512i c1 = sr_group(k, src, i + 16, r1, f64, sub, mint, 0);
-            const __m512i c2 = sr_group(k, src, i + 32, r2, f64, sub, mint, 0);
-            const __m512i c3 = sr_group(k, src, i + 48, r3, f64, sub, mint, 0);
-            /* codes <= 0xff: the saturating packs keep them */
-            const __m512i w01 = _mm512_packus_epi32(c0, c1), w23 = _mm512_packus_epi32(c2, c3);
+            /* group by group (short live ranges); codes <= 0xff: the saturating packs keep them */
+            const __m512i c0 = sr_group(k, src, i, sr_words16(rnd, i, &st), f64, sub, mint, 0);
+            const __m512i c1 = sr_group(k, src, i + 16, sr_words16(rnd, i + 16, &st), f64, sub, mint, 0);
+            const __m512i w01 = _mm512_packus_epi32(c0, c1);
+            const __m512i c2 = sr_group(k, src, i + 32, sr_words16(rnd, i + 32, &st), f64, sub, mint, 0);
+            const __m512i c3 = sr_group(k, src, i + 48, sr_words16(rnd, i + 48, &st), f64, sub, mint, 0);
+            const __m512i w23 = _mm512_packus_epi32(c2, c3);
             const __m512i b = _mm512_permutexvar_epi32(ord, _mm512_packus_epi16(w01, w23));
             _mm512_storeu_si512((void *)((uint8_t *)dst + i), b);
         }
     } else if (ob == 2) {
         const __m512i ord = _mm512_set_epi64(7, 5, 3, 1, 6, 4, 2, 0);
         for (; i + 32 <= n; i += 32) {
-            const __m512i r0 = sr_words16(rnd, i, &st), r1 = sr_words16(rnd, i + 16, &st);
-            const __m512i c0 = sr_group(k, src, i, r0, f64, sub, mint, 0);
-            const __m512i c1 = sr_group(k, src, i + 16, r1, f64, sub, mint, 0);
+            const __m512i c0 = sr_group(k, src, i, sr_words16(rnd, i, &st), f64, sub, mint, 0);
+            const __m512i c1 = sr_group(k, src, i + 16, sr_words16(rnd, i + 16, &st), f64, sub, mint, 0);
             const __m512i w = _mm512_permutexvar_epi64(ord, _mm512_packus_epi32(c0, c1));
             _mm512_storeu_si512((void *)((uint16_t *)dst + i), w);
         }
@@ -231,7 +228,6 @@ static size_t sr_avx512(const pp_params *pr, int f64, const void *src, size_t n,
     k.cs0 = _mm_cvtsi32_si128((int)s0);
     k.cthr = _mm_cvtsi32_si128((int)(32u - s0));
     k.csh = _mm_cvtsi32_si128((int)shift);
-    k.csg = _mm_cvtsi32_si128(31 - pr->sign_pos);
     k.absm = _mm512_set1_epi32(0x7fffffff);
     k.one = _mm512_set1_epi32(1);
     k.rebias = _mm512_set1_epi32((int)((uint32_t)(pr->bias - 127) << 23));
