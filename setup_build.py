@@ -55,7 +55,7 @@ ffibuilder.set_source(
     libraries=["m", "pthread"],
     depends=[str((CSRC / h).relative_to(HERE))
              for h in ("pyprecision.h", "pyprecision_api.h", "kern_body.h", "kern_aux.h",
-                       "kern_sr_avx512.h")],
+                       "kern_sr_avx512.h", "kern_sr_avx2.h")],
 )
 
 if __name__ == "__main__":

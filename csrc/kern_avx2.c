@@ -62,6 +62,8 @@ static void f16c_avx2(const uint32_t *src, size_t n, uint16_t *dst) {
 }
 #define PP_F16C f16c_avx2
 
+#include "kern_sr_avx2.h"
+#define PP_SR_FUSED sr_avx2
 #include "kern_body.h"
 #else
 const pp_kernel_set pp_kernels_avx2;
