@@ -45,9 +45,12 @@ typedef struct {
     __m512i dabsm, drebias, dminnorm, dscale, dtwo32, dinf64, done, dclamp;
 } sr_consts;
 
+/* ksign: when not NULL (and mint), the code is returned without its sign and without the NaN
+ * select: ksign[0] gets the lanes whose sign bit is to be set, ksign[1] the NaN lanes (the caller
+ * does both after packing, one op each per vector of packed codes). */
 static inline __attribute__((always_inline)) __m512i sr16(const sr_consts *k, __m512i u, __m512i r,
                                                           const int sub, const int mint,
-                                                          const int wide) {
+                                                          const int wide, __mmask16 *ksign) {
     const __m512i a = _mm512_and_si512(u, k->absm);
     __m512i code = _mm512_srl_epi32(_mm512_add_epi32(a, k->rebias), k->cs0);
     __m512i thr = _mm512_sll_epi32(a, k->cthr);
@@ -68,6 +71,11 @@ static inline __attribute__((always_inline)) __m512i sr16(const sr_consts *k, __
     if (!(mint & 2)) dm = _mm512_mask_mov_epi32(dm, kn, k->dnan); /* mint & 2: NaN signed */
     if (mint) {
         code = _mm512_min_epu32(code, k->ovfc); /* max, or the code after it (inf / NaN) */
+        if (ksign) {
+            ksign[0] = mint & 2 ? _mm512_movepi32_mask(u) : _mm512_movepi32_mask(u) & (__mmask16)~kn;
+            ksign[1] = kn;
+            return code;
+        }
         if (wide) code = _mm512_sll_epi32(code, k->csh);
         code = _mm512_mask_mov_epi32(code, kn, k->nan0);
     } else {
@@ -87,7 +95,7 @@ static inline __attribute__((always_inline)) __m512i sr16(const sr_consts *k, __
  * lanes, complete (specials and signs), as sr16 gives for float32. */
 static inline __attribute__((always_inline)) __m512i sr16d(const sr_consts *k, __m512i u0, __m512i u1,
                                                            __m512i r, const int mint,
-                                                           const int wide) {
+                                                           const int wide, __mmask16 *ksign) {
     const int rz = _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC;
     __m256i c32[2];
     __mmask8 kn8[2], ki8[2], ks8[2];
@@ -118,6 +126,11 @@ static inline __attribute__((always_inline)) __m512i sr16d(const sr_consts *k, _
     if (!(mint & 2)) dm = _mm512_mask_mov_epi32(dm, kn, k->dnan); /* mint & 2: NaN signed */
     if (mint) {
         /* already min(code, ovf) in 64 bits */
+        if (ksign) {
+            ksign[0] = mint & 2 ? ksg : ksg & (__mmask16)~kn;
+            ksign[1] = kn;
+            return code;
+        }
         if (wide) code = _mm512_sll_epi32(code, k->csh);
         code = _mm512_mask_mov_epi32(code, kn, k->nan0);
     } else {
@@ -146,13 +159,14 @@ static inline __attribute__((always_inline)) __m512i sr_words16(const uint32_t *
 static inline __attribute__((always_inline)) __m512i sr_group(const sr_consts *k, const void *src,
                                                               size_t i, __m512i r, const int f64,
                                                               const int sub, const int mint,
-                                                              const int wide) {
+                                                              const int wide, __mmask16 *ksign) {
     if (f64) {
         const uint64_t *s = (const uint64_t *)src + i;
         return sr16d(k, _mm512_loadu_si512((const void *)s), _mm512_loadu_si512((const void *)(s + 8)),
-                     r, mint, wide);
+                     r, mint, wide, ksign);
     }
-    return sr16(k, _mm512_loadu_si512((const void *)((const uint32_t *)src + i)), r, sub, mint, wide);
+    return sr16(k, _mm512_loadu_si512((const void *)((const uint32_t *)src + i)), r, sub, mint, wide,
+                ksign);
 }
 
 static inline __attribute__((always_inline)) void sr_loop(const sr_consts *k, const void *src,
@@ -162,24 +176,41 @@ static inline __attribute__((always_inline)) void sr_loop(const sr_consts *k, co
     const int wide = ob == 4;
     size_t i = 0;
     if (ob == 1) {
+        /* group by group (short live ranges); codes <= 0xff: the saturating packs keep them. With
+         * mint the codes come without signs (<= 0x7f) and the sign bytes are set after packing. */
         const __m512i ord = _mm512_set_epi32(15, 11, 7, 3, 14, 10, 6, 2, 13, 9, 5, 1, 12, 8, 4, 0);
+        const __m512i sb8 = _mm512_set1_epi8((char)0x80);
+        const __m512i nan8 = _mm512_set1_epi8((char)_mm_cvtsi128_si32(_mm512_castsi512_si128(k->nan0)));
         for (; i + 64 <= n; i += 64) {
-            /* group by group (short live ranges); codes <= 0xff: the saturating packs keep them */
-            const __m512i c0 = sr_group(k, src, i, sr_words16(rnd, i, &st), f64, sub, mint, 0);
-            const __m512i c1 = sr_group(k, src, i + 16, sr_words16(rnd, i + 16, &st), f64, sub, mint, 0);
+            __mmask16 s0[2] = {0, 0}, s1[2] = {0, 0}, s2[2] = {0, 0}, s3[2] = {0, 0};
+            const __m512i c0 = sr_group(k, src, i, sr_words16(rnd, i, &st), f64, sub, mint, 0, s0);
+            const __m512i c1 = sr_group(k, src, i + 16, sr_words16(rnd, i + 16, &st), f64, sub, mint, 0, s1);
             const __m512i w01 = _mm512_packus_epi32(c0, c1);
-            const __m512i c2 = sr_group(k, src, i + 32, sr_words16(rnd, i + 32, &st), f64, sub, mint, 0);
-            const __m512i c3 = sr_group(k, src, i + 48, sr_words16(rnd, i + 48, &st), f64, sub, mint, 0);
+            const __m512i c2 = sr_group(k, src, i + 32, sr_words16(rnd, i + 32, &st), f64, sub, mint, 0, s2);
+            const __m512i c3 = sr_group(k, src, i + 48, sr_words16(rnd, i + 48, &st), f64, sub, mint, 0, s3);
             const __m512i w23 = _mm512_packus_epi32(c2, c3);
-            const __m512i b = _mm512_permutexvar_epi32(ord, _mm512_packus_epi16(w01, w23));
+            __m512i b = _mm512_permutexvar_epi32(ord, _mm512_packus_epi16(w01, w23));
+            if (mint) {
+                const __mmask64 kn64 = _mm512_kunpackd(_mm512_kunpackw(s3[1], s2[1]), _mm512_kunpackw(s1[1], s0[1]));
+                const __mmask64 ks64 = _mm512_kunpackd(_mm512_kunpackw(s3[0], s2[0]), _mm512_kunpackw(s1[0], s0[0]));
+                b = _mm512_mask_mov_epi8(b, kn64, nan8);
+                b = _mm512_mask_add_epi8(b, ks64, b, sb8); /* bit 7 was clear: add = or */
+            }
             _mm512_storeu_si512((void *)((uint8_t *)dst + i), b);
         }
     } else if (ob == 2) {
         const __m512i ord = _mm512_set_epi64(7, 5, 3, 1, 6, 4, 2, 0);
+        const __m512i sb16 = _mm512_set1_epi16((short)0x8000);
+        const __m512i nan16 = _mm512_set1_epi16((short)_mm_cvtsi128_si32(_mm512_castsi512_si128(k->nan0)));
         for (; i + 32 <= n; i += 32) {
-            const __m512i c0 = sr_group(k, src, i, sr_words16(rnd, i, &st), f64, sub, mint, 0);
-            const __m512i c1 = sr_group(k, src, i + 16, sr_words16(rnd, i + 16, &st), f64, sub, mint, 0);
-            const __m512i w = _mm512_permutexvar_epi64(ord, _mm512_packus_epi32(c0, c1));
+            __mmask16 s0[2] = {0, 0}, s1[2] = {0, 0};
+            const __m512i c0 = sr_group(k, src, i, sr_words16(rnd, i, &st), f64, sub, mint, 0, s0);
+            const __m512i c1 = sr_group(k, src, i + 16, sr_words16(rnd, i + 16, &st), f64, sub, mint, 0, s1);
+            __m512i w = _mm512_permutexvar_epi64(ord, _mm512_packus_epi32(c0, c1));
+            if (mint) {
+                w = _mm512_mask_mov_epi16(w, _mm512_kunpackw(s1[1], s0[1]), nan16);
+                w = _mm512_mask_add_epi16(w, _mm512_kunpackw(s1[0], s0[0]), w, sb16); /* bit 15 clear */
+            }
             _mm512_storeu_si512((void *)((uint16_t *)dst + i), w);
         }
     }
@@ -198,10 +229,10 @@ static inline __attribute__((always_inline)) void sr_loop(const sr_consts *k, co
             const uint64_t *s = (const uint64_t *)src + i;
             const __m512i u0 = _mm512_maskz_loadu_epi64((__mmask8)m, (const void *)s);
             const __m512i u1 = _mm512_maskz_loadu_epi64((__mmask8)(m >> 8), (const void *)(s + 8));
-            c = sr16d(k, u0, u1, r, mint, wide);
+            c = sr16d(k, u0, u1, r, mint, wide, NULL);
         } else {
             const __m512i u = _mm512_maskz_loadu_epi32(m, (const void *)((const uint32_t *)src + i));
-            c = sr16(k, u, r, sub, mint, wide);
+            c = sr16(k, u, r, sub, mint, wide, NULL);
         }
         if (ob == 1) _mm512_mask_cvtepi32_storeu_epi8((uint8_t *)dst + i, m, c);
         else if (ob == 2) _mm512_mask_cvtepi32_storeu_epi16((uint16_t *)dst + i, m, c);
