@@ -18,7 +18,7 @@ SOURCES = [
     "formats.c",
     "convert.c",
     "decode.c",
-    "philox.c",
+    "srwords.c",
     "pool.c",
     "isa.c",
     "intops.c",
@@ -54,7 +54,8 @@ ffibuilder.set_source(
     extra_link_args=LDFLAGS,
     libraries=["m", "pthread"],
     depends=[str((CSRC / h).relative_to(HERE))
-             for h in ("pyprecision.h", "pyprecision_api.h", "kern_body.h", "kern_aux.h")],
+             for h in ("pyprecision.h", "pyprecision_api.h", "kern_body.h", "kern_aux.h",
+                       "kern_sr_avx512.h", "kern_sr_avx2.h")],
 )
 
 if __name__ == "__main__":

@@ -161,7 +161,7 @@ static void encode_range_reference(const encode_job *j, size_t begin, size_t end
             if (j->opt->random_bits) {
                 rnd = j->opt->random_bits + b;
             } else {
-                pp_philox_fill(j->opt->seed, b, n, rbuf);
+                pp_sr_words_ref(j->opt->seed, b, n, rbuf);
                 rnd = rbuf;
             }
         }
@@ -222,21 +222,42 @@ static void encode_range(void *ctx, size_t begin, size_t end) {
     _Alignas(64) uint32_t rbuf[PP_BLOCK];
     _Alignas(64) uint64_t wide[PP_BLOCK];
     _Alignas(64) uint32_t obuf[PP_BLOCK];
-    for (size_t b = begin; b < end; b += PP_BLOCK) {
-        const size_t n = end - b < PP_BLOCK ? end - b : PP_BLOCK;
+    for (size_t b0 = begin; b0 < end; b0 += PP_BLOCK) {
+        const size_t nb = end - b0 < PP_BLOCK ? end - b0 : PP_BLOCK;
+        char *out0 = (char *)j->dst + b0 * (size_t)ob;
+        char *kout0 = j->stream ? (char *)obuf : out0;
+        const char *in0 = (const char *)j->src + b0 * es;
+        const uint32_t *given = stochastic && j->opt->random_bits ? j->opt->random_bits + b0 : NULL;
+        size_t d = 0; /* elements [0, d) of the block are done */
+        if (stochastic && (t == PP_T_F32 || t == PP_T_F64)) {
+            /* the set's fused kernel: words from random_bits or generated in its registers from
+             * an even element index (an odd block start does its first element here) */
+            if (!given && (b0 & 1u)) {
+                uint32_t w;
+                ks->sr_words(j->opt->seed, b0, 1, &w);
+                if (t == PP_T_F32) ks->enc32[oi](&j->pr, in0, 1, &w, kout0);
+                else ks->enc64[oi](&j->pr, in0, 1, &w, kout0);
+                d = 1;
+            }
+            d += ks->sr_fused(&j->pr, t == PP_T_F64, in0 + d * es, nb - d, given ? given + d : NULL,
+                              j->opt->seed, b0 + d, kout0 + d * (size_t)ob, ob);
+        }
+        /* the rest: the set's lanes, the words (if any) from random_bits or a block buffer */
+        const size_t b = b0 + d, n = nb - d;
+        const char *in = in0 + d * es;
+        void *kout = kout0 + d * (size_t)ob;
         const uint32_t *rnd = NULL;
-        if (stochastic) {
-            if (j->opt->random_bits) {
-                rnd = j->opt->random_bits + b;
+        if (stochastic && n) {
+            if (given) {
+                rnd = given + d;
             } else {
-                ks->philox(j->opt->seed, b, n, rbuf);
+                ks->sr_words(j->opt->seed, b, n, rbuf);
                 rnd = rbuf;
             }
         }
-        char *out = (char *)j->dst + b * (size_t)ob;
-        void *kout = j->stream ? (void *)obuf : (void *)out;
-        const char *in = (const char *)j->src + b * es;
-        if (t == PP_T_F32) {
+        if (n == 0) {
+            /* nothing left */
+        } else if (t == PP_T_F32) {
             ks->enc32[oi](&j->pr, in, n, rnd, kout);
         } else if (t == PP_T_F64) {
             ks->enc64[oi](&j->pr, in, n, rnd, kout);
@@ -253,7 +274,7 @@ static void encode_range(void *ctx, size_t begin, size_t end) {
             ks->widen32(t, in, n, (uint32_t *)wide);
             ks->enc32[oi](&j->pr, wide, n, rnd, kout);
         }
-        if (j->stream) ks->stream(out, obuf, n * (size_t)ob);
+        if (j->stream) ks->stream(out0, obuf, nb * (size_t)ob);
     }
     if (j->stream) ks->sfence();
 }
@@ -337,7 +358,7 @@ int pp_encode(const void *src, int src_type, size_t n, void *dst, const pp_cast_
 
 int pp_random_words(uint64_t seed, uint64_t first, size_t n, uint32_t *out) {
     if (n && !out) return PP_EINVAL;
-    /* the vectorized generator of the best instruction set (the same words as pp_philox_fill) */
-    pp_kernels_for(pp_isa_auto())->philox(seed, first, n, out);
+    /* the vectorized generator of the best instruction set (the same words as pp_sr_words_ref) */
+    pp_kernels_for(pp_isa_auto())->sr_words(seed, first, n, out);
     return PP_OK;
 }

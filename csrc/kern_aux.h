@@ -1,4 +1,5 @@
-/* The fast kernels, part 2: widening of other sources, Philox, decode, streaming copy. Included
+/* The fast kernels, part 2: widening of other sources, the stochastic-rounding words, decode,
+ * streaming copy. Included
  * by kern_body.h (same instruction-set context, same PP_K naming); see its header comment. */
 
 /* ---- widening of other sources, exactly ---- */
@@ -104,57 +105,29 @@ static int PP_K(widen64_)(int t, const void *src, size_t n, uint64_t *restrict o
     return big != 0;
 }
 
-/* ---- Philox4x32-10, many blocks at once (philox.c is the scalar definition) ---- */
+/* ---- the stochastic-rounding words (srwords.c is the definition) ---- */
 
-static void PP_K(philox_blocks_)(uint32_t k0, uint32_t k1, uint64_t blk0, size_t nb,
-                                 uint32_t *restrict out) {
-    const uint32_t lo0 = (uint32_t)blk0, hi0 = (uint32_t)(blk0 >> 32);
-    for (size_t j = 0; j < nb; j++) {
-        uint32_t c0 = lo0 + (uint32_t)j;
-        uint32_t c1 = hi0 + (uint32_t)(c0 < lo0);
-        uint32_t c2 = 0, c3 = 0, ka = k0, kb = k1;
-#pragma GCC unroll 10
-        for (int r = 0; r < 10; r++) {
-            const uint64_t p0 = (uint64_t)PP_PHILOX_M0 * c0;
-            const uint64_t p1 = (uint64_t)PP_PHILOX_M1 * c2;
-            const uint32_t n0 = (uint32_t)(p1 >> 32) ^ c1 ^ ka;
-            const uint32_t n2 = (uint32_t)(p0 >> 32) ^ c3 ^ kb;
-            c1 = (uint32_t)p1;
-            c3 = (uint32_t)p0;
-            c0 = n0;
-            c2 = n2;
-            ka += PP_PHILOX_W0;
-            kb += PP_PHILOX_W1;
-        }
-        out[4 * j + 0] = c0;
-        out[4 * j + 1] = c1;
-        out[4 * j + 2] = c2;
-        out[4 * j + 3] = c3;
-    }
-}
-
-/* Words for element indices [first, first + n): the same as pp_philox_fill. nb <= 2^32 blocks. */
-static void PP_K(philox_fill_)(uint64_t seed, uint64_t first, size_t n, uint32_t *out) {
+/* Words for element indices [first, first + n), as pp_sr_words_ref: one SplitMix64 output per
+ * pair of elements (low half to the even index). An odd first index takes the high half of its
+ * pair alone; then whole pairs, with the set's vector generator where it has one (kern_avx2.c /
+ * kern_avx512.c: PP_SRW_VEC writes PP_SRW_WORDS words from pair index j on). */
+static void PP_K(sr_words_)(uint64_t seed, uint64_t first, size_t n, uint32_t *restrict out) {
     size_t i = 0;
-    uint32_t w[4];
-    while (i < n && ((first + i) & 3u)) {
-        pp_philox4x32(seed, (first + i) >> 2, w);
-        out[i] = w[(first + i) & 3u];
-        i++;
+    if (n && (first & 1u)) {
+        out[0] = (uint32_t)(pp_splitmix64(seed, first >> 1) >> 32);
+        i = 1;
     }
-    size_t nb = (n - i) / 4;
-    uint64_t blk = (first + i) >> 2;
-#ifdef PP_PHILOX_LANES
-    /* whole vectors of blocks with the set's intrinsics (kern_avx2.c / kern_avx512.c) */
-    for (; nb >= PP_PHILOX_LANES; nb -= PP_PHILOX_LANES, blk += PP_PHILOX_LANES, i += 4 * PP_PHILOX_LANES)
-        PP_PHILOX_VEC((uint32_t)seed, (uint32_t)(seed >> 32), blk, out + i);
+    uint64_t j = (first + i) >> 1;
+#ifdef PP_SRW_VEC
+    for (; i + PP_SRW_WORDS <= n; i += PP_SRW_WORDS, j += PP_SRW_WORDS / 2)
+        PP_SRW_VEC(seed, j, out + i);
 #endif
-    if (nb) PP_K(philox_blocks_)((uint32_t)seed, (uint32_t)(seed >> 32), blk, nb, out + i);
-    i += 4 * nb;
-    if (i < n) {
-        pp_philox4x32(seed, (first + i) >> 2, w);
-        for (size_t t = 0; i < n; i++, t++) out[i] = w[t];
+    for (; i + 2 <= n; i += 2, j++) {
+        const uint64_t z = pp_splitmix64(seed, j);
+        out[i] = (uint32_t)z;
+        out[i + 1] = (uint32_t)(z >> 32);
     }
+    if (i < n) out[i] = (uint32_t)pp_splitmix64(seed, j);
 }
 
 /* ---- decode (pp_decode_one is the definition) ---- */

@@ -9,42 +9,37 @@
 #define PP_SFENCE() _mm_sfence()
 #define KSUF avx2
 
-/* Philox4x32-10 of 8 consecutive blocks in the lanes of four vectors, stored in element order. */
-static inline void philox8(uint32_t k0, uint32_t k1, uint64_t blk, uint32_t *out) {
-    const __m256i idx = _mm256_set_epi32(7, 6, 5, 4, 3, 2, 1, 0);
-    const __m256i lo = _mm256_set1_epi32((int)(uint32_t)blk);
-    const __m256i flip = _mm256_set1_epi32((int)0x80000000u);
-    __m256i c0 = _mm256_add_epi32(lo, idx);
-    /* carry into the high word where c0 wrapped (c0 < lo, unsigned) */
-    const __m256i carry = _mm256_cmpgt_epi32(_mm256_xor_si256(lo, flip), _mm256_xor_si256(c0, flip));
-    __m256i c1 = _mm256_sub_epi32(_mm256_set1_epi32((int)(uint32_t)(blk >> 32)), carry);
-    __m256i c2 = _mm256_setzero_si256(), c3 = _mm256_setzero_si256();
-    const __m256i m0 = _mm256_set1_epi32((int)PP_PHILOX_M0), m1 = _mm256_set1_epi32((int)PP_PHILOX_M1);
-    for (int r = 0; r < 10; r++) {
-        const __m256i ka = _mm256_set1_epi32((int)(k0 + (uint32_t)r * PP_PHILOX_W0));
-        const __m256i kb = _mm256_set1_epi32((int)(k1 + (uint32_t)r * PP_PHILOX_W1));
-        const __m256i e0 = _mm256_mul_epu32(c0, m0);
-        const __m256i o0 = _mm256_mul_epu32(_mm256_srli_epi64(c0, 32), m0);
-        const __m256i e1 = _mm256_mul_epu32(c2, m1);
-        const __m256i o1 = _mm256_mul_epu32(_mm256_srli_epi64(c2, 32), m1);
-        const __m256i hi0 = _mm256_blend_epi32(_mm256_srli_epi64(e0, 32), o0, 0xAA);
-        const __m256i lo0 = _mm256_mullo_epi32(c0, m0);
-        const __m256i hi1 = _mm256_blend_epi32(_mm256_srli_epi64(e1, 32), o1, 0xAA);
-        const __m256i lo1 = _mm256_mullo_epi32(c2, m1);
-        c0 = _mm256_xor_si256(_mm256_xor_si256(hi1, c1), ka);
-        c2 = _mm256_xor_si256(_mm256_xor_si256(hi0, c3), kb);
-        c1 = lo1;
-        c3 = lo0;
-    }
-    const __m256i t0 = _mm256_unpacklo_epi32(c0, c1), t1 = _mm256_unpackhi_epi32(c0, c1);
-    const __m256i t2 = _mm256_unpacklo_epi32(c2, c3), t3 = _mm256_unpackhi_epi32(c2, c3);
-    const __m256i u0 = _mm256_unpacklo_epi64(t0, t2), u1 = _mm256_unpackhi_epi64(t0, t2);
-    const __m256i u2 = _mm256_unpacklo_epi64(t1, t3), u3 = _mm256_unpackhi_epi64(t1, t3);
-    _mm256_storeu_si256((__m256i *)(void *)out, _mm256_permute2x128_si256(u0, u1, 0x20));
-    _mm256_storeu_si256((__m256i *)(void *)(out + 8), _mm256_permute2x128_si256(u2, u3, 0x20));
-    _mm256_storeu_si256((__m256i *)(void *)(out + 16), _mm256_permute2x128_si256(u0, u1, 0x31));
-    _mm256_storeu_si256((__m256i *)(void *)(out + 24), _mm256_permute2x128_si256(u2, u3, 0x31));
+/* ---- SplitMix64 (srwords.c is the definition), 4 outputs = 8 words per vector ----
+ * AVX2 has no 64-bit multiply: z * c mod 2^64 = lo(z) lo(c) + ((hi(z) lo(c) + lo(z) hi(c)) << 32),
+ * three vpmuludq. The 64-bit results, read as 32-bit lanes, are the words in element order. */
+static inline __m256i sm_mul256(__m256i z, uint64_t c) {
+    const __m256i cl = _mm256_set1_epi64x((long long)(c & 0xffffffffu));
+    const __m256i ch = _mm256_set1_epi64x((long long)(c >> 32));
+    const __m256i ll = _mm256_mul_epu32(z, cl);
+    const __m256i cross = _mm256_add_epi64(_mm256_mul_epu32(_mm256_srli_epi64(z, 32), cl),
+                                           _mm256_mul_epu32(z, ch));
+    return _mm256_add_epi64(ll, _mm256_slli_epi64(cross, 32));
 }
+static inline __m256i sm_mix256(__m256i z) {
+    z = _mm256_xor_si256(z, _mm256_srli_epi64(z, 30));
+    z = sm_mul256(z, PP_SM_M1);
+    z = _mm256_xor_si256(z, _mm256_srli_epi64(z, 27));
+    z = sm_mul256(z, PP_SM_M2);
+    return _mm256_xor_si256(z, _mm256_srli_epi64(z, 31));
+}
+
+/* 16 words from pair index j on (two independent vectors of four pairs). */
+static inline void srw16_avx2(uint64_t seed, uint64_t j, uint32_t *out) {
+    const uint64_t b = seed + j * PP_SM_GAMMA, g = PP_SM_GAMMA;
+    const __m256i s0 = _mm256_set_epi64x((long long)(b + 4 * g), (long long)(b + 3 * g),
+                                         (long long)(b + 2 * g), (long long)(b + g));
+    const __m256i s1 = _mm256_add_epi64(s0, _mm256_set1_epi64x((long long)(4 * g)));
+    _mm256_storeu_si256((__m256i *)(void *)out, sm_mix256(s0));
+    _mm256_storeu_si256((__m256i *)(void *)(out + 8), sm_mix256(s1));
+}
+#define PP_SRW_WORDS 16
+#define PP_SRW_VEC srw16_avx2
+
 /* float32 -> fp16 with F16C, rne given in the instruction; NaNs first become the quiet NaN with
  * their sign (see kern_body.h enc16_ for when this is exact). */
 static void f16c_avx2(const uint32_t *src, size_t n, uint16_t *dst) {
@@ -91,8 +86,8 @@ static int dec16_avx2(const void *bits, size_t n, uint32_t *out) {
 }
 #define PP_DECODE16 dec16_avx2
 
-#define PP_PHILOX_LANES 8
-#define PP_PHILOX_VEC philox8
+#include "kern_sr_avx2.h"
+#define PP_SR_FUSED sr_avx2
 #include "kern_body.h"
 #else
 const pp_kernel_set pp_kernels_avx2;

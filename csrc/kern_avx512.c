@@ -9,62 +9,36 @@
 #define PP_SFENCE() _mm_sfence()
 #define KSUF avx512
 
-/* Philox4x32-10 of 32 consecutive blocks (blk .. blk + 31), two independent groups of 16 lanes
- * interleaved so that the multiplier latency overlaps; the words are stored in element order:
- * out[4 j + k] = word k of block blk + j. */
-#define PX_MULHILO(c, m, hi, lo)                                                                   \
-    do {                                                                                           \
-        const __m512i e_ = _mm512_mul_epu32(c, m);                                                 \
-        const __m512i o_ = _mm512_mul_epu32(_mm512_srli_epi64(c, 32), m);                          \
-        hi = _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(e_, 32), o_);                       \
-        lo = _mm512_mullo_epi32(c, m);                                                             \
-    } while (0)
-
-static inline void philox_store16(__m512i c0, __m512i c1, __m512i c2, __m512i c3, uint32_t *out) {
-    const __m512i t0 = _mm512_unpacklo_epi32(c0, c1), t1 = _mm512_unpackhi_epi32(c0, c1);
-    const __m512i t2 = _mm512_unpacklo_epi32(c2, c3), t3 = _mm512_unpackhi_epi32(c2, c3);
-    const __m512i u0 = _mm512_unpacklo_epi64(t0, t2), u1 = _mm512_unpackhi_epi64(t0, t2);
-    const __m512i u2 = _mm512_unpacklo_epi64(t1, t3), u3 = _mm512_unpackhi_epi64(t1, t3);
-    const __m512i a01 = _mm512_shuffle_i32x4(u0, u1, 0x44), a23 = _mm512_shuffle_i32x4(u2, u3, 0x44);
-    const __m512i b01 = _mm512_shuffle_i32x4(u0, u1, 0xEE), b23 = _mm512_shuffle_i32x4(u2, u3, 0xEE);
-    _mm512_storeu_si512((void *)out, _mm512_shuffle_i32x4(a01, a23, 0x88));
-    _mm512_storeu_si512((void *)(out + 16), _mm512_shuffle_i32x4(a01, a23, 0xDD));
-    _mm512_storeu_si512((void *)(out + 32), _mm512_shuffle_i32x4(b01, b23, 0x88));
-    _mm512_storeu_si512((void *)(out + 48), _mm512_shuffle_i32x4(b01, b23, 0xDD));
+/* ---- SplitMix64 (srwords.c is the definition), 8 outputs = 16 words per vector ----
+ * Lane k of the state holds seed + (j + 1 + k) * gamma for pair index j + k; mix64 with vpmullq
+ * (AVX512DQ). The 8 64-bit results, read as 16 32-bit lanes, are the words of elements 2j .. 2j+15
+ * in element order (low half = even index). */
+static inline __m512i sm_mix512(__m512i z) {
+    z = _mm512_xor_si512(z, _mm512_srli_epi64(z, 30));
+    z = _mm512_mullo_epi64(z, _mm512_set1_epi64((long long)PP_SM_M1));
+    z = _mm512_xor_si512(z, _mm512_srli_epi64(z, 27));
+    z = _mm512_mullo_epi64(z, _mm512_set1_epi64((long long)PP_SM_M2));
+    return _mm512_xor_si512(z, _mm512_srli_epi64(z, 31));
 }
 
-static inline void philox32(uint32_t k0, uint32_t k1, uint64_t blk, uint32_t *out) {
-    const __m512i idx = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
-    const __m512i lo = _mm512_set1_epi32((int)(uint32_t)blk);
-    const __m512i hi = _mm512_set1_epi32((int)(uint32_t)(blk >> 32));
-    const __m512i one = _mm512_set1_epi32(1);
-    __m512i a0 = _mm512_add_epi32(lo, idx);
-    __m512i b0 = _mm512_add_epi32(a0, _mm512_set1_epi32(16));
-    /* carry into the counter's high word where the low word wrapped */
-    __m512i a1 = _mm512_mask_add_epi32(hi, _mm512_cmplt_epu32_mask(a0, lo), hi, one);
-    __m512i b1 = _mm512_mask_add_epi32(hi, _mm512_cmplt_epu32_mask(b0, lo), hi, one);
-    __m512i a2 = _mm512_setzero_si512(), a3 = a2, b2 = a2, b3 = a2;
-    const __m512i m0 = _mm512_set1_epi32((int)PP_PHILOX_M0), m1 = _mm512_set1_epi32((int)PP_PHILOX_M1);
-    for (int r = 0; r < 10; r++) {
-        const __m512i ka = _mm512_set1_epi32((int)(k0 + (uint32_t)r * PP_PHILOX_W0));
-        const __m512i kb = _mm512_set1_epi32((int)(k1 + (uint32_t)r * PP_PHILOX_W1));
-        __m512i ah0, al0, ah1, al1, bh0, bl0, bh1, bl1;
-        PX_MULHILO(a0, m0, ah0, al0);
-        PX_MULHILO(b0, m0, bh0, bl0);
-        PX_MULHILO(a2, m1, ah1, al1);
-        PX_MULHILO(b2, m1, bh1, bl1);
-        a0 = _mm512_ternarylogic_epi32(ah1, a1, ka, 0x96); /* three-way xor */
-        b0 = _mm512_ternarylogic_epi32(bh1, b1, ka, 0x96);
-        a2 = _mm512_ternarylogic_epi32(ah0, a3, kb, 0x96);
-        b2 = _mm512_ternarylogic_epi32(bh0, b3, kb, 0x96);
-        a1 = al1;
-        b1 = bl1;
-        a3 = al0;
-        b3 = bl0;
-    }
-    philox_store16(a0, a1, a2, a3, out);
-    philox_store16(b0, b1, b2, b3, out + 64);
+/* The state for pair indices j .. j+7 (the caller adds sm_step512() per 16 words). */
+static inline __m512i sm_state512(uint64_t seed, uint64_t j) {
+    const __m512i k = _mm512_set_epi64(8, 7, 6, 5, 4, 3, 2, 1);
+    const __m512i g = _mm512_set1_epi64((long long)PP_SM_GAMMA);
+    return _mm512_add_epi64(_mm512_set1_epi64((long long)(seed + j * PP_SM_GAMMA)),
+                            _mm512_mullo_epi64(k, g));
 }
+static inline __m512i sm_step512(void) { return _mm512_set1_epi64((long long)(8 * PP_SM_GAMMA)); }
+
+/* 32 words from pair index j on (two independent vectors). */
+static inline void srw32_avx512(uint64_t seed, uint64_t j, uint32_t *out) {
+    const __m512i s0 = sm_state512(seed, j);
+    _mm512_storeu_si512((void *)out, sm_mix512(s0));
+    _mm512_storeu_si512((void *)(out + 16), sm_mix512(_mm512_add_epi64(s0, sm_step512())));
+}
+#define PP_SRW_WORDS 32
+#define PP_SRW_VEC srw32_avx512
+
 /* fp8 -> float32 through the exact table: every fp8 value's float32 has 16 zero low bits, so the
  * top halves of the 128 magnitudes' entries (4 registers of 32 words) are looked up with two
  * vpermt2w, the sign ORed in, and the words widened to the high halves of the float32 lanes. */
@@ -227,8 +201,8 @@ static size_t rne_avx512(const pp_params *pr, const uint32_t *src, size_t n, voi
 }
 #define PP_RNE_FAST rne_avx512
 
-#define PP_PHILOX_LANES 32
-#define PP_PHILOX_VEC philox32
+#include "kern_sr_avx512.h"
+#define PP_SR_FUSED sr_avx512
 #include "kern_body.h"
 #else
 const pp_kernel_set pp_kernels_avx512;

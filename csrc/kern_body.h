@@ -201,14 +201,26 @@ static int PP_K(decode_stream_)(int format, const void *bits, size_t n, uint32_t
 #define PP_DECODE_STREAM PP_K(decode_stream_)
 #endif
 
+#ifndef PP_SR_FUSED
+static size_t PP_K(sr_fused_)(const pp_params *pr, int f64, const void *src, size_t n,
+                              const uint32_t *rnd, uint64_t seed, uint64_t first, void *dst,
+                              int out_bytes) {
+    (void)pr, (void)f64, (void)src, (void)n, (void)rnd, (void)seed, (void)first, (void)dst;
+    (void)out_bytes;
+    return 0; /* no fused stochastic kernel in this set: the lanes above, words from a buffer */
+}
+#define PP_SR_FUSED PP_K(sr_fused_)
+#endif
+
 const pp_kernel_set PP_K(pp_kernels_) = {
     {PP_K(enc8_), PP_K(enc16_), PP_K(enc32_)},
     {PP_K(enc64to8_), PP_K(enc64to16_), PP_K(enc64to32_)},
     PP_K(widen32_),
     PP_K(widen64_),
-    PP_K(philox_fill_),
+    PP_K(sr_words_),
     PP_K(decode_),
     PP_DECODE_STREAM,
     PP_K(stream_),
     PP_K(sfence_),
+    PP_SR_FUSED,
 };

@@ -50,15 +50,20 @@ const float *pp_decode_table(int format);
 typedef void (*pp_task_fn)(void *ctx, size_t begin, size_t end);
 int pp_parallel_for(size_t n, size_t grain, int threads, pp_task_fn fn, void *ctx);
 
-/* Philox4x32-10 block (philox.c). */
-void pp_philox4x32(uint64_t seed, uint64_t block, uint32_t out[4]);
-void pp_philox_fill(uint64_t seed, uint64_t first, size_t n, uint32_t *out);
-
-/* Philox4x32-10 constants (Salmon et al.). */
-#define PP_PHILOX_M0 0xD2511F53u
-#define PP_PHILOX_M1 0xCD9E8D57u
-#define PP_PHILOX_W0 0x9E3779B9u
-#define PP_PHILOX_W1 0xBB67AE85u
+/* The stochastic-rounding words (srwords.c, docs/decisions/kernel.md K4): SplitMix64 (Steele, Lea
+ * & Flood 2014) keyed by the seed, z_j = mix64(seed + (j + 1) * golden gamma); element i's word is
+ * the low half of z_(i/2) for even i, the high half for odd i. */
+#define PP_SM_GAMMA UINT64_C(0x9E3779B97F4A7C15)
+#define PP_SM_M1 UINT64_C(0xBF58476D1CE4E5B9)
+#define PP_SM_M2 UINT64_C(0x94D049BB133111EB)
+static inline uint64_t pp_splitmix64(uint64_t seed, uint64_t j) {
+    uint64_t z = seed + (j + 1) * PP_SM_GAMMA;
+    z = (z ^ (z >> 30)) * PP_SM_M1;
+    z = (z ^ (z >> 27)) * PP_SM_M2;
+    return z ^ (z >> 31);
+}
+/* The words of element indices [first, first + n), one element at a time (the definition). */
+void pp_sr_words_ref(uint64_t seed, uint64_t first, size_t n, uint32_t *out);
 
 #define PP_2P53 (UINT64_C(1) << 53)
 
@@ -73,8 +78,8 @@ typedef struct {
     void (*widen32)(int src_type, const void *src, size_t n, uint32_t *out);
     /* 32/64-bit integers -> float64 bits; nonzero when some |v| > 2^53 (not converted) */
     int (*widen64)(int src_type, const void *src, size_t n, uint64_t *out);
-    /* the stochastic-rounding words of pp_philox_fill */
-    void (*philox)(uint64_t seed, uint64_t first, size_t n, uint32_t *out);
+    /* the stochastic-rounding words of pp_sr_words_ref */
+    void (*sr_words)(uint64_t seed, uint64_t first, size_t n, uint32_t *out);
     /* codes -> float32 bits, as pp_decode_one */
     void (*decode)(int format, const void *bits, size_t n, uint32_t *out);
     /* the same with streaming stores straight to out (no sfence); 0 when the set has none */
@@ -82,6 +87,12 @@ typedef struct {
     /* copy with non-temporal stores where the set has them; sfence orders them */
     void (*stream)(void *dst, const void *src, size_t bytes);
     void (*sfence)(void);
+    /* float32 (f64 = 0) or float64 bits -> 1-, 2- or 4-byte codes under stochastic rounding,
+     * the words taken from rnd or, when rnd is NULL, generated in registers for element indices
+     * first.. (first even); returns how many elements it did from the start (0: not this case) */
+    size_t (*sr_fused)(const pp_params *pr, int f64, const void *src, size_t n,
+                       const uint32_t *rnd, uint64_t seed, uint64_t first, void *dst,
+                       int out_bytes);
 } pp_kernel_set;
 extern const pp_kernel_set pp_kernels_portable;
 extern const pp_kernel_set pp_kernels_avx2;

@@ -96,7 +96,7 @@ int pp_float_to_int(const void *src, int src_type, size_t n, void *dst, int dst_
 int pp_int_dot_f32(const void *a, int a_type, const void *b, int b_type,
                    size_t m, size_t k, size_t n, float *out, int threads);
 
-/* Philox4x32-10 words of the stochastic-rounding generator, for element indices
+/* The stochastic-rounding generator's words (SplitMix64, see srwords.c), for element indices
  * [first, first + n). */
 int pp_random_words(uint64_t seed, uint64_t first, size_t n, uint32_t *out);
 

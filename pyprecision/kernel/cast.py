@@ -54,7 +54,7 @@ def encode(
 
     ``rounding``: rne | rtz | rna | stochastic. ``saturate``: None for the Neuron default (fp8
     formats saturate), or a bool. ``nan``: ml_dtypes | nvidia. Stochastic rounding takes one uint32
-    per element from ``random_bits`` or, when absent, from the Philox4x32-10 generator keyed by
+    per element from ``random_bits`` or, when absent, from the SplitMix64 generator keyed by
     ``seed`` and the element's flat C-order index (a fresh random seed when None). ``threads``:
     None for all cores. ``isa`` forces a code path (reference, portable, avx2, avx512).
     Returns uint8 / uint16 / uint32 codes of ``x``'s shape (``out`` when given).

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import pyprecision as pp
+from pyprecision.kernel import random_words
 
 from . import refmodel as rm
 from . import refmodel_np as rn
@@ -31,6 +32,7 @@ def test_bits_do_not_depend_on_the_callers_rounding_mode(mode: str) -> None:
         x64 = x32.astype(np.float64) * (1 + 2.0**-35)
     ints = rng.integers(-(2**62), 2**62, 1 << 14)
     r = rng.integers(0, 1 << 32, bits.size, dtype=np.uint64).astype(np.uint32)
+    rs = random_words(77, bits.size)
     a = rng.integers(-(2**26), 2**26, (8, 32))
     b = rng.integers(-(2**10), 2**10, (32, 8))
     want: dict[Any, Any] = {}
@@ -39,6 +41,8 @@ def test_bits_do_not_depend_on_the_callers_rounding_mode(mode: str) -> None:
         want[name, "f64"] = rn.encode_np(name, x64, "rna", False, "nvidia")
         want[name, "int"] = rn.encode_np(name, ints, "rne", None, "ml_dtypes")
         want[name, "sr"] = rn.encode_np(name, x32, "stochastic", True, "ml_dtypes", r)
+        # seeded: the words generated inside the kernels are random_words' (pinned elsewhere)
+        want[name, "srs"] = rn.encode_np(name, x32, "stochastic", True, "ml_dtypes", rs)
         want[name, "dec"] = rn.decode_np(name, want[name, "f32"])
     want["dot"] = rn.int_dot_model(a, b)
     got: dict = {}
@@ -54,6 +58,8 @@ def test_bits_do_not_depend_on_the_callers_rounding_mode(mode: str) -> None:
                     got[isa, threads, name, "int"] = pp.encode(ints, name, **kw)
                     got[isa, threads, name, "sr"] = pp.encode(
                         x32, name, rounding="stochastic", saturate=True, random_bits=r, **kw)
+                    got[isa, threads, name, "srs"] = pp.encode(
+                        x32, name, rounding="stochastic", saturate=True, seed=77, **kw)
                     got[isa, threads, name, "dec"] = pp.decode(want[name, "f32"], name, **kw)
         got["dot"] = pp.int_dot(a, b, threads=1)
         left = _libm.fegetround()
@@ -104,11 +110,13 @@ def test_flush_to_zero_and_denormals_are_zero_do_not_leak(csr: ctypes.CDLL) -> N
     with np.errstate(invalid="ignore"):
         x64 = np.concatenate([x32.astype(np.float64) * 2.0**-100, [5e-324, -5e-324, 2.0**-1022]])
     r32 = rng.integers(0, 1 << 32, x32.size, dtype=np.uint64).astype(np.uint32)
+    rs = random_words(78, x32.size)
     want: dict[Any, Any] = {}
     for name in rm.FORMAT_NAMES:
         want[name, "f32"] = rn.encode_np(name, x32, "rne", False, "ml_dtypes")
         want[name, "f64"] = rn.encode_np(name, x64, "rtz", False, "ml_dtypes")
         want[name, "sr"] = rn.encode_np(name, x32, "stochastic", False, "nvidia", r32)
+        want[name, "srs"] = rn.encode_np(name, x32, "stochastic", True, "ml_dtypes", rs)
         codes = rm.FORMATS[name]
         allc = (np.arange(codes.n_codes, dtype=np.uint64) << np.uint64(codes.shift))
         allc = allc.astype(codes.storage)  # every code (fp32r: every canonical code)
@@ -128,6 +136,8 @@ def test_flush_to_zero_and_denormals_are_zero_do_not_leak(csr: ctypes.CDLL) -> N
                     got[isa, threads, name, "sr"] = pp.encode(
                         x32, name, rounding="stochastic", saturate=False, nan="nvidia",
                         random_bits=r32, **kw)
+                    got[isa, threads, name, "srs"] = pp.encode(
+                        x32, name, rounding="stochastic", saturate=True, seed=78, **kw)
                     got[isa, threads, name, "dec"] = pp.decode(
                         want[name, "codes"], name, **kw).view(np.uint32)
         left = csr.get_csr()

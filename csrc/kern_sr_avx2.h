@@ -1,0 +1,175 @@
+/* Stochastic rounding of float32 bits to 8-, 16- and 32-bit codes with AVX2, the words generated in
+ * registers (SplitMix64, sm_mix256 in kern_avx2.c) or loaded from the caller's random_bits.
+ * Included by kern_avx2.c only. The same computation as kern_sr_avx512.h (read its comment), with
+ * integers only (no floating-point instruction: nothing MXCSR says can matter) and without masks:
+ *
+ *   normal results   code = ((a + rebias + 2^s0) >> s0) - (R >= thr),  thr = a << (32 - s0)
+ *                    (R >= thr is max_u32(R, thr) == R, all ones = -1 where it holds)
+ *   subnormal ones   m = fraction | hidden bit, sf = s0 + emin - E = C - eb (C = s0 + emin + 127):
+ *                    K = m >> sf, thr = (m << (32 - sf)) | (m >> (sf - 32)) with vpsllvd / vpsrlvd,
+ *                    which give 0 for counts >= 32, so exactly one of the two is m's part: the
+ *                    low sf bits of m left-aligned (sf <= 32; K is the rest), or floor(m 2^(32 - sf))
+ *                    (sf > 32, K = 0 as m < 2^24). A float32 subnormal (eb = 0) is taken with the
+ *                    hidden bit and eb = 0, so sf = C >= 126 for every format with this path: K = 0
+ *                    and thr = 0, which its exact value (< 2^-126) also gives. Only for groups of 8
+ *                    that have such a lane.
+ *
+ * Whole groups of 32 (8-bit codes), 16 (16-bit) or 8 (32-bit) only; the driver does the rest with
+ * the lanes of kern_body.h. */
+
+typedef struct {
+    __m128i cs0, cthr, csh, csg;
+    __m256i absm, one, rebias1, minnorm, inf, maxc, ovfc, ovf0, inf0, nan0, dovf, dinf, dnan, sbit;
+    __m256i frac, hid, subc, subc32;
+} sr2_consts;
+
+static inline __attribute__((always_inline)) __m256i sr8(const sr2_consts *k, __m256i u, __m256i r,
+                                                         const int sub, const int mint,
+                                                         const int wide) {
+    const __m256i a = _mm256_and_si256(u, k->absm);
+    __m256i code = _mm256_srl_epi32(_mm256_add_epi32(a, k->rebias1), k->cs0); /* code + 1 */
+    __m256i thr = _mm256_sll_epi32(a, k->cthr);
+    if (sub) {
+        const __m256i ks = _mm256_cmpgt_epi32(k->minnorm, a); /* both below 2^31 */
+        if (!_mm256_testz_si256(ks, ks)) {
+            const __m256i eb = _mm256_srli_epi32(a, 23);
+            const __m256i m = _mm256_or_si256(_mm256_and_si256(a, k->frac), k->hid);
+            const __m256i sf = _mm256_sub_epi32(k->subc, eb);
+            const __m256i k1 = _mm256_add_epi32(_mm256_srlv_epi32(m, sf), k->one);
+            const __m256i t = _mm256_or_si256(_mm256_sllv_epi32(m, _mm256_sub_epi32(eb, k->subc32)),
+                                              _mm256_srlv_epi32(m, _mm256_sub_epi32(k->subc32, eb)));
+            code = _mm256_blendv_epi8(code, k1, ks);
+            thr = _mm256_blendv_epi8(thr, t, ks);
+        }
+    }
+    code = _mm256_add_epi32(code, _mm256_cmpeq_epi32(_mm256_max_epu32(r, thr), r)); /* -1: down */
+    const __m256i kn = _mm256_cmpgt_epi32(a, k->inf);
+    __m256i dm = k->sbit;
+    if (!(mint & 2)) dm = _mm256_blendv_epi8(dm, k->dnan, kn); /* mint & 2: NaN signed */
+    if (mint) {
+        code = _mm256_min_epu32(code, k->ovfc); /* max, or the code after it (inf / NaN) */
+        if (wide) code = _mm256_sll_epi32(code, k->csh);
+        code = _mm256_blendv_epi8(code, k->nan0, kn);
+    } else {
+        const __m256i ko = _mm256_cmpgt_epi32(code, k->maxc); /* codes below 2^31 */
+        const __m256i ki = _mm256_cmpeq_epi32(a, k->inf);
+        if (wide) code = _mm256_sll_epi32(code, k->csh);
+        code = _mm256_blendv_epi8(code, k->ovf0, ko);
+        code = _mm256_blendv_epi8(code, k->inf0, ki);
+        code = _mm256_blendv_epi8(code, k->nan0, kn);
+        dm = _mm256_blendv_epi8(dm, k->dovf, _mm256_andnot_si256(kn, ko));
+        dm = _mm256_blendv_epi8(dm, k->dinf, ki);
+    }
+    const __m256i sg = _mm256_srl_epi32(u, k->csg);
+    return _mm256_or_si256(code, _mm256_and_si256(sg, dm));
+}
+
+/* The words of the next 8 elements: the caller's, or the generator's (state advanced). */
+static inline __attribute__((always_inline)) __m256i sr_words8(const uint32_t *rnd, size_t i,
+                                                               __m256i *st) {
+    if (rnd) return _mm256_loadu_si256((const __m256i *)(const void *)(rnd + i));
+    const __m256i z = sm_mix256(*st);
+    *st = _mm256_add_epi64(*st, _mm256_set1_epi64x((long long)(4 * PP_SM_GAMMA)));
+    return z;
+}
+
+static inline __attribute__((always_inline)) __m256i sr_group8(const sr2_consts *k,
+                                                               const uint32_t *src, size_t i,
+                                                               const uint32_t *rnd, __m256i *st,
+                                                               const int sub, const int mint,
+                                                               const int wide) {
+    const __m256i r = sr_words8(rnd, i, st);
+    return sr8(k, _mm256_loadu_si256((const __m256i *)(const void *)(src + i)), r, sub, mint, wide);
+}
+
+static inline __attribute__((always_inline)) size_t sr2_loop(const sr2_consts *k,
+                                                             const uint32_t *src, size_t n,
+                                                             const uint32_t *rnd, __m256i st,
+                                                             void *dst, const int ob,
+                                                             const int sub, const int mint) {
+    size_t i = 0;
+    if (ob == 1) {
+        const __m256i ord = _mm256_set_epi32(7, 3, 6, 2, 5, 1, 4, 0);
+        for (; i + 32 <= n; i += 32) {
+            /* codes <= 0xff: the saturating packs keep them */
+            const __m256i c0 = sr_group8(k, src, i, rnd, &st, sub, mint, 0);
+            const __m256i c1 = sr_group8(k, src, i + 8, rnd, &st, sub, mint, 0);
+            const __m256i w01 = _mm256_packus_epi32(c0, c1);
+            const __m256i c2 = sr_group8(k, src, i + 16, rnd, &st, sub, mint, 0);
+            const __m256i c3 = sr_group8(k, src, i + 24, rnd, &st, sub, mint, 0);
+            const __m256i w23 = _mm256_packus_epi32(c2, c3);
+            const __m256i b = _mm256_permutevar8x32_epi32(_mm256_packus_epi16(w01, w23), ord);
+            _mm256_storeu_si256((__m256i *)(void *)((uint8_t *)dst + i), b);
+        }
+    } else if (ob == 2) {
+        for (; i + 16 <= n; i += 16) {
+            const __m256i c0 = sr_group8(k, src, i, rnd, &st, sub, mint, 0);
+            const __m256i c1 = sr_group8(k, src, i + 8, rnd, &st, sub, mint, 0);
+            const __m256i w = _mm256_permute4x64_epi64(_mm256_packus_epi32(c0, c1), 0xD8);
+            _mm256_storeu_si256((__m256i *)(void *)((uint16_t *)dst + i), w);
+        }
+    } else {
+        for (; i + 8 <= n; i += 8)
+            _mm256_storeu_si256((__m256i *)(void *)((uint32_t *)dst + i),
+                                sr_group8(k, src, i, rnd, &st, sub, mint, 1));
+    }
+    return i;
+}
+
+/* float32 sources only (float64 ones: 0, the lanes of kern_body.h). Returns how many leading
+ * elements it did: whole groups, or 0 when the case is not this one. */
+static size_t sr_avx2(const pp_params *pr, int f64, const void *src, size_t n, const uint32_t *rnd,
+                      uint64_t seed, uint64_t first, void *dst, int out_bytes) {
+    if (f64 || pr->rounding != PP_STOCHASTIC || (!rnd && (first & 1u)) || pr->p < 1 || pr->p > 22)
+        return 0;
+    if (out_bytes != 1 && out_bytes != 2 && out_bytes != 4) return 0;
+    const int sub = pr->has_sub != 0;
+    const uint32_t s0 = 23u - (uint32_t)pr->p, shift = (uint32_t)pr->shift;
+    const int subc = (int)s0 + pr->emin + 127;
+    /* the argument above: an eb = 0 lane must shift everything out (sf = C >= 56) */
+    if (sub && subc < 56) return 0;
+    const uint32_t ovfc = pr->ovf[0] >> shift;
+    int mint = (ovfc == pr->maxc || ovfc == pr->maxc + 1u) && (ovfc << shift) == pr->ovf[0] &&
+               pr->inf[0] == pr->ovf[0] && pr->dovf == pr->sign_bit && pr->dinf == pr->sign_bit;
+    if (mint && pr->dnan == pr->sign_bit) mint = 3; /* and NaN keeps the sign too */
+    if (pr->maxc + 1u >= 0x80000000u) return 0; /* signed compares of codes */
+    sr2_consts k;
+    k.cs0 = _mm_cvtsi32_si128((int)s0);
+    k.cthr = _mm_cvtsi32_si128((int)(32u - s0));
+    k.csh = _mm_cvtsi32_si128((int)shift);
+    k.csg = _mm_cvtsi32_si128(31 - pr->sign_pos);
+    k.absm = _mm256_set1_epi32(0x7fffffff);
+    k.one = _mm256_set1_epi32(1);
+    k.rebias1 = _mm256_set1_epi32((int)(((uint32_t)(pr->bias - 127) << 23) + (1u << s0)));
+    k.minnorm = _mm256_set1_epi32((int)((uint32_t)(pr->emin + 127) << 23));
+    k.inf = _mm256_set1_epi32(0x7f800000);
+    k.maxc = _mm256_set1_epi32((int)pr->maxc);
+    k.ovfc = _mm256_set1_epi32((int)ovfc);
+    k.ovf0 = _mm256_set1_epi32((int)pr->ovf[0]);
+    k.inf0 = _mm256_set1_epi32((int)pr->inf[0]);
+    k.nan0 = _mm256_set1_epi32((int)pr->nan[0]);
+    k.dovf = _mm256_set1_epi32((int)pr->dovf);
+    k.dinf = _mm256_set1_epi32((int)pr->dinf);
+    k.dnan = _mm256_set1_epi32((int)pr->dnan);
+    k.sbit = _mm256_set1_epi32((int)pr->sign_bit);
+    k.frac = _mm256_set1_epi32(0x7fffff);
+    k.hid = _mm256_set1_epi32(0x800000);
+    k.subc = _mm256_set1_epi32(subc);
+    k.subc32 = _mm256_set1_epi32(subc - 32);
+    __m256i st = _mm256_setzero_si256();
+    if (!rnd) {
+        const uint64_t b = seed + (first >> 1) * PP_SM_GAMMA, g = PP_SM_GAMMA;
+        st = _mm256_set_epi64x((long long)(b + 4 * g), (long long)(b + 3 * g), (long long)(b + 2 * g),
+                               (long long)(b + g));
+    }
+    const uint32_t *s = (const uint32_t *)src;
+#define PP_SR2_TAIL(OB, SUB)                                                                       \
+    (mint == 3 ? sr2_loop(&k, s, n, rnd, st, dst, OB, SUB, 3)                                      \
+     : mint    ? sr2_loop(&k, s, n, rnd, st, dst, OB, SUB, 1)                                      \
+               : sr2_loop(&k, s, n, rnd, st, dst, OB, SUB, 0))
+#define PP_SR2_CASE(OB) (sub ? PP_SR2_TAIL(OB, 1) : PP_SR2_TAIL(OB, 0))
+    const size_t done = out_bytes == 1 ? PP_SR2_CASE(1) : out_bytes == 2 ? PP_SR2_CASE(2) : PP_SR2_CASE(4);
+#undef PP_SR2_CASE
+#undef PP_SR2_TAIL
+    return done;
+}
