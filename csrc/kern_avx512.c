@@ -139,63 +139,65 @@ static void f16c_avx512(const uint32_t *src, size_t n, uint16_t *dst) {
 
 /* float32 -> fp8 (p = 2 or 3), rne / rtz / rna, signs kept on every special (pr->simple != 0):
  * one fused multiply-add rounds every binade in hardware, with the rounding given in the
- * instruction. For |x| in binade e (e clamped below at emin), C = 2^(max(e, emin) + s0) with
- * s0 = 23 - p has ulp(C) = 2^(max(e, emin) - p), the format's quantum there; s = C + |x|, rounded
- * once, stays in C's binade (|x| < 2^(e+1) <= C / 2), so its bits are C's plus K, the rounded
- * significand (2^p .. 2^(p+1) for normals, the code itself for subnormals and zero), and
- *     code = K + (e - emin) * 2^p = s.lo16 + (s.hi16 >> (7 - p)) - Cc,  Cc = (emin + s0 + 127) << p
- * (s.hi16 is C's sign-free exponent field times 2^7; K < 2^16 never carries into it). The words are
- * gathered into 16-bit lanes (32 elements per instruction from there on), clamped to the overflow
- * result, the specials selected from s.hi16 (0x7f80: inf, or an rne overflow, which the FMA rounds
- * to inf; above: NaN, quieted by the FMA; rtz never rounds a finite sum to inf), Cc taken off,
- * packed to bytes, the signs ORed in (the inputs packed with signed saturation) and the packs'
- * lane order undone. AVX-512 F/BW only (no VBMI).
+ * instruction. For x in binade e (e clamped below at emin), C = ±2^(max(e, emin) + s0) * (1 + d)
+ * with s0 = 23 - p, the sign of x, and d < 2^-7 (below) has ulp(C) = 2^(max(e, emin) - p), the
+ * format's quantum there; s = C + x, rounded once (rounding is symmetric, so this rounds |x|),
+ * stays in C's binade (|x| < 2^(e+1) <= |C| / 2), and its bits are C's plus K, the rounded
+ * significand (2^p .. 2^(p+1) for normals, the code itself for subnormals and zero):
+ *     code = K + (max(e, emin) - emin) * 2^p = s.lo16 - (C's low 16 bits) + (s.hi16 << 1 >> (8 - p)) - Cc
+ * with Cc = (emin + s0 + 127) << p; d is chosen so that C's low 16 bits are -Cc (mod 2^16), so
+ *     code = s.lo16 + (s.hi16 << 1 >> (8 - p))   (mod 2^16)
+ * (K <= 16 < Cc never carries into s.hi16; C's last bit is 0, so rne's tie parity is K's). C comes
+ * from x's sign and exponent bits (x & 0xff800000, never subnormal) with vrangeps keeping the larger
+ * magnitude of it and 2^emin and x's sign. The 16-bit halves are gathered into 16-bit lanes (32
+ * elements per instruction from there on), clamped to the overflow result and the specials
+ * selected from s.hi16 << 1 (0xff00: inf, or an rne overflow, which the FMA rounds to inf; above:
+ * NaN, quieted by the FMA; rtz never rounds a finite sum to inf), packed to bytes, the signs ORed
+ * in (s.hi16 packed with signed saturation: its sign is x's, NaNs included) and the packs' lane
+ * order undone. AVX-512 F/BW/DQ only (no VBMI).
  * rtz: the same sum truncated. rna: |x| + ulp/2 truncated first (a second FMA, C * 2^-(p+1)
  * added; two truncations at 2^-k | quantum equal one), then the sum truncated.
- * The rounding is in the instruction and the operands are never subnormal except |x| (DAZ turns a
- * float32 subnormal into 0, whose code is the same 0), the sum is normal (FTZ cannot act), and
- * {sae} raises nothing: the caller's MXCSR cannot change a bit. */
+ * The rounding is in the instruction and no operand is subnormal except x (DAZ turns a float32
+ * subnormal into 0, whose code is the same ±0), the sum is normal (FTZ cannot act), and {sae}
+ * raises nothing: the caller's MXCSR cannot change a bit. */
 typedef struct {
-    __m512i absm, expm, cmin, scale, halfs, idxH, idxL, ord, s80;
-    __m512i hinf, ovfc, nanc, infc, ccw;
+    __m512i sexpm, cmin, scale, halfs, idxH, idxL, ord, s80, hinf2, ovf, nan, inf;
 } fp8_consts;
 
 #define FP8_RNE (_MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
 #define FP8_RTZ (_MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC)
+#define FP8_MAXABS_SIGN1 3 /* vrangeps: larger magnitude, the first operand's sign */
 
 static inline __attribute__((always_inline)) __m512i fp8_sum(const fp8_consts *k, __m512i u,
                                                              const int rnd) {
-    const __m512 a = _mm512_castsi512_ps(_mm512_and_si512(u, k->absm));
-    const __m512 c = _mm512_castsi512_ps(_mm512_max_epu32(_mm512_and_si512(u, k->expm), k->cmin));
+    const __m512 x = _mm512_castsi512_ps(u);
+    const __m512 c = _mm512_range_ps(_mm512_castsi512_ps(_mm512_and_si512(u, k->sexpm)),
+                                     _mm512_castsi512_ps(k->cmin), FP8_MAXABS_SIGN1);
     const __m512 sc = _mm512_castsi512_ps(k->scale);
-    if (rnd == PP_RNE) return _mm512_castps_si512(_mm512_fmadd_round_ps(c, sc, a, FP8_RNE));
-    if (rnd == PP_RTZ) return _mm512_castps_si512(_mm512_fmadd_round_ps(c, sc, a, FP8_RTZ));
-    const __m512 ah = _mm512_fmadd_round_ps(c, _mm512_castsi512_ps(k->halfs), a, FP8_RTZ);
-    return _mm512_castps_si512(_mm512_fmadd_round_ps(c, sc, ah, FP8_RTZ));
+    if (rnd == PP_RNE) return _mm512_castps_si512(_mm512_fmadd_round_ps(c, sc, x, FP8_RNE));
+    if (rnd == PP_RTZ) return _mm512_castps_si512(_mm512_fmadd_round_ps(c, sc, x, FP8_RTZ));
+    const __m512 xh = _mm512_fmadd_round_ps(c, _mm512_castsi512_ps(k->halfs), x, FP8_RTZ);
+    return _mm512_castps_si512(_mm512_fmadd_round_ps(c, sc, xh, FP8_RTZ));
 }
 
-/* 32 codes (16-bit lanes, in the order of _mm512_packs_epi32(ua, ub)) of two vectors of float32
- * bits. mode: 0 ovf == inf == nan; 1 ovf == inf != nan; 2 ovf != inf == nan; 3 all three differ
- * (2 and 3: rtz / rna only). */
+/* 32 codes without sign (16-bit lanes, in the order of _mm512_packs_epi32(ua, ub)) of two vectors
+ * of float32 bits, and the sums' upper halves (*hi, same order). mode: 1 ovf == inf; 2 ovf != inf
+ * == nan; 3 all three differ (2 and 3: rtz / rna only). */
 static inline __attribute__((always_inline)) __m512i fp8_words(const fp8_consts *k, __m512i ua,
-                                                               __m512i ub, const int p,
-                                                               const int rnd, const int mode) {
+                                                               __m512i ub, __m512i *hi,
+                                                               const int p, const int rnd,
+                                                               const int mode) {
     const __m512i sa = fp8_sum(k, ua, rnd), sb = fp8_sum(k, ub, rnd);
-    const __m512i hi = _mm512_permutex2var_epi16(sa, k->idxH, sb);
+    const __m512i h = _mm512_permutex2var_epi16(sa, k->idxH, sb);
     const __m512i lo = _mm512_permutex2var_epi16(sa, k->idxL, sb);
-    const __m512i v = _mm512_adds_epu16(lo, _mm512_srli_epi16(hi, 7 - p)); /* NaN payloads saturate */
-    __m512i r;
-    if (mode == 0) {
-        r = _mm512_min_epu16(v, k->ovfc);
-    } else if (mode == 1) {
-        r = _mm512_mask_min_epu16(k->nanc, _mm512_cmple_epu16_mask(hi, k->hinf), v, k->ovfc);
-    } else {
-        const __mmask32 fin = _mm512_cmplt_epu16_mask(hi, k->hinf);
-        const __m512i spec = mode == 2 ? k->nanc
-                             : _mm512_mask_blend_epi16(_mm512_cmpeq_epi16_mask(hi, k->hinf), k->nanc, k->infc);
-        r = _mm512_mask_min_epu16(spec, fin, v, k->ovfc);
-    }
-    return _mm512_sub_epi16(r, k->ccw);
+    const __m512i h2 = _mm512_add_epi16(h, h); /* the sign shifted out */
+    const __m512i v = _mm512_add_epi16(lo, _mm512_srli_epi16(h2, 8 - p));
+    *hi = h;
+    if (mode == 1) return _mm512_mask_min_epu16(k->nan, _mm512_cmple_epu16_mask(h2, k->hinf2), v, k->ovf);
+    const __mmask32 fin = _mm512_cmplt_epu16_mask(h2, k->hinf2);
+    const __m512i spec = mode == 2 ? k->nan
+                         : _mm512_mask_blend_epi16(_mm512_cmpeq_epi16_mask(h2, k->hinf2), k->nan, k->inf);
+    return _mm512_mask_min_epu16(spec, fin, v, k->ovf);
 }
 
 /* 64 codes in element order. */
@@ -203,10 +205,12 @@ static inline __attribute__((always_inline)) __m512i fp8_64(const fp8_consts *k,
                                                             __m512i u1, __m512i u2, __m512i u3,
                                                             const int p, const int rnd,
                                                             const int mode) {
-    const __m512i w0 = fp8_words(k, u0, u1, p, rnd, mode), w1 = fp8_words(k, u2, u3, p, rnd, mode);
-    /* signed saturation keeps every sign: bit 7 of each byte is the input's sign bit */
-    const __m512i sg = _mm512_packs_epi16(_mm512_packs_epi32(u0, u1), _mm512_packs_epi32(u2, u3));
-    const __m512i b = _mm512_ternarylogic_epi32(_mm512_packus_epi16(w0, w1), sg, k->s80, 0xF8);
+    __m512i h0, h1;
+    const __m512i w0 = fp8_words(k, u0, u1, &h0, p, rnd, mode);
+    const __m512i w1 = fp8_words(k, u2, u3, &h1, p, rnd, mode);
+    /* signed saturation keeps the sign: bit 7 of each byte is the sum's (x's) sign */
+    const __m512i b = _mm512_ternarylogic_epi32(_mm512_packus_epi16(w0, w1),
+                                                _mm512_packs_epi16(h0, h1), k->s80, 0xF8);
     return _mm512_permutexvar_epi32(k->ord, b); /* the packs' lane order -> element order */
 }
 
@@ -252,18 +256,13 @@ static inline __attribute__((always_inline)) void fp8_loop(const fp8_consts *k, 
         if (stream) fp8_loop(&k, src, n, dst, 1, P, R, M);                                         \
         else fp8_loop(&k, src, n, dst, 0, P, R, M);                                                \
     } while (0)
-#define FP8_MODES(P, R)                                                                            \
-    do {                                                                                           \
-        if (mode == 0) FP8_LOOP(P, R, 0);                                                          \
-        else if (mode == 1) FP8_LOOP(P, R, 1);                                                     \
-        else if (mode == 2) FP8_LOOP(P, R, 2);                                                     \
-        else FP8_LOOP(P, R, 3);                                                                    \
-    } while (0)
 #define FP8_ROUNDINGS(P)                                                                           \
     do {                                                                                           \
-        if (pr->rounding == PP_RNE) FP8_MODES(P, PP_RNE);                                          \
-        else if (pr->rounding == PP_RTZ) FP8_MODES(P, PP_RTZ);                                     \
-        else FP8_MODES(P, PP_RNA);                                                                 \
+        if (pr->rounding == PP_RNE) FP8_LOOP(P, PP_RNE, 1);                                        \
+        else if (pr->rounding == PP_RNA) FP8_LOOP(P, PP_RNA, 1);                                   \
+        else if (mode == 1) FP8_LOOP(P, PP_RTZ, 1);                                                \
+        else if (mode == 2) FP8_LOOP(P, PP_RTZ, 2);                                                \
+        else FP8_LOOP(P, PP_RTZ, 3);                                                               \
     } while (0)
 
 /* Returns n when it encoded the n elements, 0 when the case is not one of this kernel's. */
@@ -274,18 +273,17 @@ static size_t fp8_avx512(const pp_params *pr, const uint32_t *src, size_t n, uin
         pr->ovf[0] > 0x7fu || pr->inf[0] > 0x7fu || pr->nan[0] > 0x7fu || n == 0)
         return 0;
     if (pr->rounding != PP_RNE && pr->rounding != PP_RTZ && pr->rounding != PP_RNA) return 0;
-    /* rne rounds a finite overflow to inf, so it takes inf's result: only right when that is ovf */
-    if (pr->rounding == PP_RNE && pr->inf[0] != pr->ovf[0]) return 0;
-    const int mode = pr->inf[0] == pr->ovf[0] ? (pr->nan[0] == pr->ovf[0] ? 0 : 1)
-                     : pr->inf[0] == pr->nan[0] ? 2 : 3;
+    /* rne rounds a finite overflow to inf and takes inf's result (mode 1); rna truncates it to
+     * the largest float32, like rtz, but its inf result is ovf's in every policy there is */
+    const int mode = pr->inf[0] == pr->ovf[0] ? 1 : pr->inf[0] == pr->nan[0] ? 2 : 3;
+    if (pr->rounding != PP_RTZ && mode != 1) return 0;
     const uint32_t s0 = 23u - (uint32_t)p;
-    const uint32_t cc = (uint32_t)(pr->emin + (int)s0 + 127) << p;
+    const uint32_t cc = (uint32_t)(pr->emin + (int)s0 + 127) << p; /* 536 or 1128 here */
     fp8_consts k;
-    k.absm = _mm512_set1_epi32(0x7fffffff);
-    k.expm = _mm512_set1_epi32(0x7f800000);
+    k.sexpm = _mm512_set1_epi32((int)0xff800000u);
     k.cmin = _mm512_set1_epi32((int)((uint32_t)(pr->emin + 127) << 23));
-    k.scale = _mm512_set1_epi32((int)((127u + s0) << 23));          /* 2^s0 */
-    k.halfs = _mm512_set1_epi32((int)((uint32_t)(127 - p - 1) << 23)); /* 2^-(p+1) */
+    k.scale = _mm512_set1_epi32((int)(((127u + s0) << 23) | ((0x10000u - cc) & 0xffffu))); /* 2^s0 (1 + d) */
+    k.halfs = _mm512_set1_epi32((int)((uint32_t)(127 - p - 1) << 23));                      /* 2^-(p+1) */
     /* word 8 l + r of a 128-bit lane l: element 4 l + r of a (r < 4), 4 l + r - 4 of b (r >= 4),
      * as _mm512_packs_epi32(a, b) orders them; hi takes the upper halves of the 32-bit lanes */
     _Alignas(64) uint16_t ih[32], il[32];
@@ -299,11 +297,10 @@ static size_t fp8_avx512(const pp_params *pr, const uint32_t *src, size_t n, uin
     k.idxL = _mm512_load_si512((const void *)il);
     k.ord = _mm512_set_epi32(15, 11, 7, 3, 14, 10, 6, 2, 13, 9, 5, 1, 12, 8, 4, 0);
     k.s80 = _mm512_set1_epi8((char)0x80);
-    k.hinf = _mm512_set1_epi16((short)0x7f80);
-    k.ovfc = _mm512_set1_epi16((short)(pr->ovf[0] + cc));
-    k.nanc = _mm512_set1_epi16((short)(pr->nan[0] + cc));
-    k.infc = _mm512_set1_epi16((short)(pr->inf[0] + cc));
-    k.ccw = _mm512_set1_epi16((short)cc);
+    k.hinf2 = _mm512_set1_epi16((short)0xff00);
+    k.ovf = _mm512_set1_epi16((short)pr->ovf[0]);
+    k.nan = _mm512_set1_epi16((short)pr->nan[0]);
+    k.inf = _mm512_set1_epi16((short)pr->inf[0]);
     if (p == 3) FP8_ROUNDINGS(3);
     else FP8_ROUNDINGS(2);
     return n;
