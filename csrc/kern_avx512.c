@@ -312,12 +312,12 @@ static int enc8_stream_avx512(const pp_params *pr, const uint32_t *src, size_t n
 }
 #define PP_ENC8_STREAM enc8_stream_avx512
 
-/* float32 -> 8/16-bit codes, rne, signs kept on every special (pr->simple == 1); the fp8 formats
- * (and their rtz / rna) go to fp8_avx512 above, the other cases here, written with
- * AVX-512 masks: kern_body.h's two paths (normal: rebias + increment + shift; subnormal: |x| + D in
- * the FPU, so only with pr->fp_default) and its tail (overflow result, then NaN, then the sign),
- * then saturating packs (codes fit) and one permutation into element order. Does whole groups of
- * 64 elements and returns how many it did (0 when the case is not this one). */
+/* float32 -> 16-bit codes, rne, signs kept on every special (pr->simple == 1) (8-bit codes: the
+ * fp8 kernel above), written with AVX-512 masks: kern_body.h's two paths (normal: rebias +
+ * increment + shift; subnormal: |x| + D in the FPU, so only with pr->fp_default) and its tail
+ * (overflow result, then NaN, then the sign), then saturating packs (codes fit) and one
+ * permutation into element order. Does whole groups of 32 elements and returns how many it did
+ * (0 when the case is not this one). */
 typedef struct {
     __m128i cnt;
     __m512i absm, one, add, minnorm, dv, ovf, inf, nan, sbit;
@@ -342,12 +342,10 @@ static inline __m512i rne16(const rne_consts *k, const uint32_t *src) {
 
 static size_t rne_avx512(const pp_params *pr, const uint32_t *src, size_t n, void *dst,
                          int out_bytes) {
-    if (out_bytes == 1) {
-        const size_t done = fp8_avx512(pr, src, n, (uint8_t *)dst, 0);
-        if (done) return done;
-    }
+    /* 8-bit codes: fp8_avx512 takes every rne case this kernel could (and rtz / rna) */
+    if (out_bytes == 1) return fp8_avx512(pr, src, n, (uint8_t *)dst, 0);
     if (pr->rounding != PP_RNE || pr->simple != 1 || (pr->has_sub && !pr->fp_default) ||
-        pr->shift != 0 || (out_bytes != 1 && out_bytes != 2) ||
+        pr->shift != 0 || out_bytes != 2 ||
         (pr->ovf[0] != pr->maxc && pr->ovf[0] != pr->maxc + 1))
         return 0;
     const uint32_t s0 = 23u - (uint32_t)pr->p;
@@ -365,20 +363,10 @@ static size_t rne_avx512(const pp_params *pr, const uint32_t *src, size_t n, voi
     k.sub = pr->has_sub;
     k.sgsh = 31 - pr->sign_pos;
     size_t i = 0;
-    if (out_bytes == 1) {
-        const __m512i ord = _mm512_set_epi32(15, 11, 7, 3, 14, 10, 6, 2, 13, 9, 5, 1, 12, 8, 4, 0);
-        for (; i + 64 <= n; i += 64) {
-            const __m512i w01 = _mm512_packus_epi32(rne16(&k, src + i), rne16(&k, src + i + 16));
-            const __m512i w23 = _mm512_packus_epi32(rne16(&k, src + i + 32), rne16(&k, src + i + 48));
-            const __m512i b = _mm512_permutexvar_epi32(ord, _mm512_packus_epi16(w01, w23));
-            _mm512_storeu_si512((void *)((uint8_t *)dst + i), b);
-        }
-    } else {
-        const __m512i ord = _mm512_set_epi64(7, 5, 3, 1, 6, 4, 2, 0);
-        for (; i + 32 <= n; i += 32) {
-            const __m512i w = _mm512_packus_epi32(rne16(&k, src + i), rne16(&k, src + i + 16));
-            _mm512_storeu_si512((void *)((uint16_t *)dst + i), _mm512_permutexvar_epi64(ord, w));
-        }
+    const __m512i ord = _mm512_set_epi64(7, 5, 3, 1, 6, 4, 2, 0);
+    for (; i + 32 <= n; i += 32) {
+        const __m512i w = _mm512_packus_epi32(rne16(&k, src + i), rne16(&k, src + i + 16));
+        _mm512_storeu_si512((void *)((uint16_t *)dst + i), _mm512_permutexvar_epi64(ord, w));
     }
     return i;
 }

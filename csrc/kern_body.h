@@ -155,8 +155,8 @@ PP_LANE(lane64_, uint64_t, int64_t, 52, 1023, 64, UINT64_C(0x7fffffffffffffff),
 PP_DEFINE_ENC(enc8i_, uint32_t, lane32_, uint8_t)
 PP_DEFINE_ENC(enc16i_, uint32_t, lane32_, uint16_t)
 
-/* float32 -> 8-bit codes: the set's hand-written kernel where it has one for the case (AVX-512:
- * rne for every 8-bit case it can do, rtz and rna for the fp8 formats). */
+/* float32 -> 8-bit codes: the set's hand-written kernel where it has one for the case (AVX-512,
+ * and AVX2 with FMA: the fp8 formats under rne, rtz and rna; it returns how many it did). */
 static void PP_K(enc8_)(const pp_params *pr, const void *src, size_t n, const uint32_t *rnd,
                         void *dst) {
     size_t done = 0;
