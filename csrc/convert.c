@@ -219,6 +219,14 @@ static void encode_range(void *ctx, size_t begin, size_t end) {
     const int oi = ob == 1 ? 0 : ob == 2 ? 1 : 2;
     const size_t es = src_size[t];
     const int stochastic = j->pr.rounding == PP_STOCHASTIC;
+    /* float32 -> 8-bit codes where the set has a kernel that streams its own output: no block
+     * buffer, no second pass over the output */
+    if (j->stream && t == PP_T_F32 && ob == 1 &&
+        ks->enc8_stream(&j->pr, (const uint32_t *)j->src + begin, end - begin,
+                        (uint8_t *)j->dst + begin)) {
+        ks->sfence();
+        return;
+    }
     _Alignas(64) uint32_t rbuf[PP_BLOCK];
     _Alignas(64) uint64_t wide[PP_BLOCK];
     _Alignas(64) uint32_t obuf[PP_BLOCK];

@@ -86,6 +86,144 @@ static int dec16_avx2(const void *bits, size_t n, uint32_t *out) {
 }
 #define PP_DECODE16 dec16_avx2
 
+/* float32 -> fp8 (p = 2 or 3), rne / rtz / rna: kern_avx512.c's fp8_avx512 (one FMA rounds every
+ * binade; see there) for AVX2 + FMA. Differences: |x| goes into the FMA (no vrangeps; the signs
+ * come from the inputs packed with signed saturation), the 16-bit halves are gathered with shifts,
+ * blends and packs, and AVX2 has no rounding in the instruction, so the kernel runs under its own
+ * MXCSR (every exception masked, no FTZ / DAZ, round to nearest for rne, toward zero for rtz and
+ * rna) and gives the caller's back, flags included: the caller's environment cannot change a bit.
+ * Used only where the CPU has FMA (the AVX2 set itself does not require it). */
+#define FP8X_FN static inline __attribute__((always_inline, target("avx2,fma")))
+
+typedef struct {
+    __m256i absm, expm, cmin, scale, halfs, hinf, ovf, nan, inf, s80, ord;
+} fp8x_consts;
+
+FP8X_FN __m256i fp8x_sum(const fp8x_consts *k, __m256i u, const int rnd) {
+    const __m256 a = _mm256_castsi256_ps(_mm256_and_si256(u, k->absm));
+    const __m256 c = _mm256_castsi256_ps(_mm256_max_epu32(_mm256_and_si256(u, k->expm), k->cmin));
+    const __m256 sc = _mm256_castsi256_ps(k->scale);
+    if (rnd != PP_RNA) return _mm256_castps_si256(_mm256_fmadd_ps(c, sc, a));
+    const __m256 ah = _mm256_fmadd_ps(c, _mm256_castsi256_ps(k->halfs), a);
+    return _mm256_castps_si256(_mm256_fmadd_ps(c, sc, ah));
+}
+
+/* 16 codes without sign, 16-bit lanes in the order of _mm256_packs_epi32(ua, ub). */
+FP8X_FN __m256i fp8x_words(const fp8x_consts *k, __m256i ua, __m256i ub, const int p,
+                           const int rnd, const int mode) {
+    const __m256i sa = fp8x_sum(k, ua, rnd), sb = fp8x_sum(k, ub, rnd);
+    const __m256i z = _mm256_setzero_si256();
+    const __m256i h = _mm256_packus_epi32(_mm256_srli_epi32(sa, 16), _mm256_srli_epi32(sb, 16));
+    const __m256i lo = _mm256_packus_epi32(_mm256_blend_epi16(sa, z, 0xAA), _mm256_blend_epi16(sb, z, 0xAA));
+    const __m256i r = _mm256_min_epu16(_mm256_add_epi16(lo, _mm256_srli_epi16(h, 7 - p)), k->ovf);
+    const __m256i nanm = _mm256_cmpgt_epi16(h, k->hinf); /* h <= 0x7fff: no sign in the sum */
+    if (mode == 1) return _mm256_blendv_epi8(r, k->nan, nanm);
+    const __m256i infm = _mm256_cmpeq_epi16(h, k->hinf);
+    if (mode == 2) return _mm256_blendv_epi8(r, k->nan, _mm256_or_si256(nanm, infm));
+    return _mm256_blendv_epi8(_mm256_blendv_epi8(r, k->inf, infm), k->nan, nanm);
+}
+
+/* 32 codes in element order. */
+FP8X_FN __m256i fp8x_32(const fp8x_consts *k, const uint32_t *src, const int p, const int rnd,
+                        const int mode) {
+    const __m256i u0 = _mm256_loadu_si256((const __m256i *)(const void *)src);
+    const __m256i u1 = _mm256_loadu_si256((const __m256i *)(const void *)(src + 8));
+    const __m256i u2 = _mm256_loadu_si256((const __m256i *)(const void *)(src + 16));
+    const __m256i u3 = _mm256_loadu_si256((const __m256i *)(const void *)(src + 24));
+    const __m256i w0 = fp8x_words(k, u0, u1, p, rnd, mode), w1 = fp8x_words(k, u2, u3, p, rnd, mode);
+    const __m256i sg = _mm256_packs_epi16(_mm256_packs_epi32(u0, u1), _mm256_packs_epi32(u2, u3));
+    const __m256i b = _mm256_or_si256(_mm256_packus_epi16(w0, w1), _mm256_and_si256(sg, k->s80));
+    return _mm256_permutevar8x32_epi32(b, k->ord); /* the packs' lane order -> element order */
+}
+
+/* Elements [i, i + cnt), cnt < 32, through a zero-padded buffer, plain stores. */
+FP8X_FN void fp8x_part(const fp8x_consts *k, const uint32_t *src, size_t i, size_t cnt,
+                       uint8_t *dst, const int p, const int rnd, const int mode) {
+    uint32_t in[32] = {0};
+    uint8_t o[32];
+    memcpy(in, src + i, cnt * sizeof(uint32_t));
+    _mm256_storeu_si256((__m256i *)(void *)o, fp8x_32(k, in, p, rnd, mode));
+    memcpy(dst + i, o, cnt);
+}
+
+FP8X_FN void fp8x_loop(const fp8x_consts *k, const uint32_t *src, size_t n, uint8_t *dst,
+                       const int stream, const int p, const int rnd, const int mode) {
+    size_t i = 0;
+    if (stream) {
+        size_t head = (size_t)(-(uintptr_t)dst & 31u);
+        if (head > n) head = n;
+        if (head) fp8x_part(k, src, 0, head, dst, p, rnd, mode);
+        i = head;
+    }
+    for (; i + 32 <= n; i += 32) {
+        const __m256i b = fp8x_32(k, src + i, p, rnd, mode);
+        if (stream) _mm256_stream_si256((__m256i *)(void *)(dst + i), b);
+        else _mm256_storeu_si256((__m256i *)(void *)(dst + i), b);
+    }
+    if (i < n) fp8x_part(k, src, i, n - i, dst, p, rnd, mode);
+}
+
+#define FP8X_LOOP(P, R, M)                                                                         \
+    do {                                                                                           \
+        if (stream) fp8x_loop(&k, src, n, dst, 1, P, R, M);                                        \
+        else fp8x_loop(&k, src, n, dst, 0, P, R, M);                                               \
+    } while (0)
+#define FP8X_ROUNDINGS(P)                                                                          \
+    do {                                                                                           \
+        if (pr->rounding == PP_RNE) FP8X_LOOP(P, PP_RNE, 1);                                       \
+        else if (pr->rounding == PP_RNA) FP8X_LOOP(P, PP_RNA, 1);                                  \
+        else if (mode == 1) FP8X_LOOP(P, PP_RTZ, 1);                                               \
+        else if (mode == 2) FP8X_LOOP(P, PP_RTZ, 2);                                               \
+        else FP8X_LOOP(P, PP_RTZ, 3);                                                              \
+    } while (0)
+
+/* Returns n when it encoded the n elements, 0 when the case is not one of this kernel's. */
+__attribute__((target("avx2,fma"))) static size_t fp8_avx2(const pp_params *pr,
+                                                            const uint32_t *src, size_t n,
+                                                            uint8_t *dst, const int stream) {
+    const int p = pr->p;
+    if ((p != 2 && p != 3) || pr->shift != 0 || pr->sign_pos != 7 || !pr->simple ||
+        pr->ovf[0] > 0x7fu || pr->inf[0] > 0x7fu || pr->nan[0] > 0x7fu || n == 0)
+        return 0;
+    if (pr->rounding != PP_RNE && pr->rounding != PP_RTZ && pr->rounding != PP_RNA) return 0;
+    const int mode = pr->inf[0] == pr->ovf[0] ? 1 : pr->inf[0] == pr->nan[0] ? 2 : 3;
+    if (pr->rounding != PP_RTZ && mode != 1) return 0; /* see fp8_avx512 */
+    __builtin_cpu_init();
+    if (!__builtin_cpu_supports("fma")) return 0;
+    const uint32_t s0 = 23u - (uint32_t)p;
+    const uint32_t cc = (uint32_t)(pr->emin + (int)s0 + 127) << p;
+    fp8x_consts k;
+    k.absm = _mm256_set1_epi32(0x7fffffff);
+    k.expm = _mm256_set1_epi32(0x7f800000);
+    k.cmin = _mm256_set1_epi32((int)((uint32_t)(pr->emin + 127) << 23));
+    k.scale = _mm256_set1_epi32((int)(((127u + s0) << 23) | ((0x10000u - cc) & 0xffffu)));
+    k.halfs = _mm256_set1_epi32((int)((uint32_t)(127 - p - 1) << 23));
+    k.hinf = _mm256_set1_epi16(0x7f80);
+    k.ovf = _mm256_set1_epi16((short)pr->ovf[0]);
+    k.nan = _mm256_set1_epi16((short)pr->nan[0]);
+    k.inf = _mm256_set1_epi16((short)pr->inf[0]);
+    k.s80 = _mm256_set1_epi8((char)0x80);
+    k.ord = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+    const unsigned csr = _mm_getcsr();
+    /* all exceptions masked, FTZ and DAZ off; rounding to nearest (rne) or toward zero */
+    _mm_setcsr(pr->rounding == PP_RNE ? 0x1f80u : 0x7f80u);
+    if (p == 3) FP8X_ROUNDINGS(3);
+    else FP8X_ROUNDINGS(2);
+    _mm_setcsr(csr);
+    return n;
+}
+
+static size_t rne_avx2(const pp_params *pr, const uint32_t *src, size_t n, void *dst,
+                       int out_bytes) {
+    return out_bytes == 1 ? fp8_avx2(pr, src, n, (uint8_t *)dst, 0) : 0;
+}
+#define PP_RNE_FAST rne_avx2
+
+static int enc8_stream_avx2(const pp_params *pr, const uint32_t *src, size_t n, uint8_t *dst) {
+    return fp8_avx2(pr, src, n, dst, 1) != 0;
+}
+#define PP_ENC8_STREAM enc8_stream_avx2
+
 #include "kern_sr_avx2.h"
 #define PP_SR_FUSED sr_avx2
 #include "kern_body.h"

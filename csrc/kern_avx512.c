@@ -134,11 +134,187 @@ static int dec16_avx512(const void *bits, size_t n, uint32_t *out) {
 }
 #define PP_DECODE16 dec16_avx512
 
-/* float32 -> 8/16-bit codes, rne, signs kept on every special (pr->simple == 1), written with
- * AVX-512 masks: kern_body.h's two paths (normal: rebias + increment + shift; subnormal: |x| + D in
- * the FPU, so only with pr->fp_default) and its tail (overflow result, then NaN, then the sign),
- * then saturating packs (codes fit) and one permutation into element order. Does whole groups of
- * 64 elements and returns how many it did (0 when the case is not this one). */
+/* float32 -> fp8 (p = 2 or 3), rne / rtz / rna, signs kept on every special (pr->simple != 0):
+ * one fused multiply-add rounds every binade in hardware, with the rounding given in the
+ * instruction. For x in binade e (e clamped below at emin), C = ±2^(max(e, emin) + s0) * (1 + d)
+ * with s0 = 23 - p, the sign of x, and d < 2^-7 (below) has ulp(C) = 2^(max(e, emin) - p), the
+ * format's quantum there; s = C + x, rounded once (rounding is symmetric, so this rounds |x|),
+ * stays in C's binade (|x| < 2^(e+1) <= |C| / 2), and its bits are C's plus K, the rounded
+ * significand (2^p .. 2^(p+1) for normals, the code itself for subnormals and zero):
+ *     code = K + (max(e, emin) - emin) * 2^p = s.lo16 - (C's low 16 bits) + (s.hi16 << 1 >> (8 - p)) - Cc
+ * with Cc = (emin + s0 + 127) << p; d is chosen so that C's low 16 bits are -Cc (mod 2^16), so
+ *     code = s.lo16 + (s.hi16 << 1 >> (8 - p))   (mod 2^16)
+ * (K <= 16 < Cc never carries into s.hi16; C's last bit is 0, so rne's tie parity is K's). C comes
+ * from x's sign and exponent bits (x & 0xff800000, never subnormal) with vrangeps keeping the larger
+ * magnitude of it and 2^emin and x's sign. The 16-bit halves are gathered into 16-bit lanes (32
+ * elements per instruction from there on), clamped to the overflow result and the specials
+ * selected from s.hi16 << 1 (0xff00: inf, or an rne overflow, which the FMA rounds to inf; above:
+ * NaN, quieted by the FMA; rtz never rounds a finite sum to inf), packed to bytes, the signs ORed
+ * in (s.hi16 packed with signed saturation: its sign is x's, NaNs included) and the packs' lane
+ * order undone. AVX-512 F/BW/DQ only (no VBMI).
+ * rtz: the same sum truncated. rna: |x| + ulp/2 truncated first (a second FMA, C * 2^-(p+1)
+ * added; two truncations at 2^-k | quantum equal one), then the sum truncated.
+ * The rounding is in the instruction and no operand is subnormal except x (DAZ turns a float32
+ * subnormal into 0, whose code is the same ±0), the sum is normal (FTZ cannot act), and {sae}
+ * raises nothing: the caller's MXCSR cannot change a bit. */
+typedef struct {
+    __m512i sexpm, cmin, scale, halfs, idxH, idxL, ord, s80, hinf2, ovf, nan, inf;
+} fp8_consts;
+
+#define FP8_RNE (_MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
+#define FP8_RTZ (_MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC)
+#define FP8_MAXABS_SIGN1 3 /* vrangeps: larger magnitude, the first operand's sign */
+
+static inline __attribute__((always_inline)) __m512i fp8_sum(const fp8_consts *k, __m512i u,
+                                                             const int rnd) {
+    const __m512 x = _mm512_castsi512_ps(u);
+    const __m512 c = _mm512_range_ps(_mm512_castsi512_ps(_mm512_and_si512(u, k->sexpm)),
+                                     _mm512_castsi512_ps(k->cmin), FP8_MAXABS_SIGN1);
+    const __m512 sc = _mm512_castsi512_ps(k->scale);
+    if (rnd == PP_RNE) return _mm512_castps_si512(_mm512_fmadd_round_ps(c, sc, x, FP8_RNE));
+    if (rnd == PP_RTZ) return _mm512_castps_si512(_mm512_fmadd_round_ps(c, sc, x, FP8_RTZ));
+    const __m512 xh = _mm512_fmadd_round_ps(c, _mm512_castsi512_ps(k->halfs), x, FP8_RTZ);
+    return _mm512_castps_si512(_mm512_fmadd_round_ps(c, sc, xh, FP8_RTZ));
+}
+
+/* 32 codes without sign (16-bit lanes, in the order of _mm512_packs_epi32(ua, ub)) of two vectors
+ * of float32 bits, and the sums' upper halves (*hi, same order). mode: 1 ovf == inf; 2 ovf != inf
+ * == nan; 3 all three differ (2 and 3: rtz / rna only). */
+static inline __attribute__((always_inline)) __m512i fp8_words(const fp8_consts *k, __m512i ua,
+                                                               __m512i ub, __m512i *hi,
+                                                               const int p, const int rnd,
+                                                               const int mode) {
+    const __m512i sa = fp8_sum(k, ua, rnd), sb = fp8_sum(k, ub, rnd);
+    const __m512i h = _mm512_permutex2var_epi16(sa, k->idxH, sb);
+    const __m512i lo = _mm512_permutex2var_epi16(sa, k->idxL, sb);
+    const __m512i h2 = _mm512_add_epi16(h, h); /* the sign shifted out */
+    const __m512i v = _mm512_add_epi16(lo, _mm512_srli_epi16(h2, 8 - p));
+    *hi = h;
+    if (mode == 1) return _mm512_mask_min_epu16(k->nan, _mm512_cmple_epu16_mask(h2, k->hinf2), v, k->ovf);
+    const __mmask32 fin = _mm512_cmplt_epu16_mask(h2, k->hinf2);
+    const __m512i spec = mode == 2 ? k->nan
+                         : _mm512_mask_blend_epi16(_mm512_cmpeq_epi16_mask(h2, k->hinf2), k->nan, k->inf);
+    return _mm512_mask_min_epu16(spec, fin, v, k->ovf);
+}
+
+/* 64 codes in element order. */
+static inline __attribute__((always_inline)) __m512i fp8_64(const fp8_consts *k, __m512i u0,
+                                                            __m512i u1, __m512i u2, __m512i u3,
+                                                            const int p, const int rnd,
+                                                            const int mode) {
+    __m512i h0, h1;
+    const __m512i w0 = fp8_words(k, u0, u1, &h0, p, rnd, mode);
+    const __m512i w1 = fp8_words(k, u2, u3, &h1, p, rnd, mode);
+    /* signed saturation keeps the sign: bit 7 of each byte is the sum's (x's) sign */
+    const __m512i b = _mm512_ternarylogic_epi32(_mm512_packus_epi16(w0, w1),
+                                                _mm512_packs_epi16(h0, h1), k->s80, 0xF8);
+    return _mm512_permutexvar_epi32(k->ord, b); /* the packs' lane order -> element order */
+}
+
+/* Elements [i, n), n - i < 64, with masked loads and a masked (plain) store. */
+static inline __attribute__((always_inline)) void fp8_part(const fp8_consts *k, const uint32_t *src,
+                                                           size_t i, size_t n, uint8_t *dst,
+                                                           const int p, const int rnd,
+                                                           const int mode) {
+    const __mmask64 m = ((__mmask64)1 << (n - i)) - 1u;
+    const __m512i u0 = _mm512_maskz_loadu_epi32((__mmask16)m, (const void *)(src + i));
+    const __m512i u1 = _mm512_maskz_loadu_epi32((__mmask16)(m >> 16), (const void *)(src + i + 16));
+    const __m512i u2 = _mm512_maskz_loadu_epi32((__mmask16)(m >> 32), (const void *)(src + i + 32));
+    const __m512i u3 = _mm512_maskz_loadu_epi32((__mmask16)(m >> 48), (const void *)(src + i + 48));
+    _mm512_mask_storeu_epi8((void *)(dst + i), m, fp8_64(k, u0, u1, u2, u3, p, rnd, mode));
+}
+
+/* All n elements; stream: non-temporal stores from the first 64-byte aligned output on (the
+ * caller issues the sfence). */
+static inline __attribute__((always_inline)) void fp8_loop(const fp8_consts *k, const uint32_t *src,
+                                                           size_t n, uint8_t *dst, const int stream,
+                                                           const int p, const int rnd,
+                                                           const int mode) {
+    size_t i = 0;
+    if (stream) {
+        size_t head = (size_t)(-(uintptr_t)dst & 63u);
+        if (head > n) head = n;
+        if (head) fp8_part(k, src, 0, head, dst, p, rnd, mode);
+        i = head;
+    }
+    for (; i + 64 <= n; i += 64) {
+        const __m512i b = fp8_64(k, _mm512_loadu_si512((const void *)(src + i)),
+                                 _mm512_loadu_si512((const void *)(src + i + 16)),
+                                 _mm512_loadu_si512((const void *)(src + i + 32)),
+                                 _mm512_loadu_si512((const void *)(src + i + 48)), p, rnd, mode);
+        if (stream) _mm512_stream_si512((void *)(dst + i), b);
+        else _mm512_storeu_si512((void *)(dst + i), b);
+    }
+    if (i < n) fp8_part(k, src, i, n, dst, p, rnd, mode);
+}
+
+#define FP8_LOOP(P, R, M)                                                                          \
+    do {                                                                                           \
+        if (stream) fp8_loop(&k, src, n, dst, 1, P, R, M);                                         \
+        else fp8_loop(&k, src, n, dst, 0, P, R, M);                                                \
+    } while (0)
+#define FP8_ROUNDINGS(P)                                                                           \
+    do {                                                                                           \
+        if (pr->rounding == PP_RNE) FP8_LOOP(P, PP_RNE, 1);                                        \
+        else if (pr->rounding == PP_RNA) FP8_LOOP(P, PP_RNA, 1);                                   \
+        else if (mode == 1) FP8_LOOP(P, PP_RTZ, 1);                                                \
+        else if (mode == 2) FP8_LOOP(P, PP_RTZ, 2);                                                \
+        else FP8_LOOP(P, PP_RTZ, 3);                                                               \
+    } while (0)
+
+/* Returns n when it encoded the n elements, 0 when the case is not one of this kernel's. */
+static size_t fp8_avx512(const pp_params *pr, const uint32_t *src, size_t n, uint8_t *dst,
+                         const int stream) {
+    const int p = pr->p;
+    if ((p != 2 && p != 3) || pr->shift != 0 || pr->sign_pos != 7 || !pr->simple ||
+        pr->ovf[0] > 0x7fu || pr->inf[0] > 0x7fu || pr->nan[0] > 0x7fu || n == 0)
+        return 0;
+    if (pr->rounding != PP_RNE && pr->rounding != PP_RTZ && pr->rounding != PP_RNA) return 0;
+    /* rne rounds a finite overflow to inf and takes inf's result (mode 1); rna truncates it to
+     * the largest float32, like rtz, but its inf result is ovf's in every policy there is */
+    const int mode = pr->inf[0] == pr->ovf[0] ? 1 : pr->inf[0] == pr->nan[0] ? 2 : 3;
+    if (pr->rounding != PP_RTZ && mode != 1) return 0;
+    const uint32_t s0 = 23u - (uint32_t)p;
+    const uint32_t cc = (uint32_t)(pr->emin + (int)s0 + 127) << p; /* 536 or 1128 here */
+    fp8_consts k;
+    k.sexpm = _mm512_set1_epi32((int)0xff800000u);
+    k.cmin = _mm512_set1_epi32((int)((uint32_t)(pr->emin + 127) << 23));
+    k.scale = _mm512_set1_epi32((int)(((127u + s0) << 23) | ((0x10000u - cc) & 0xffffu))); /* 2^s0 (1 + d) */
+    k.halfs = _mm512_set1_epi32((int)((uint32_t)(127 - p - 1) << 23));                      /* 2^-(p+1) */
+    /* word 8 l + r of a 128-bit lane l: element 4 l + r of a (r < 4), 4 l + r - 4 of b (r >= 4),
+     * as _mm512_packs_epi32(a, b) orders them; hi takes the upper halves of the 32-bit lanes */
+    _Alignas(64) uint16_t ih[32], il[32];
+    for (int l = 0; l < 4; l++)
+        for (int r = 0; r < 8; r++) {
+            const int w = r < 4 ? 4 * l + r : 16 + 4 * l + r - 4; /* 32-bit lane of a:b */
+            il[8 * l + r] = (uint16_t)(2 * w);
+            ih[8 * l + r] = (uint16_t)(2 * w + 1);
+        }
+    k.idxH = _mm512_load_si512((const void *)ih);
+    k.idxL = _mm512_load_si512((const void *)il);
+    k.ord = _mm512_set_epi32(15, 11, 7, 3, 14, 10, 6, 2, 13, 9, 5, 1, 12, 8, 4, 0);
+    k.s80 = _mm512_set1_epi8((char)0x80);
+    k.hinf2 = _mm512_set1_epi16((short)0xff00);
+    k.ovf = _mm512_set1_epi16((short)pr->ovf[0]);
+    k.nan = _mm512_set1_epi16((short)pr->nan[0]);
+    k.inf = _mm512_set1_epi16((short)pr->inf[0]);
+    if (p == 3) FP8_ROUNDINGS(3);
+    else FP8_ROUNDINGS(2);
+    return n;
+}
+
+/* The same straight to the destination with streaming stores (convert.c, large outputs). */
+static int enc8_stream_avx512(const pp_params *pr, const uint32_t *src, size_t n, uint8_t *dst) {
+    return fp8_avx512(pr, src, n, dst, 1) != 0;
+}
+#define PP_ENC8_STREAM enc8_stream_avx512
+
+/* float32 -> 16-bit codes, rne, signs kept on every special (pr->simple == 1) (8-bit codes: the
+ * fp8 kernel above), written with AVX-512 masks: kern_body.h's two paths (normal: rebias +
+ * increment + shift; subnormal: |x| + D in the FPU, so only with pr->fp_default) and its tail
+ * (overflow result, then NaN, then the sign), then saturating packs (codes fit) and one
+ * permutation into element order. Does whole groups of 32 elements and returns how many it did
+ * (0 when the case is not this one). */
 typedef struct {
     __m128i cnt;
     __m512i absm, one, add, minnorm, dv, ovf, inf, nan, sbit;
@@ -163,8 +339,10 @@ static inline __m512i rne16(const rne_consts *k, const uint32_t *src) {
 
 static size_t rne_avx512(const pp_params *pr, const uint32_t *src, size_t n, void *dst,
                          int out_bytes) {
+    /* 8-bit codes: fp8_avx512 takes every rne case this kernel could (and rtz / rna) */
+    if (out_bytes == 1) return fp8_avx512(pr, src, n, (uint8_t *)dst, 0);
     if (pr->rounding != PP_RNE || pr->simple != 1 || (pr->has_sub && !pr->fp_default) ||
-        pr->shift != 0 || (out_bytes != 1 && out_bytes != 2) ||
+        pr->shift != 0 || out_bytes != 2 ||
         (pr->ovf[0] != pr->maxc && pr->ovf[0] != pr->maxc + 1))
         return 0;
     const uint32_t s0 = 23u - (uint32_t)pr->p;
@@ -182,20 +360,10 @@ static size_t rne_avx512(const pp_params *pr, const uint32_t *src, size_t n, voi
     k.sub = pr->has_sub;
     k.sgsh = 31 - pr->sign_pos;
     size_t i = 0;
-    if (out_bytes == 1) {
-        const __m512i ord = _mm512_set_epi32(15, 11, 7, 3, 14, 10, 6, 2, 13, 9, 5, 1, 12, 8, 4, 0);
-        for (; i + 64 <= n; i += 64) {
-            const __m512i w01 = _mm512_packus_epi32(rne16(&k, src + i), rne16(&k, src + i + 16));
-            const __m512i w23 = _mm512_packus_epi32(rne16(&k, src + i + 32), rne16(&k, src + i + 48));
-            const __m512i b = _mm512_permutexvar_epi32(ord, _mm512_packus_epi16(w01, w23));
-            _mm512_storeu_si512((void *)((uint8_t *)dst + i), b);
-        }
-    } else {
-        const __m512i ord = _mm512_set_epi64(7, 5, 3, 1, 6, 4, 2, 0);
-        for (; i + 32 <= n; i += 32) {
-            const __m512i w = _mm512_packus_epi32(rne16(&k, src + i), rne16(&k, src + i + 16));
-            _mm512_storeu_si512((void *)((uint16_t *)dst + i), _mm512_permutexvar_epi64(ord, w));
-        }
+    const __m512i ord = _mm512_set_epi64(7, 5, 3, 1, 6, 4, 2, 0);
+    for (; i + 32 <= n; i += 32) {
+        const __m512i w = _mm512_packus_epi32(rne16(&k, src + i), rne16(&k, src + i + 16));
+        _mm512_storeu_si512((void *)((uint16_t *)dst + i), _mm512_permutexvar_epi64(ord, w));
     }
     return i;
 }

@@ -155,7 +155,8 @@ PP_LANE(lane64_, uint64_t, int64_t, 52, 1023, 64, UINT64_C(0x7fffffffffffffff),
 PP_DEFINE_ENC(enc8i_, uint32_t, lane32_, uint8_t)
 PP_DEFINE_ENC(enc16i_, uint32_t, lane32_, uint16_t)
 
-/* float32 -> 8-bit codes: the set's hand-written rne kernel where it has one for the case. */
+/* float32 -> 8-bit codes: the set's hand-written kernel where it has one for the case (AVX-512,
+ * and AVX2 with FMA: the fp8 formats under rne, rtz and rna; it returns how many it did). */
 static void PP_K(enc8_)(const pp_params *pr, const void *src, size_t n, const uint32_t *rnd,
                         void *dst) {
     size_t done = 0;
@@ -193,6 +194,14 @@ PP_DEFINE_ENC(enc64to32_, uint64_t, lane64_, uint32_t)
 
 #include "kern_aux.h"
 
+#ifndef PP_ENC8_STREAM
+static int PP_K(enc8_stream_)(const pp_params *pr, const uint32_t *src, size_t n, uint8_t *dst) {
+    (void)pr, (void)src, (void)n, (void)dst;
+    return 0; /* no direct streaming encoder in this set */
+}
+#define PP_ENC8_STREAM PP_K(enc8_stream_)
+#endif
+
 #ifndef PP_DECODE_STREAM
 static int PP_K(decode_stream_)(int format, const void *bits, size_t n, uint32_t *out) {
     (void)format, (void)bits, (void)n, (void)out;
@@ -220,6 +229,7 @@ const pp_kernel_set PP_K(pp_kernels_) = {
     PP_K(sr_words_),
     PP_K(decode_),
     PP_DECODE_STREAM,
+    PP_ENC8_STREAM,
     PP_K(stream_),
     PP_K(sfence_),
     PP_SR_FUSED,
