@@ -163,19 +163,7 @@ FP8X_FN void fp8x_loop(const fp8x_consts *k, const uint32_t *src, size_t n, uint
     if (i < n) fp8x_part(k, src, i, n - i, dst, p, rnd, mode);
 }
 
-#define FP8X_LOOP(P, R, M)                                                                         \
-    do {                                                                                           \
-        if (stream) fp8x_loop(&k, src, n, dst, 1, P, R, M);                                        \
-        else fp8x_loop(&k, src, n, dst, 0, P, R, M);                                               \
-    } while (0)
-#define FP8X_ROUNDINGS(P)                                                                          \
-    do {                                                                                           \
-        if (pr->rounding == PP_RNE) FP8X_LOOP(P, PP_RNE, 1);                                       \
-        else if (pr->rounding == PP_RNA) FP8X_LOOP(P, PP_RNA, 1);                                  \
-        else if (mode == 1) FP8X_LOOP(P, PP_RTZ, 1);                                               \
-        else if (mode == 2) FP8X_LOOP(P, PP_RTZ, 2);                                               \
-        else FP8X_LOOP(P, PP_RTZ, 3);                                                              \
-    } while (0)
+#define FP8X_ROUNDINGS(P) PP_FP8_DISPATCH(fp8x_loop, P)
 
 /* Returns n when it encoded the n elements, 0 when the case is not one of this kernel's. */
 __attribute__((target("avx2,fma"))) static size_t fp8_avx2(const pp_params *pr,

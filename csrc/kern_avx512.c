@@ -248,19 +248,7 @@ static inline __attribute__((always_inline)) void fp8_loop(const fp8_consts *k, 
     if (i < n) fp8_part(k, src, i, n, dst, p, rnd, mode);
 }
 
-#define FP8_LOOP(P, R, M)                                                                          \
-    do {                                                                                           \
-        if (stream) fp8_loop(&k, src, n, dst, 1, P, R, M);                                         \
-        else fp8_loop(&k, src, n, dst, 0, P, R, M);                                                \
-    } while (0)
-#define FP8_ROUNDINGS(P)                                                                           \
-    do {                                                                                           \
-        if (pr->rounding == PP_RNE) FP8_LOOP(P, PP_RNE, 1);                                        \
-        else if (pr->rounding == PP_RNA) FP8_LOOP(P, PP_RNA, 1);                                   \
-        else if (mode == 1) FP8_LOOP(P, PP_RTZ, 1);                                                \
-        else if (mode == 2) FP8_LOOP(P, PP_RTZ, 2);                                                \
-        else FP8_LOOP(P, PP_RTZ, 3);                                                               \
-    } while (0)
+#define FP8_ROUNDINGS(P) PP_FP8_DISPATCH(fp8_loop, P)
 
 /* Returns n when it encoded the n elements, 0 when the case is not one of this kernel's. */
 static size_t fp8_avx512(const pp_params *pr, const uint32_t *src, size_t n, uint8_t *dst,

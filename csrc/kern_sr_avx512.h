@@ -47,6 +47,21 @@ typedef struct {
     __m512i dabsm, drebias, dminnorm, dscale, dtwo32, dinf64, done, dclamp;
 } sr_consts;
 
+/* The specials of a policy that selects them one by one (no min shortcut): codes past max become
+ * the overflow code, inf (ki) and NaN (kn) inputs theirs; *dm gets the sign bits each keeps. */
+static inline __attribute__((always_inline)) __m512i sr_specials(const sr_consts *k, __m512i code,
+                                                                 __mmask16 ki, __mmask16 kn,
+                                                                 int wide, __m512i *dm) {
+    const __mmask16 ko = _mm512_cmpgt_epu32_mask(code, k->maxc);
+    if (wide) code = _mm512_sll_epi32(code, k->csh);
+    code = _mm512_mask_mov_epi32(code, ko, k->ovf0);
+    code = _mm512_mask_mov_epi32(code, ki, k->inf0);
+    code = _mm512_mask_mov_epi32(code, kn, k->nan0);
+    *dm = _mm512_mask_mov_epi32(*dm, ko & (__mmask16)~kn, k->dovf);
+    *dm = _mm512_mask_mov_epi32(*dm, ki, k->dinf);
+    return code;
+}
+
 /* ksign: when not NULL (and mint), the code is returned without its sign and without the NaN
  * select: ksign[0] gets the lanes whose sign bit is to be set, ksign[1] the NaN lanes (the caller
  * does both after packing, one op each per vector of packed codes). sub == 2: the subnormal path
@@ -85,14 +100,7 @@ static inline __attribute__((always_inline)) __m512i sr16(const sr_consts *k, __
         if (wide) code = _mm512_sll_epi32(code, k->csh);
         code = _mm512_mask_mov_epi32(code, kn, k->nan0);
     } else {
-        const __mmask16 ko = _mm512_cmpgt_epu32_mask(code, k->maxc);
-        const __mmask16 ki = _mm512_cmpeq_epi32_mask(a, k->inf);
-        if (wide) code = _mm512_sll_epi32(code, k->csh);
-        code = _mm512_mask_mov_epi32(code, ko, k->ovf0);
-        code = _mm512_mask_mov_epi32(code, ki, k->inf0);
-        code = _mm512_mask_mov_epi32(code, kn, k->nan0);
-        dm = _mm512_mask_mov_epi32(dm, ko & (__mmask16)~kn, k->dovf);
-        dm = _mm512_mask_mov_epi32(dm, ki, k->dinf);
+        code = sr_specials(k, code, _mm512_cmpeq_epi32_mask(a, k->inf), kn, wide, &dm);
     }
     return _mm512_mask_or_epi32(code, _mm512_movepi32_mask(u), code, dm); /* code | (sign ? dm : 0) */
 }
@@ -140,14 +148,7 @@ static inline __attribute__((always_inline)) __m512i sr16d(const sr_consts *k, _
         if (wide) code = _mm512_sll_epi32(code, k->csh);
         code = _mm512_mask_mov_epi32(code, kn, k->nan0);
     } else {
-        const __mmask16 ki = _mm512_kunpackb(ki8[1], ki8[0]);
-        const __mmask16 ko = _mm512_cmpgt_epu32_mask(code, k->maxc);
-        if (wide) code = _mm512_sll_epi32(code, k->csh);
-        code = _mm512_mask_mov_epi32(code, ko, k->ovf0);
-        code = _mm512_mask_mov_epi32(code, ki, k->inf0);
-        code = _mm512_mask_mov_epi32(code, kn, k->nan0);
-        dm = _mm512_mask_mov_epi32(dm, ko & (__mmask16)~kn, k->dovf);
-        dm = _mm512_mask_mov_epi32(dm, ki, k->dinf);
+        code = sr_specials(k, code, _mm512_kunpackb(ki8[1], ki8[0]), kn, wide, &dm);
     }
     return _mm512_mask_or_epi32(code, ksg, code, dm); /* code | (sign ? dm : 0) */
 }

@@ -97,6 +97,23 @@ typedef struct {
                        const uint32_t *rnd, uint64_t seed, uint64_t first, void *dst,
                        int out_bytes);
 } pp_kernel_set;
+
+/* The fp8 kernels' dispatch (kern_avx512.c fp8_avx512, kern_avx2.c fp8_avx2): one loop per
+ * (p, rounding, special-value mode, streaming), all compile-time constants. Expands in the
+ * kernel, which has k, src, n, dst, stream, pr and mode in scope. */
+#define PP_FP8_LOOP_(LOOP, P, R, M)                                                                \
+    do {                                                                                           \
+        if (stream) LOOP(&k, src, n, dst, 1, P, R, M);                                             \
+        else LOOP(&k, src, n, dst, 0, P, R, M);                                                    \
+    } while (0)
+#define PP_FP8_DISPATCH(LOOP, P)                                                                   \
+    do {                                                                                           \
+        if (pr->rounding == PP_RNE) PP_FP8_LOOP_(LOOP, P, PP_RNE, 1);                              \
+        else if (pr->rounding == PP_RNA) PP_FP8_LOOP_(LOOP, P, PP_RNA, 1);                         \
+        else if (mode == 1) PP_FP8_LOOP_(LOOP, P, PP_RTZ, 1);                                      \
+        else if (mode == 2) PP_FP8_LOOP_(LOOP, P, PP_RTZ, 2);                                      \
+        else PP_FP8_LOOP_(LOOP, P, PP_RTZ, 3);                                                     \
+    } while (0)
 extern const pp_kernel_set pp_kernels_portable;
 extern const pp_kernel_set pp_kernels_avx2;
 extern const pp_kernel_set pp_kernels_avx512;
