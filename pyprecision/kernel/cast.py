@@ -180,9 +180,12 @@ def reinterpret(bits: Any, src: Any, dst: Any) -> tuple[np.ndarray, ReinterpretR
 
 def random_words(seed: int, n: int, first: int = 0) -> np.ndarray:
     """The generator's words for flat element indices [first, first + n) under ``seed``."""
-    if n < 0 or first < 0:
-        raise CastError("n and first must be non-negative")
-    out = np.empty(n, np.uint32)
-    _args.check_status(lib.pp_random_words(_seed(seed), first, n, _args.ptr(out, "uint32_t *")),
-                       "random_words")
+    for name, v in (("n", n), ("first", first)):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0:
+            raise CastError(f"{name} must be a non-negative integer, got {v!r}")
+    if int(first) + int(n) > 1 << 64:
+        raise CastError(f"element indices end at 2**64: first + n = {int(first) + int(n)}")
+    out = np.empty(int(n), np.uint32)
+    words = lib.pp_random_words(_seed(seed), int(first), int(n), _args.ptr(out, "uint32_t *"))
+    _args.check_status(words, "random_words")
     return out

@@ -114,3 +114,29 @@ def test_seeded_stochastic_strong_sample(fmt: str, src: str) -> None:
                         got = pyprecision.encode(x, fmt, isa=isa, threads=threads, **kw)
                     assert_same(got, ref, x, f"seeded {src} {fmt} sat={saturate} nan={nan} "
                                              f"isa={isa} threads={threads}")
+
+
+@pytest.mark.parametrize(
+    ("args", "match"),
+    [
+        ((-1, 4), "seed"),
+        ((2**64, 4), "seed"),
+        ((1.5, 4), "seed"),
+        ((1, -1), "n must be"),
+        ((1, 2.0), "n must be"),
+        ((1, True), "n must be"),
+        ((1, 4, -3), "first must be"),
+        ((1, 4, 0.5), "first must be"),
+        ((1, 3, 2**64 - 2), "end at 2\\*\\*64"),
+        ((1, 1, 2**64), "end at 2\\*\\*64"),
+    ],
+)
+def test_random_words_bad_arguments(args: tuple, match: str) -> None:
+    with pytest.raises(pyprecision.CastError, match=match):
+        random_words(*args)
+
+
+def test_random_words_reach_the_last_index() -> None:
+    """The last two indices of the 2**64 range are allowed and are pair 2**63 - 1's halves."""
+    got = random_words(7, 2, 2**64 - 2)
+    assert got.tolist() == [_word(7, 2**64 - 2), _word(7, 2**64 - 1)]
