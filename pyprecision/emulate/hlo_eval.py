@@ -113,7 +113,7 @@ class Evaluator:
         env: dict[int, Value] = {id(p): a for p, a in zip(params, args, strict=True)}
         order = self._order.get(id(comp))
         if order is None:
-            order = self._order[id(comp)] = _needed(comp)
+            order = self._order[id(comp)] = comp.post_order([comp.root])
         for inst in order:
             if id(inst) in env:
                 continue
@@ -264,22 +264,3 @@ def _get_tuple_element(inst: Any, args: list[Value]) -> Value:
     if not isinstance(t, tuple) or not idx or not 0 <= idx[0] < len(t):
         raise EmulationError(f"{inst.name}: get-tuple-element index is out of range")
     return t[idx[0]]
-
-
-def _needed(comp: Any) -> list[Any]:
-    """Instructions the root depends on, operands before users."""
-    order: list[Any] = []
-    seen: set[int] = set()
-    stack: list[tuple[Any, int]] = [(comp.root, 0)]
-    while stack:
-        inst, k = stack.pop()
-        if k < len(inst.operands):
-            stack.append((inst, k + 1))
-            op = inst.operands[k]
-            if id(op) not in seen:
-                stack.append((op, 0))
-            continue
-        if id(inst) not in seen:
-            seen.add(id(inst))
-            order.append(inst)
-    return order

@@ -8,7 +8,7 @@ prints back byte for byte. See docs/hlo.md for the API the evaluator uses.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -162,11 +162,12 @@ class HloComputation:
         """Instructions of this computation that use ``inst``."""
         return [u for u in self.instructions if any(o is inst for o in u.operands)]
 
-    def post_order(self) -> list[HloInstruction]:
-        """Instructions in a def-before-use order (ties kept in text order)."""
+    def post_order(self, roots: Iterable[HloInstruction] | None = None) -> list[HloInstruction]:
+        """Instructions in a def-before-use order (ties kept in text order); with ``roots``, only
+        those and what they depend on (e.g. ``[comp.root]``: what evaluating the root needs)."""
         seen: set[int] = set()
         order: list[HloInstruction] = []
-        for start in self.instructions:
+        for start in self.instructions if roots is None else roots:
             if id(start) in seen:
                 continue
             stack: list[tuple[HloInstruction, int]] = [(start, 0)]
