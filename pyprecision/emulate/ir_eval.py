@@ -8,7 +8,7 @@ Integer results wrap (two's complement). Decisions: docs/decisions/ir.md.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import types
 from typing import Any
 
 import numpy as np
@@ -19,28 +19,16 @@ from pyprecision.emulate.ir_ops import binary_values, int_unary, matmul_fp32, un
 from pyprecision.errors import EmulationError
 from pyprecision.ir import (
     FLOAT_DTYPES,
-    AffineLoad,
-    AffineStore,
-    BinaryOp,
     CallOp,
     DType,
     Function,
-    GenericLoad,
-    GenericStore,
     Instruction,
     Module,
     NeuronAP,
-    OffloadedMemCpy,
     OpaqueOp,
-    SBAtomLoad,
     ScalarValue,
-    SelectOp,
     SingleValueTensor,
     Tensor,
-    TensorContractOp,
-    TensorScalarGEPOp,
-    UnaryOp,
-    Value,
     verify,
 )
 
@@ -48,9 +36,26 @@ __all__ = ["run_ir"]
 
 _FLOAT_STORAGE = {np.dtype(d.storage) for d in FLOAT_DTYPES}
 
+#: the numerics an instruction's ``evaluate`` reads through ``ev.num`` (``ir`` never imports them)
+NUMERICS = types.SimpleNamespace(
+    round_to=round_to,
+    convert=convert,
+    from_storage=from_storage,
+    view_bits=view_bits,
+    float_to_int=pyprecision.float_to_int,
+    binary_values=binary_values,
+    int_unary=int_unary,
+    unary_float=unary_float,
+    matmul_fp32=matmul_fp32,
+)
+
 
 # -- the interpreter ------------------------------------------------------------------------------------
 class _Frame:
+    """What an instruction's ``evaluate`` sees: operand values, memory, the numerics (``num``)."""
+
+    num = NUMERICS
+
     def __init__(self, module: Module | None, f: Function, mem: dict[int, np.ndarray]):
         self.module, self.f, self.mem = module, f, mem
         self.vals: dict[int, np.ndarray] = {}
@@ -92,117 +97,47 @@ class _Frame:
 
     def run(self) -> None:
         for inst in self.f.instructions():
-            handler = _HANDLERS.get(type(inst))
-            if handler is None:
-                raise EmulationError(f"cannot emulate {type(inst).__name__}")
-            out = handler(self, inst)
+            out = inst.evaluate(self)
             if inst.result is not None:
                 self.vals[id(inst.result)] = np.asarray(out)
 
+    def call(self, inst: CallOp) -> None:
+        """Run the callee in a fresh frame; ``ins`` bound to its inputs, its outputs to ``outs``."""
+        if self.module is None:
+            raise EmulationError("a call needs the module")
+        g = self.module.get_function(inst.callee)
+        mem = _initial_memory(g)
+        for ap, t in zip(inst.ins, g.inputs, strict=True):
+            mem[id(t)] = convert(self.read(ap), ap.dtype, t.dtype)
+        _Frame(self.module, g, mem).run()
+        for ap, t in zip(inst.outs, g.outputs, strict=True):
+            self.write(ap, mem[id(t)], t.dtype)
 
-def _load(fr: _Frame, inst: Any) -> np.ndarray:
-    x = fr.read(inst.src)
-    if isinstance(inst, GenericLoad):
-        x = x[fr.rows(inst.index, x.shape[0], f"generic_load @{inst.tensor.name}")]
-    elif isinstance(inst, SBAtomLoad) and inst.has_partition_broadcast:
-        x = np.broadcast_to(x, inst.result.shape)  # type: ignore[union-attr]
-    return convert(x, inst.src.dtype, inst.result.dtype)
-
-
-def _store(fr: _Frame, inst: Any) -> None:
-    rows = None
-    if isinstance(inst, GenericStore):
-        rows = fr.rows(inst.index, inst.tensor.shape[0], f"generic_store @{inst.tensor.name}")
-    fr.write(inst.dst, fr.operand(inst.src), inst.src.dtype, rows)
-
-
-def _unary(fr: _Frame, inst: UnaryOp) -> np.ndarray:
-    src: Value = inst.data  # type: ignore[assignment]
-    x, sdt, rdt = fr.vals[id(src)], src.dtype, inst.result.dtype  # type: ignore[union-attr]
-    if inst.kind == "bitcast":
-        return view_bits(x, sdt, rdt)
-    if inst.kind in ("cast", "copy") and sdt is rdt:
-        return x
-    if inst.kind == "cast" and sdt.is_float and rdt.is_integer:
-        return from_storage(pyprecision.float_to_int(x, rdt.np_dtype), rdt)
-    if inst.kind == "cast" and sdt.is_integer and rdt.is_float:
-        return round_to(x, rdt)
-    if rdt.is_integer:
-        return round_to(int_unary(inst.kind, x), rdt)
-    return round_to(unary_float(inst.kind, x), rdt)
-
-
-def _binary(fr: _Frame, inst: BinaryOp) -> np.ndarray:
-    shape = inst.result.shape  # type: ignore[union-attr]
-    a, b = (fr.operand(o, shape) for o in inst.operands)
-    is_float = inst.lhs.dtype.is_float
-    r = binary_values(inst.kind, a, b, is_float)
-    if inst.is_compare:
-        return np.asarray(r, dtype=np.int64).astype(np.int64)
-    return round_to(r, inst.result.dtype)  # type: ignore[union-attr]
-
-
-def _select(fr: _Frame, inst: SelectOp) -> np.ndarray:
-    shape = inst.result.shape  # type: ignore[union-attr]
-    p, a, b = (fr.operand(o, shape) for o in inst.operands)
-    if inst.result.dtype.is_float:  # type: ignore[union-attr]
-        a, b = a.astype(np.float64), b.astype(np.float64)
-    else:
-        a, b = a.astype(object), b.astype(object)
-    return round_to(np.where(p != 0, a, b), inst.result.dtype)  # type: ignore[union-attr]
-
-
-def _matmul(fr: _Frame, inst: TensorContractOp) -> np.ndarray:
-    acc = matmul_fp32(fr.operand(inst.stationary), fr.operand(inst.moving))
-    return round_to(acc, inst.result.dtype)  # type: ignore[union-attr]
-
-
-def _gep(fr: _Frame, inst: TensorScalarGEPOp) -> None:
-    shape = inst.dst.shape
-    a, b = (fr.operand(o, shape) for o in inst.operands)
-    fr.write(inst.dst, binary_values(inst.kind, a, b, inst.dst.dtype.is_float), None)
-
-
-def _memcpy(fr: _Frame, inst: OffloadedMemCpy) -> None:
-    fr.write(inst.dst, fr.read(inst.src), inst.src.dtype)
-
-
-def _call(fr: _Frame, inst: CallOp) -> None:
-    if fr.module is None:
-        raise EmulationError("a call needs the module")
-    g = fr.module.get_function(inst.callee)
-    mem = _initial_memory(g)
-    for ap, t in zip(inst.ins, g.inputs, strict=True):
-        mem[id(t)] = convert(fr.read(ap), ap.dtype, t.dtype)
-    _Frame(fr.module, g, mem).run()
-    for ap, t in zip(inst.outs, g.outputs, strict=True):
-        fr.write(ap, mem[id(t)], t.dtype)
-
-
-def _opaque(fr: _Frame, inst: OpaqueOp) -> None:
-    ins = [fr.read(a) for a in inst.ins]
-    outs = inst.outs
-    if inst.kernel == "copy" and len(ins) == len(outs):
-        for ap, x, a in zip(outs, ins, inst.ins, strict=True):
-            _need_shape(inst, ap, x)
-            fr.write(ap, x, a.dtype)
-    elif inst.kernel == "add" and len(outs) == 1 and ins:
-        total = np.zeros(outs[0].shape)
-        for x in ins:
-            _need_shape(inst, outs[0], x)
-            total = total + x.astype(np.float64)
-        fr.write(outs[0], total, None)
-    elif inst.kernel == "softmax" and len(ins) == 1 and len(outs) == 1:
-        _need_shape(inst, outs[0], ins[0])
-        x = ins[0].astype(np.float64)
-        with np.errstate(all="ignore"):
-            e = np.exp(x - np.max(x, axis=-1, keepdims=True))
-            fr.write(outs[0], e / np.sum(e, axis=-1, keepdims=True), None)
-    else:
-        raise EmulationError(
-            f"opaque kernel {inst.kernel!r} with {len(ins)} ins / {len(outs)} outs "
-            "is not known to the emulator (known: copy, add, softmax)"
-        )
+    def opaque(self, inst: OpaqueOp) -> None:
+        """The kernels the emulator models: copy, add, softmax."""
+        ins = [self.read(a) for a in inst.ins]
+        outs = inst.outs
+        if inst.kernel == "copy" and len(ins) == len(outs):
+            for ap, x, a in zip(outs, ins, inst.ins, strict=True):
+                _need_shape(inst, ap, x)
+                self.write(ap, x, a.dtype)
+        elif inst.kernel == "add" and len(outs) == 1 and ins:
+            total = np.zeros(outs[0].shape)
+            for x in ins:
+                _need_shape(inst, outs[0], x)
+                total = total + x.astype(np.float64)
+            self.write(outs[0], total, None)
+        elif inst.kernel == "softmax" and len(ins) == 1 and len(outs) == 1:
+            _need_shape(inst, outs[0], ins[0])
+            x = ins[0].astype(np.float64)
+            with np.errstate(all="ignore"):
+                e = np.exp(x - np.max(x, axis=-1, keepdims=True))
+                self.write(outs[0], e / np.sum(e, axis=-1, keepdims=True), None)
+        else:
+            raise EmulationError(
+                f"opaque kernel {inst.kernel!r} with {len(ins)} ins / {len(outs)} outs "
+                "is not known to the emulator (known: copy, add, softmax)"
+            )
 
 
 def _need_shape(inst: Instruction, ap: NeuronAP, x: np.ndarray) -> None:
@@ -210,23 +145,6 @@ def _need_shape(inst: Instruction, ap: NeuronAP, x: np.ndarray) -> None:
         raise EmulationError(
             f"opaque kernel: @{ap.tensor.name} {list(ap.shape)} vs input {list(x.shape)}"
         )
-
-
-_HANDLERS: dict[type, Callable[[_Frame, Any], Any]] = {
-    AffineLoad: _load,
-    SBAtomLoad: _load,
-    GenericLoad: _load,
-    AffineStore: _store,
-    GenericStore: _store,
-    UnaryOp: _unary,
-    BinaryOp: _binary,
-    SelectOp: _select,
-    TensorContractOp: _matmul,
-    TensorScalarGEPOp: _gep,
-    OffloadedMemCpy: _memcpy,
-    CallOp: _call,
-    OpaqueOp: _opaque,
-}
 
 
 # -- binding ------------------------------------------------------------------------------------------

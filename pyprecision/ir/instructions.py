@@ -8,9 +8,11 @@ name a freshly built cast (spec 000 §2 GOTCHA). ``eraseFromParent`` unlinks and
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
+from pyprecision.errors import EmulationError
 from pyprecision.ir.dtypes import DTYPES, DType, as_dtype
+from pyprecision.ir.opdef import Piece, View, Views, field_names
 from pyprecision.ir.tensors import NeuronAP
 from pyprecision.ir.values import ScalarValue, Use, Value
 
@@ -63,6 +65,10 @@ class Instruction:
     opname = "?"
     #: the dtypes this instruction's dst may be retyped to (see ``allowed_dtypes``)
     _allowed: tuple[DType, ...] = tuple(DTYPES.values())
+    #: the declaration (see :mod:`pyprecision.ir.opdef`): keywords, text syntax, result or not
+    WORDS: ClassVar[dict[str, dict[str, Any]]] = {}
+    SYNTAX: ClassVar[tuple[Piece, ...]] = ()
+    HAS_RESULT: ClassVar[bool] = True
 
     def __init__(
         self,
@@ -282,15 +288,52 @@ class Instruction:
 
     updateDebugLoc = update_debug_loc
 
-    # -- copying -------------------------------------------------------------------------------
+    # -- the declaration: fields, construction, copying, rule, semantics -------------------------
+    def word(self) -> str:
+        """The keyword this instruction is printed with."""
+        return self.opname
+
+    def fields(self) -> dict[str, Any]:
+        """The constructor fields its keyword fixes and its syntax names, read off this instruction."""
+        names = list(self.WORDS.get(self.word(), {})) + field_names(self.SYNTAX)
+        return {name: getattr(self, name) for name in names}
+
+    @classmethod
+    def from_fields(cls, result: Value | None, **fields: Any) -> Instruction:
+        """Build from declared fields (what the parser and ``clone`` call)."""
+        if cls.HAS_RESULT:
+            return cls(result=result, **fields)
+        return cls(**fields)
+
     def clone(self, name: str | None = None) -> Instruction:
         """A detached copy reading the same operands and tensors; its result gets ``name`` (default:
-        a fresh name from the function, or the old name + ``.clone``)."""
-        raise NotImplementedError(type(self).__name__)
+        a fresh name from the function, or the old name + ``.clone``). Immediate scalars are copied
+        (mutate_fp32 retypes them in place, which must not reach the original); views are fresh."""
+        fields = self.fields()
+        for piece in self.SYNTAX:
+            if isinstance(piece, View):
+                fields[piece.field] = _fresh_view(fields[piece.field], piece.role)
+            elif isinstance(piece, Views):
+                fields[piece.field] = [_fresh_view(a, piece.role) for a in fields[piece.field]]
+        for key, value in fields.items():
+            if isinstance(value, ScalarValue):
+                fields[key] = ScalarValue(value.value, value.dtype)
+        return self._after_clone(type(self).from_fields(self._clone_result(name), **fields))
+
+    def _after_clone(self, other: Instruction) -> Instruction:
+        """Copy state the syntax does not name (none by default)."""
+        return other
+
+    def check(self, f: Function) -> None:
+        """The dtype and shape rule of this kind; raises ``RuleViolation`` (none by default)."""
+
+    def evaluate(self, ev: Any) -> Any:
+        """This instruction's semantics on NumPy data (``ev``: the emulator's frame); returns the
+        result array, or None for an instruction that only writes memory."""
+        raise EmulationError(f"cannot emulate {type(self).__name__}")
 
     def _op(self, i: int) -> Operand:
-        """Operand ``i`` for a clone: values are shared, immediate scalars copied (they are retyped in
-        place by mutate_fp32, which must not reach the original)."""
+        """Operand ``i`` for a clone: values shared, immediate scalars copied."""
         op = self._operands[i]
         return ScalarValue(op.value, op.dtype) if isinstance(op, ScalarValue) else op
 
@@ -301,6 +344,10 @@ class Instruction:
             f = self.function
             name = f.unique_name(self.result.name) if f is not None else self.result.name + ".clone"
         return Value(name, self.result.dtype, self.result.shape)
+
+
+def _fresh_view(ap: NeuronAP, role: str) -> NeuronAP:
+    return NeuronAP(ap.tensor, ap.reinterpret, role)
 
 
 NeuronInst = Instruction

@@ -5,29 +5,31 @@ from __future__ import annotations
 import base64
 import binascii
 import math
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from pyprecision.errors import ParseError
-from pyprecision.ir.compute import BinaryOp, SelectOp, TensorContractOp, UnaryOp
+from pyprecision.ir import compute as _compute  # noqa: F401 - registers the compute ops
+from pyprecision.ir import memory as _memory  # noqa: F401 - registers the memory ops
 from pyprecision.ir.core import Block, Function, Module
 from pyprecision.ir.dtypes import DType, dtype_from_name
-from pyprecision.ir.instructions import BINARY_KINDS, COMPARE_KINDS, UNARY_KINDS, Instruction
+from pyprecision.ir.instructions import Instruction
 from pyprecision.ir.lexer import Line, Token, parse_number, tokenize_line
-from pyprecision.ir.memory import (
-    AffineLoad,
-    AffineStore,
-    CallOp,
-    CallOpBase,
-    GenericLoad,
-    GenericStore,
-    OffloadedMemCpy,
-    OpaqueOp,
-    SBAtomLoad,
-    TensorScalarGEPOp,
+from pyprecision.ir.opdef import (
+    OPS,
+    Attrs,
+    Flag,
+    Int,
+    Ints,
+    Opnd,
+    Opnds,
+    Punct,
+    Str,
+    Sym,
+    View,
+    Views,
 )
 from pyprecision.ir.tensors import TENSOR_KINDS, NeuronAP, SingleValueTensor, Tensor
 from pyprecision.ir.values import ScalarValue, Value
@@ -119,13 +121,14 @@ class _FunctionParser:
             aps.append(self.ap(ln, role))
         return aps
 
-    def attrs(self, ln: Line, allowed: tuple[str, ...]) -> dict[str, list[Any]]:
-        out: dict[str, list[Any]] = {}
+    def attrs(self, ln: Line, piece: Attrs) -> dict[str, Any]:
+        kinds = {name: kind for name, kind, _ in piece.entries}
+        out: dict[str, Any] = {name: default for name, _, default in piece.entries}
         if not ln.accept("punct", "{"):
             return out
         while True:
             key = ln.expect("ident", what="an attribute name")
-            if key.text not in allowed:
+            if key.text not in kinds:
                 raise ln.error(f"unknown attribute {key.text!r}", key)
             ln.expect("punct", "=")
             ln.expect("punct", "[")
@@ -133,11 +136,68 @@ class _FunctionParser:
             while not ln.accept("punct", "]"):
                 if items:
                     ln.expect("punct", ",")
-                items.append(self.tensor_ref(ln) if key.text.startswith("call") else self.dtype(ln))
-            out[key.text] = items
+                items.append(self.tensor_ref(ln) if kinds[key.text] == "tensor" else self.dtype(ln))
+            out[key.text] = set(items) if kinds[key.text] == "tensor" else tuple(items)
             if ln.accept("punct", "}"):
                 return out
             ln.expect("punct", ",")
+
+    def ints(self, ln: Line, word: str) -> tuple[int, ...]:
+        ln.expect("ident", word, what=f"'{word}='")
+        ln.expect("punct", "=")
+        ln.expect("punct", "[")
+        out: list[int] = []
+        while not ln.accept("punct", "]"):
+            if out:
+                ln.expect("punct", ",")
+            out.append(self.integer(ln))
+        return tuple(out)
+
+    def integer(self, ln: Line) -> int:
+        t = ln.expect("number", what="an integer")
+        body = t.text.lstrip("+-")
+        if not body.isdigit() or len(body) > 18:
+            raise ln.error(f"expected an integer, found {t.text!r}", t)
+        return int(t.text)
+
+    def piece(self, ln: Line, piece: object, fields: dict[str, Any]) -> None:
+        """Parse one declared syntax piece into ``fields``."""
+        if isinstance(piece, Punct):
+            ln.expect("punct", piece.text)
+        elif isinstance(piece, Opnd):
+            tok = ln.peek()
+            v = self.value_ref(ln) if piece.accepts == "value" else self.operand(ln)
+            if piece.accepts == "scalar" and not isinstance(v, ScalarValue):
+                raise ln.error("this operand needs an immediate scalar ('dtype number')", tok)
+            fields[piece.field] = v
+        elif isinstance(piece, Opnds):
+            vals = [self.value_ref(ln)]
+            while ln.accept("punct", ","):
+                vals.append(self.value_ref(ln))
+            fields[piece.field] = vals
+        elif isinstance(piece, View):
+            ap = self.ap(ln, piece.role, indexed=piece.index is not None)
+            fields[piece.field] = ap
+            if piece.index is not None:
+                fields[piece.index] = ap.index
+        elif isinstance(piece, Views):
+            fields[piece.field] = self.ap_list(ln, piece.word, piece.role)
+        elif isinstance(piece, Flag):
+            fields[piece.field] = ln.accept("ident", piece.word) is not None
+        elif isinstance(piece, Ints):
+            fields[piece.field] = self.ints(ln, piece.word)
+        elif isinstance(piece, Int):
+            ln.expect("ident", piece.word, what=f"'{piece.word}='")
+            ln.expect("punct", "=")
+            fields[piece.field] = self.integer(ln)
+        elif isinstance(piece, Str):
+            fields[piece.field] = ln.expect("string", what=f'a "{piece.field}" name').text
+        elif isinstance(piece, Sym):
+            fields[piece.field] = ln.expect("tensor", what=f"a @{piece.field} name").text
+        elif isinstance(piece, Attrs):
+            fields.update(self.attrs(ln, piece))
+        else:  # pragma: no cover - a declaration error
+            raise TypeError(f"unknown syntax piece {piece!r}")
 
     # -- lines -------------------------------------------------------------------------------------
     def tensor_decl(self, ln: Line) -> None:
@@ -198,15 +258,22 @@ class _FunctionParser:
                 raise ln.error(f"redefinition of value %{res_tok.text}", res_tok)
             ln.expect("punct", "=")
         op = ln.expect("ident", what="an instruction name")
-        handler = self._handler(op.text)
-        if handler is None:
-            raise ln.error(f"unknown instruction {op.text!r}", op)
-        wants_result, fn = handler
-        if wants_result and res_tok is None:
+        entry = OPS.get(op.text)
+        if entry is None:
+            raise ln.error(_unknown_word(op.text), op)
+        cls, fixed = entry
+        if cls.HAS_RESULT and res_tok is None:
             raise ln.error(f"'{op.text}' produces a value: write '%name = {op.text} ...'", op)
-        if not wants_result and res_tok is not None:
+        if not cls.HAS_RESULT and res_tok is not None:
             raise ln.error(f"'{op.text}' produces no value", op)
-        inst = fn(ln, op, res_tok)
+        fields = dict(fixed)
+        for piece in cls.SYNTAX:
+            self.piece(ln, piece, fields)
+        result = self.result(ln, res_tok) if res_tok is not None else None
+        try:
+            inst = cls.from_fields(result, **fields)
+        except ValueError as e:
+            raise ln.error(str(e), op) from None
         ln.end()
         if res_tok is not None:
             self.values[res_tok.text] = inst.result  # type: ignore[assignment]
@@ -219,92 +286,13 @@ class _FunctionParser:
         dt, shape = self.type_(ln)
         return Value(res_tok.text, dt, shape)
 
-    def _handler(self, name: str) -> tuple[bool, Callable[[Line, Token, Any], Instruction]] | None:
-        if name in UNARY_KINDS:
-            return True, lambda ln, op, r: UnaryOp(op.text, self.value_ref(ln), self.result(ln, r))
-        if name in BINARY_KINDS:
-            return True, self._binary
-        if name.startswith("tensor_scalar_gep."):
-            return False, self._gep
-        return {
-            "affine_load": (True, self._load),
-            "sb_atom_load": (True, self._load),
-            "generic_load": (True, self._load),
-            "select": (True, self._select),
-            "matmul": (True, self._matmul),
-            "affine_store": (False, self._store),
-            "generic_store": (False, self._store),
-            "offloaded_memcpy": (False, self._memcpy),
-            "call": (False, self._call),
-            "opaque": (False, self._call),
-        }.get(name)
 
-    def _binary(self, ln: Line, op: Token, r: Token) -> Instruction:
-        a = self.operand(ln)
-        ln.expect("punct", ",")
-        return BinaryOp(op.text, a, self.operand(ln), self.result(ln, r))
-
-    def _select(self, ln: Line, op: Token, r: Token) -> Instruction:
-        p = self.value_ref(ln)
-        ln.expect("punct", ",")
-        a = self.operand(ln)
-        ln.expect("punct", ",")
-        return SelectOp(p, a, self.operand(ln), self.result(ln, r))
-
-    def _matmul(self, ln: Line, op: Token, r: Token) -> Instruction:
-        s = self.value_ref(ln)
-        ln.expect("punct", ",")
-        return TensorContractOp(s, self.value_ref(ln), self.result(ln, r))
-
-    def _load(self, ln: Line, op: Token, r: Token) -> Instruction:
-        ap = self.ap(ln, "load", indexed=op.text == "generic_load")
-        if op.text == "sb_atom_load":
-            bc = ln.accept("ident", "broadcast") is not None
-            return SBAtomLoad(ap, self.result(ln, r), has_partition_broadcast=bc)
-        if op.text == "generic_load":
-            return GenericLoad(ap, self.result(ln, r), ap.index)
-        return AffineLoad(ap, self.result(ln, r))
-
-    def _store(self, ln: Line, op: Token, r: Any) -> Instruction:
-        v = self.operand(ln)
-        ln.expect("punct", ",")
-        ap = self.ap(ln, "store", indexed=op.text == "generic_store")
-        return GenericStore(v, ap, ap.index) if op.text == "generic_store" else AffineStore(v, ap)
-
-    def _gep(self, ln: Line, op: Token, r: Any) -> Instruction:
-        kind = op.text.split(".", 1)[1]
-        if kind not in BINARY_KINDS or kind in COMPARE_KINDS:
-            raise ln.error(f"unknown tensor_scalar_gep op {kind!r}", op)
-        src = self.operand(ln)
-        ln.expect("punct", ",")
-        sc_tok = ln.peek()
-        sc = self.operand(ln)
-        if not isinstance(sc, ScalarValue):
-            raise ln.error("tensor_scalar_gep needs an immediate scalar second operand", sc_tok)
-        ln.expect("punct", "->")
-        dst = self.ap(ln, "store")
-        allowed = self.attrs(ln, ("allowed",)).get("allowed")
-        return TensorScalarGEPOp(kind, src, sc, dst, allowed)
-
-    def _memcpy(self, ln: Line, op: Token, r: Any) -> Instruction:
-        src = self.ap(ln, "load")
-        ln.expect("punct", "->")
-        return OffloadedMemCpy(src, self.ap(ln, "store"))
-
-    def _call(self, ln: Line, op: Token, r: Any) -> Instruction:
-        if op.text == "call":
-            target = ln.expect("tensor", what="a @function name").text
-        else:
-            target = ln.expect("string", what='a "kernel" name').text
-        ins = self.ap_list(ln, "ins", "load")
-        outs = self.ap_list(ln, "outs", "store")
-        inst: CallOpBase = (
-            CallOp(target, ins, outs) if op.text == "call" else OpaqueOp(target, ins, outs)
-        )
-        a = self.attrs(ln, ("call_ins", "call_outs"))
-        inst.call_ins = set(a.get("call_ins", []))
-        inst.call_outs = set(a.get("call_outs", []))
-        return inst
+def _unknown_word(word: str) -> str:
+    for cls, _ in OPS.values():
+        prefix = getattr(cls, "WORD_PREFIX", None)
+        if prefix and word.startswith(prefix):
+            return f"unknown {prefix.rstrip('.')} op {word[len(prefix):]!r}"
+    return f"unknown instruction {word!r}"
 
 
 def parse(text: str, filename: str = "<string>", verify: bool = True) -> Module:

@@ -6,19 +6,10 @@ import base64
 
 import numpy as np
 
-from pyprecision.ir.compute import BinaryOp, SelectOp, TensorContractOp, UnaryOp
 from pyprecision.ir.core import Block, Function, Module
-from pyprecision.ir.dtypes import INTEGER_DTYPES, DType
+from pyprecision.ir.dtypes import DType
 from pyprecision.ir.instructions import Instruction
-from pyprecision.ir.memory import (
-    CallOp,
-    CallOpBase,
-    LoadInst,
-    OffloadedMemCpy,
-    SBAtomLoad,
-    StoreInst,
-    TensorScalarGEPOp,
-)
+from pyprecision.ir.opdef import Attrs, Flag, Int, Ints, Opnd, Opnds, Punct, Str, Sym, View, Views
 from pyprecision.ir.tensors import NeuronAP, SingleValueTensor, Tensor
 from pyprecision.ir.values import ScalarValue, Value
 
@@ -54,48 +45,59 @@ def _ap(ap: NeuronAP) -> str:
     return s
 
 
-def _call_attrs(inst: CallOpBase) -> str:
+def _attrs(inst: Instruction, piece: Attrs) -> str | None:
     parts = []
-    if inst.call_ins:
-        parts.append(
-            "call_ins = ["
-            + ", ".join(f"@{t.name}" for t in sorted(inst.call_ins, key=lambda t: t.name))
-            + "]"
-        )
-    if inst.call_outs:
-        parts.append(
-            "call_outs = ["
-            + ", ".join(f"@{t.name}" for t in sorted(inst.call_outs, key=lambda t: t.name))
-            + "]"
-        )
-    return " {" + ", ".join(parts) + "}" if parts else ""
+    for field, kind, default in piece.entries:
+        value = getattr(inst, field)
+        if kind == "tensor":
+            if not value:
+                continue
+            items = ", ".join(f"@{t.name}" for t in sorted(value, key=lambda t: t.name))
+        else:
+            if tuple(value) == tuple(default):
+                continue
+            items = ", ".join(d.name for d in value)
+        parts.append(f"{field} = [{items}]")
+    return "{" + ", ".join(parts) + "}" if parts else None
+
+
+def _piece(inst: Instruction, piece: object) -> str | None:
+    if isinstance(piece, Opnd):
+        return _operand(getattr(inst, piece.field))
+    if isinstance(piece, Opnds):
+        return ", ".join(_operand(o) for o in getattr(inst, piece.field))
+    if isinstance(piece, View):
+        return _ap(getattr(inst, piece.field))
+    if isinstance(piece, Views):
+        return f"{piece.word}(" + ", ".join(_ap(a) for a in getattr(inst, piece.field)) + ")"
+    if isinstance(piece, Flag):
+        return piece.word if getattr(inst, piece.field) else None
+    if isinstance(piece, Ints):
+        return f"{piece.word}=[" + ",".join(str(int(v)) for v in getattr(inst, piece.field)) + "]"
+    if isinstance(piece, Int):
+        return f"{piece.word}={int(getattr(inst, piece.field))}"
+    if isinstance(piece, Str):
+        return f'"{getattr(inst, piece.field)}"'
+    if isinstance(piece, Sym):
+        return f"@{getattr(inst, piece.field)}"
+    if isinstance(piece, Attrs):
+        return _attrs(inst, piece)
+    raise TypeError(f"unknown syntax piece {piece!r}")
 
 
 def _body(inst: Instruction) -> str:
-    if isinstance(inst, LoadInst):
-        extra = (
-            " broadcast" if isinstance(inst, SBAtomLoad) and inst.has_partition_broadcast else ""
-        )
-        return f"{inst.opname} {_ap(inst.src)}{extra}"
-    if isinstance(inst, StoreInst):
-        return f"{inst.opname} {_operand(inst.src)}, {_ap(inst.dst)}"
-    if isinstance(inst, (UnaryOp, BinaryOp)):
-        return f"{inst.kind} " + ", ".join(_operand(o) for o in inst.operands)
-    if isinstance(inst, (SelectOp, TensorContractOp)):
-        return f"{inst.opname} " + ", ".join(_operand(o) for o in inst.operands)
-    if isinstance(inst, TensorScalarGEPOp):
-        s = f"tensor_scalar_gep.{inst.kind} {_operand(inst.src)}, {_operand(inst.scalar)} -> {_ap(inst.dst)}"
-        if inst.allowed != INTEGER_DTYPES:
-            s += " {allowed = [" + ", ".join(d.name for d in inst.allowed) + "]}"
-        return s
-    if isinstance(inst, OffloadedMemCpy):
-        return f"offloaded_memcpy {_ap(inst.src)} -> {_ap(inst.dst)}"
-    if isinstance(inst, CallOpBase):
-        head = f"call @{inst.callee}" if isinstance(inst, CallOp) else f'opaque "{inst.kernel}"'  # type: ignore[attr-defined]
-        ins = ", ".join(_ap(a) for a in inst.ins)
-        outs = ", ".join(_ap(a) for a in inst.outs)
-        return f"{head} ins({ins}) outs({outs}){_call_attrs(inst)}"
-    raise TypeError(f"cannot print {type(inst).__name__}")
+    """The keyword and the declared syntax: words joined by spaces, ``,`` glued to the left."""
+    if not inst.SYNTAX and not inst.WORDS:
+        raise TypeError(f"cannot print {type(inst).__name__}")
+    words = [inst.word()]
+    for piece in inst.SYNTAX:
+        if isinstance(piece, Punct) and piece.text == ",":
+            words[-1] += ","
+            continue
+        text = piece.text if isinstance(piece, Punct) else _piece(inst, piece)
+        if text is not None:
+            words.append(text)
+    return " ".join(words)
 
 
 def instruction_to_text(inst: Instruction) -> str:
