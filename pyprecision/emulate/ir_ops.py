@@ -6,6 +6,7 @@ integers as Python ints (exact); the evaluator then rounds once to the result dt
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -43,7 +44,23 @@ def unary_float(kind: str, x: np.ndarray) -> np.ndarray:
             return 1.0 / (1.0 + np.exp(-x))
         if kind == "square":
             return x * x
+        if kind in _NUMPY_UNARY:
+            return _NUMPY_UNARY[kind](x)
+        if kind == "erf":
+            return np.asarray(np.frompyfunc(math.erf, 1, 1)(x.astype(np.float64)), dtype=np.float64)
     raise EmulationError(f"unknown unary op {kind!r}")
+
+
+_NUMPY_UNARY: dict[str, Callable[[Any], Any]] = {
+    "floor": np.floor,
+    "ceil": np.ceil,
+    "round_ne": np.rint,
+    "sign": np.sign,
+    "sin": np.sin,
+    "cos": np.cos,
+    "log1p": np.log1p,
+    "expm1": np.expm1,
+}
 
 
 def int_unary(kind: str, x: np.ndarray) -> np.ndarray:
@@ -56,6 +73,8 @@ def int_unary(kind: str, x: np.ndarray) -> np.ndarray:
         "abs": abs,
         "relu": lambda v: max(v, 0),
         "square": lambda v: v * v,
+        "sign": lambda v: (v > 0) - (v < 0),
+        "not": lambda v: ~v,
     }
     if kind not in table:
         raise EmulationError(f"'{kind}' is not defined on integers")
@@ -75,6 +94,9 @@ def binary_values(kind: str, a: np.ndarray, b: np.ndarray, is_float: bool) -> np
                 "div": np.divide,
                 "max": np.maximum,
                 "min": np.minimum,
+                "pow": np.power,
+                "rem": np.fmod,
+                "atan2": np.arctan2,
                 "cmp_eq": np.equal,
                 "cmp_ne": np.not_equal,
                 "cmp_lt": np.less,
@@ -104,6 +126,11 @@ def int_binop(kind: str, x: int, y: int) -> int:
         "and": lambda p, q: p & q,
         "or": lambda p, q: p | q,
         "xor": lambda p, q: p ^ q,
+        "pow": _int_pow,
+        "rem": _int_rem,
+        "shl": lambda p, q: p << q if 0 <= q < 64 else 0,
+        "shr_a": lambda p, q: p >> min(max(q, 0), 63),
+        "shr_l": _int_shr_l,
         "cmp_eq": lambda p, q: int(p == q),
         "cmp_ne": lambda p, q: int(p != q),
         "cmp_lt": lambda p, q: int(p < q),
@@ -113,6 +140,29 @@ def int_binop(kind: str, x: int, y: int) -> int:
     }
     return table[kind](x, y)
 
+
+
+def _int_pow(x: int, y: int) -> int:
+    if y >= 0:
+        return x**y
+    if x == 1:
+        return 1
+    if x == -1:
+        return 1 if y % 2 == 0 else -1
+    return 0
+
+
+def _int_shr_l(x: int, y: int) -> int:
+    if x < 0:
+        raise EmulationError("shr_l of a negative integer is not emulated (it needs the width)")
+    return x >> y if 0 <= y < 64 else 0
+
+
+def _int_rem(x: int, y: int) -> int:
+    if y == 0:
+        raise EmulationError("integer remainder by zero")
+    r = abs(x) % abs(y)
+    return r if x >= 0 else -r
 
 
 def matmul_fp32(s: np.ndarray, m: np.ndarray) -> np.ndarray:

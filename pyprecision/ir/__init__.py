@@ -63,6 +63,17 @@ from pyprecision.ir.memory import (
 )
 from pyprecision.ir.parser import Location, parse
 from pyprecision.ir.printer import function_to_text, instruction_to_text, to_text
+from pyprecision.ir.shape_ops import (
+    REDUCE_KINDS,
+    BroadcastOp,
+    ConcatenateOp,
+    IotaOp,
+    PadOp,
+    ReduceOp,
+    ReshapeOp,
+    SliceOp,
+    TransposeOp,
+)
 from pyprecision.ir.tensors import NeuronAP, SingleValueTensor, Tensor
 from pyprecision.ir.values import ScalarValue, Use, Value
 from pyprecision.ir.verifier import verify
@@ -85,6 +96,15 @@ class TensorUtils:
 print_module = to_text
 
 __all__ = [
+    "REDUCE_KINDS",
+    "BroadcastOp",
+    "ConcatenateOp",
+    "IotaOp",
+    "PadOp",
+    "ReduceOp",
+    "ReshapeOp",
+    "SliceOp",
+    "TransposeOp",
     "BINARY_KINDS",
     "COMPARE_KINDS",
     "DTYPES",

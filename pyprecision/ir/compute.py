@@ -14,6 +14,7 @@ from pyprecision.ir.instructions import (
     COMPARE_KINDS,
     FLOAT_ONLY_UNARY,
     INT_ONLY_BINARY,
+    INT_ONLY_UNARY,
     UNARY_KINDS,
     Instruction,
     Operand,
@@ -100,6 +101,8 @@ class UnaryOp(Instruction):
             )
         if not (r.dtype.is_float or self.kind not in FLOAT_ONLY_UNARY):
             raise RuleViolation(f"'{self.kind}' needs a float dtype")
+        if r.dtype.is_float and self.kind in INT_ONLY_UNARY:
+            raise RuleViolation(f"'{self.kind}' needs an integer dtype")
 
     def evaluate(self, ev: Any) -> Any:
         """Exact in float64 (or exact integers), rounded once to the result dtype; casts go through
@@ -187,6 +190,8 @@ class BinaryOp(Instruction):
             )
         if self.kind in INT_ONLY_BINARY and not r.dtype.is_integer:
             raise RuleViolation(f"'{self.kind}' needs integer operands")
+        if self.kind == "atan2" and not r.dtype.is_float:
+            raise RuleViolation("'atan2' needs float operands")
 
     def evaluate(self, ev: Any) -> Any:
         """Exact, then rounded once to the result dtype; comparisons give 0/1."""

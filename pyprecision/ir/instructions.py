@@ -23,6 +23,7 @@ __all__ = [
     "BINARY_KINDS",
     "COMPARE_KINDS",
     "FLOAT_ONLY_UNARY",
+    "INT_ONLY_UNARY",
     "INT_ONLY_BINARY",
     "UNARY_KINDS",
     "Instruction",
@@ -48,11 +49,27 @@ UNARY_KINDS = (
     "tanh",
     "sigmoid",
     "square",
+    "floor",
+    "ceil",
+    "round_ne",
+    "sign",
+    "sin",
+    "cos",
+    "erf",
+    "log1p",
+    "expm1",
+    "not",
 )
-FLOAT_ONLY_UNARY = ("exp", "log", "sqrt", "rsqrt", "reciprocal", "tanh", "sigmoid")
+FLOAT_ONLY_UNARY = (
+    "exp", "log", "sqrt", "rsqrt", "reciprocal", "tanh", "sigmoid", "floor", "ceil", "round_ne",
+    "sin", "cos", "erf", "log1p", "expm1",
+)  # fmt: skip
+INT_ONLY_UNARY = ("not",)
 COMPARE_KINDS = ("cmp_eq", "cmp_ne", "cmp_lt", "cmp_le", "cmp_gt", "cmp_ge")
-INT_ONLY_BINARY = ("and", "or", "xor")
-BINARY_KINDS = ("add", "sub", "mul", "div", "max", "min") + INT_ONLY_BINARY + COMPARE_KINDS
+INT_ONLY_BINARY = ("and", "or", "xor", "shl", "shr_a", "shr_l")
+BINARY_KINDS = (
+    ("add", "sub", "mul", "div", "max", "min", "pow", "rem", "atan2") + INT_ONLY_BINARY + COMPARE_KINDS
+)
 
 
 class Instruction:
