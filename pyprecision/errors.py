@@ -51,6 +51,10 @@ class EmulationError(PyPrecisionError, ValueError):
     """A program cannot be evaluated on these inputs (missing input, wrong shape, unknown op)."""
 
 
+class LoweringError(PyPrecisionError, ValueError):
+    """An HLO construct the HLO → loop-IR lowering does not handle (``file:line:col: message``)."""
+
+
 class DumpError(PyPrecisionError, ValueError):
     """A dump or checkpoint file is truncated, malformed or does not match its declared shape."""
 

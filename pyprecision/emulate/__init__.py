@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["run_ir", "run_hlo"]
+__all__ = ["compile_hlo", "run_compiled", "run_hlo", "run_ir"]
 
 
 def __getattr__(name: str) -> Any:
@@ -13,8 +13,24 @@ def __getattr__(name: str) -> Any:
         from pyprecision.emulate.ir_eval import run_ir
 
         return run_ir
-    if name == "run_hlo":
-        from pyprecision.emulate.hlo_eval import run_hlo
+    if name in ("compile_hlo", "run_compiled"):
+        from pyprecision.emulate import hlo_pipeline
 
-        return run_hlo
+        return getattr(hlo_pipeline, name)
     raise AttributeError(name)
+
+
+def run_hlo(module: Any, args: list[Any], config: Any = None, target: str = "gen2") -> list[Any]:
+    """Evaluate an HLO module on ``args`` (its ENTRY parameters in order); outputs in HLO result order.
+
+    ``config=None`` evaluates the HLO as written (every op rounded to its element type). With a
+    ``PrecisionConfig`` (``pyprecision.frontend.parse_flags(argv)``) the whole neuronx-cc pipeline
+    runs: HLO passes → lowering to the loop IR → AutoCast family → DTypeMutator → cast elimination
+    → loop-IR emulation, for ``target`` (gen2/gen3/gen4)."""
+    if config is None:
+        from pyprecision.emulate.hlo_eval import run_hlo as plain
+
+        return plain(module, args)
+    from pyprecision.emulate.hlo_pipeline import run_hlo_pipeline
+
+    return run_hlo_pipeline(module, args, config, target)

@@ -1,0 +1,201 @@
+"""The state of one lowering: the IR function being built, HLO value → IR value, names, locations,
+and the error every unsupported construct raises."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from pyprecision import ir
+from pyprecision.errors import LoweringError
+from pyprecision.hlo import HloInstruction, HloModule, PrimitiveType, type_name
+
+__all__ = ["HloLoc", "LoweringContext", "LV", "ir_dtype", "ir_shape"]
+
+#: a lowered HLO value: an IR value, or a tuple of lowered values (HLO tuple shapes)
+LV = Any
+
+# HLO element type → IR dtype. pred is a 0/1 uint8 in the loop IR (decision L2).
+_IR_DTYPE = {
+    "pred": "uint8", "s8": "int8", "s16": "int16", "s32": "int32", "s64": "int64",
+    "u8": "uint8", "u16": "uint16", "u32": "uint32", "u64": "uint64",
+    "f32": "float32", "bf16": "bfloat16", "f16": "float16",
+    "f8e4m3fn": "float8e4m3fn", "f8e5m2": "float8_e5m2", "f8e4m3": "float8e4",
+}  # fmt: skip
+_NAME_BAD = re.compile(r"[^A-Za-z0-9_.$]")
+
+
+def ir_dtype(t: PrimitiveType, where: str = "") -> ir.DType:
+    """The IR dtype of an HLO element type; LoweringError for types the loop IR has not (f64,
+    complex, sub-byte, the fnuz fp8s)."""
+    name = type_name(t)
+    if name not in _IR_DTYPE:
+        raise LoweringError(
+            f"{where}element type {name} has no loop-IR dtype (supported: "
+            f"{', '.join(sorted(_IR_DTYPE))}); convert it in the model first"
+        )
+    return ir.as_dtype(_IR_DTYPE[name])
+
+
+def ir_shape(dims: tuple[int, ...] | list[int]) -> tuple[int, ...]:
+    """HLO dimensions as an IR shape: a rank-0 value is a [1] (decision L3)."""
+    return tuple(dims) if dims else (1,)
+
+
+@dataclass(frozen=True)
+class HloLoc:
+    """The origin of an IR instruction: the HLO instruction (``path``: ``fusion.3/dot.1`` for a
+    fusion body), its opcode, its source location, and the role of the IR instruction in that
+    op's lowering (``value``: it produces the HLO value; ``pe-transpose``; ``pe-matmul``;
+    ``aux``)."""
+
+    path: str
+    opcode: str
+    op_name: str = ""
+    source_file: str = ""
+    source_line: int = 0
+    role: str = "value"
+    hlo_line: int = 0
+
+    @property
+    def source(self) -> str:
+        """``file:line`` of the model's source, or the op_name, or empty."""
+        if self.source_file:
+            return f"{self.source_file}:{self.source_line}" if self.source_line else self.source_file
+        return self.op_name
+
+    def with_role(self, role: str) -> HloLoc:
+        """The same origin with another role."""
+        return HloLoc(self.path, self.opcode, self.op_name, self.source_file, self.source_line,
+                      role, self.hlo_line)  # fmt: skip
+
+    def __str__(self) -> str:
+        return self.path
+
+
+@dataclass
+class LoweringContext:
+    """One lowering in progress."""
+
+    module: HloModule
+    function: ir.Function
+    filename: str = "<hlo>"
+    text: str | None = None
+    values: dict[int, LV] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    rows: list[tuple[str, HloInstruction]] = field(default_factory=list)
+    _block: ir.Block | None = None
+    _lines: dict[str, int] | None = None
+    _frames: dict[int, tuple[str, int]] | None = None
+    _identities: dict[tuple[int, str], ir.Value] = field(default_factory=dict)
+    path: str = ""
+    loc: HloLoc | None = None
+    config: Any = None
+
+    # -- building ----------------------------------------------------------------------------------
+    @property
+    def block(self) -> ir.Block:
+        """The one block everything is appended to."""
+        if self._block is None:
+            self._block = self.function.add_block("bb0")
+        return self._block
+
+    def name(self, base: str) -> str:
+        """A fresh IR value name from ``base`` (HLO names sanitised)."""
+        return self.function.unique_name(_NAME_BAD.sub("_", base) or "v")
+
+    def tensor_name(self, base: str) -> str:
+        """A fresh tensor name from ``base``."""
+        return self.function.unique_tensor_name(_NAME_BAD.sub("_", base) or "t")
+
+    def emit(self, inst: ir.Instruction, role: str = "value") -> ir.Instruction:
+        """Append ``inst`` and tag it with the current HLO origin."""
+        self.block.append(inst)
+        if self.loc is not None:
+            inst.update_debug_loc(self.loc if role == "value" else self.loc.with_role(role))
+        return inst
+
+    def value(self, base: str, dtype: ir.DType, shape: tuple[int, ...]) -> ir.Value:
+        """A fresh result value."""
+        return ir.Value(self.name(base), dtype, ir_shape(shape))
+
+    def identity(self, n: int, dtype: ir.DType) -> ir.Value:
+        """``sb_atom_load`` of a const n×n identity (the moving operand of a matmult-based
+        transpose), one per size and dtype per function."""
+        key = (n, dtype.name)
+        if key not in self._identities:
+            t = ir.Tensor(self.tensor_name(f"ident{n}"), (n, n), dtype, "const",
+                          np.eye(n, dtype=dtype.np_dtype))  # fmt: skip
+            self.function.add_tensor(t)
+            v = ir.Value(self.name(f"ident{n}"), dtype, (n, n))
+            self.emit(ir.SBAtomLoad(t, v), role="aux")
+            self._identities[key] = v
+        return self._identities[key]
+
+    # -- HLO values ----------------------------------------------------------------------------------
+    def get(self, inst: HloInstruction) -> LV:
+        """The lowered value of an already lowered HLO instruction."""
+        return self.values[id(inst)]
+
+    def array(self, inst: HloInstruction) -> ir.Value:
+        """The lowered value of an array-shaped HLO instruction."""
+        v = self.values[id(inst)]
+        if not isinstance(v, ir.Value):
+            raise self.error(inst, f"operand {inst.name} is not an array value")
+        return v
+
+    # -- locations and errors -----------------------------------------------------------------------
+    def hlo_line(self, inst: HloInstruction) -> int:
+        """The 1-based line of ``inst``'s definition in the module text (0 when unknown)."""
+        if self.text is None:
+            return 0
+        if self._lines is None:
+            self._lines = {}
+            pat = re.compile(r"^\s*(?:ROOT\s+)?%?([^\s=]+)\s*=")
+            for i, line in enumerate(self.text.split("\n"), 1):
+                m = pat.match(line)
+                if m:
+                    self._lines.setdefault(m.group(1), i)
+        return self._lines.get(inst.name, 0)
+
+    def location(self, inst: HloInstruction, path: str) -> HloLoc:
+        """The origin record of ``inst`` (metadata's op_name and source, or its stack frame)."""
+        md = inst.metadata
+        src, line = md.get("source_file", ""), int(md.get("source_line", "0") or 0)
+        if not src and md.get("stack_frame_id"):
+            src, line = self._frame(int(md["stack_frame_id"]))
+        return HloLoc(path, inst.opcode, md.get("op_name", ""), src, line, "value",
+                      self.hlo_line(inst))  # fmt: skip
+
+    def _frame(self, frame_id: int) -> tuple[str, int]:
+        if self._frames is None:
+            self._frames = _stack_frames(self.module)
+        return self._frames.get(frame_id, ("", 0))
+
+    def error(self, inst: HloInstruction, message: str) -> LoweringError:
+        """A LoweringError located at ``inst``'s line in the module text."""
+        line = self.hlo_line(inst)
+        where = f"{self.filename}:{line}:1: " if line else f"{self.filename}: "
+        return LoweringError(f"{where}{inst.name} ({inst.opcode}): {message}")
+
+
+def _stack_frames(module: HloModule) -> dict[int, tuple[str, int]]:
+    """stack_frame_id → (file, line) from the module's FileNames/FileLocations/StackFrames tables."""
+    t = module.stack_frame_tables()
+    files = {k: v.strip().strip('"') for k, v in t.get("FileNames", {}).items()}
+
+    def field_of(entry: str, key: str) -> int:
+        m = re.search(rf"{key}=(\d+)", entry)
+        return int(m.group(1)) if m else 0
+
+    locs = {
+        k: (files.get(field_of(v, "file_name_id"), ""), field_of(v, "line"))
+        for k, v in t.get("FileLocations", {}).items()
+    }
+    return {
+        k: locs.get(field_of(v, "file_location_id"), ("", 0))
+        for k, v in t.get("StackFrames", {}).items()
+    }

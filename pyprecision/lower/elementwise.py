@@ -1,0 +1,140 @@
+"""Elementwise HLO ops → IR compute ops: unary and binary arithmetic, compare, select, clamp,
+convert, copy and bitcast-convert."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from pyprecision import ir
+from pyprecision.hlo import HloInstruction
+from pyprecision.lower.context import LV, LoweringContext, ir_dtype, ir_shape
+
+__all__ = ["ELEMENTWISE"]
+
+_UNARY = {
+    "negate": "neg", "abs": "abs", "exponential": "exp", "log": "log", "sqrt": "sqrt",
+    "rsqrt": "rsqrt", "tanh": "tanh", "logistic": "sigmoid", "floor": "floor", "ceil": "ceil",
+    "round-nearest-even": "round_ne", "sign": "sign", "sine": "sin", "cosine": "cos",
+    "erf": "erf", "log-plus-one": "log1p", "exponential-minus-one": "expm1", "copy": "copy",
+}  # fmt: skip
+_BINARY = {
+    "add": "add", "subtract": "sub", "multiply": "mul", "divide": "div", "maximum": "max",
+    "minimum": "min", "power": "pow", "remainder": "rem", "atan2": "atan2", "and": "and",
+    "or": "or", "xor": "xor", "shift-left": "shl", "shift-right-arithmetic": "shr_a",
+    "shift-right-logical": "shr_l",
+}  # fmt: skip
+_COMPARE = {"EQ": "cmp_eq", "NE": "cmp_ne", "LT": "cmp_lt", "LE": "cmp_le", "GT": "cmp_gt",
+            "GE": "cmp_ge"}  # fmt: skip
+
+
+def result_dtype(ctx: LoweringContext, inst: HloInstruction) -> ir.DType:
+    """The IR dtype of an array-shaped instruction's result."""
+    return ir_dtype(inst.shape.element_type, f"{inst.name}: ")
+
+
+def dims_of(inst: HloInstruction) -> tuple[int, ...]:
+    """The HLO dimensions of an array result."""
+    return tuple(inst.shape.dimensions)
+
+
+def fit(ctx: LoweringContext, v: ir.Value, dims: tuple[int, ...], base: str) -> ir.Value:
+    """``v`` broadcast to ``dims`` when it is an HLO scalar (a [1]) and ``dims`` is not."""
+    if v.shape == ir_shape(dims):
+        return v
+    out = ctx.value(base, v.dtype, dims)
+    ctx.emit(ir.BroadcastOp(v, (), out), role="aux")
+    return out
+
+
+def _unary(ctx: LoweringContext, inst: HloInstruction, ops: list[LV]) -> LV:
+    (x,) = ops
+    rdt = result_dtype(ctx, inst)
+    if inst.opcode == "not":
+        if inst.shape.element_type.name == "PRED":
+            out = ctx.value(inst.name, rdt, dims_of(inst))
+            ctx.emit(ir.BinaryOp("xor", x, ir.ScalarValue(1, rdt), out))
+            return out
+        kind = "not"
+    else:
+        kind = _UNARY[inst.opcode]
+    out = ctx.value(inst.name, rdt, dims_of(inst))
+    ctx.emit(ir.UnaryOp(kind, x, out))
+    return out
+
+
+def _binary(ctx: LoweringContext, inst: HloInstruction, ops: list[LV]) -> LV:
+    a, b = ops
+    out = ctx.value(inst.name, result_dtype(ctx, inst), dims_of(inst))
+    ctx.emit(ir.BinaryOp(_BINARY[inst.opcode], a, b, out))
+    return out
+
+
+def _compare(ctx: LoweringContext, inst: HloInstruction, ops: list[LV]) -> LV:
+    a, b = ops
+    direction = inst.attr("direction") or ""
+    if direction not in _COMPARE:
+        raise ctx.error(inst, f"unknown comparison direction {direction!r}")
+    out = ctx.value(inst.name, ir.uint8, dims_of(inst))
+    ctx.emit(ir.BinaryOp(_COMPARE[direction], a, b, out))
+    return out
+
+
+def _select(ctx: LoweringContext, inst: HloInstruction, ops: list[LV]) -> LV:
+    p, a, b = ops
+    dims = dims_of(inst)
+    if not isinstance(a, ir.Value):
+        raise ctx.error(inst, "select of tuples is not lowered; select each element")
+    p = fit(ctx, p, dims, f"{inst.name}.pred")
+    out = ctx.value(inst.name, result_dtype(ctx, inst), dims)
+    ctx.emit(ir.SelectOp(p, a, b, out))
+    return out
+
+
+def _clamp(ctx: LoweringContext, inst: HloInstruction, ops: list[LV]) -> LV:
+    """clamp(lo, x, hi) = min(max(x, lo), hi) (XLA's order)."""
+    lo, x, hi = ops
+    dims = dims_of(inst)
+    rdt = result_dtype(ctx, inst)
+    lo, hi = fit(ctx, lo, dims, f"{inst.name}.lo"), fit(ctx, hi, dims, f"{inst.name}.hi")
+    m = ctx.value(f"{inst.name}.max", rdt, dims)
+    ctx.emit(ir.BinaryOp("max", x, lo, m), role="aux")
+    out = ctx.value(inst.name, rdt, dims)
+    ctx.emit(ir.BinaryOp("min", m, hi, out))
+    return out
+
+
+def _convert(ctx: LoweringContext, inst: HloInstruction, ops: list[LV]) -> LV:
+    (x,) = ops
+    rdt = result_dtype(ctx, inst)
+    out = ctx.value(inst.name, rdt, dims_of(inst))
+    if inst.shape.element_type.name == "PRED":  # x != 0, NaN included (XLA)
+        zero = ir.ScalarValue(0.0 if x.dtype.is_float else 0, x.dtype)
+        ctx.emit(ir.BinaryOp("cmp_ne", x, zero, out))
+    else:
+        ctx.emit(ir.UnaryOp("cast", x, out))
+    return out
+
+
+def _bitcast_convert(ctx: LoweringContext, inst: HloInstruction, ops: list[LV]) -> LV:
+    (x,) = ops
+    rdt = result_dtype(ctx, inst)
+    if rdt.bits != x.dtype.bits:
+        raise ctx.error(inst, "bitcast-convert between widths is not lowered")
+    out = ctx.value(inst.name, rdt, dims_of(inst))
+    ctx.emit(ir.UnaryOp("bitcast", x, out))
+    return out
+
+
+Handler = Callable[[LoweringContext, HloInstruction, list[Any]], LV]
+
+ELEMENTWISE: dict[str, Handler] = {
+    **dict.fromkeys(_UNARY, _unary),
+    "not": _unary,
+    **dict.fromkeys(_BINARY, _binary),
+    "compare": _compare,
+    "select": _select,
+    "clamp": _clamp,
+    "convert": _convert,
+    "bitcast-convert": _bitcast_convert,
+}

@@ -1,0 +1,252 @@
+"""The driver: an HLO module (after the HLO passes) → one loop-IR function the precision passes run on.
+
+ENTRY parameters become input tensors and their loads (tuples flattened, in order), the result becomes
+output tensors and stores, constants become const tensors read by ``sb_atom_load`` (so DTypeMutator
+const-folds them), fusions and calls are inlined, while loops with a static trip count (``lax.scan``,
+``fori_loop``) are unrolled, conditionals compute every branch and select (decisions L1–L7 in
+docs/decisions/lower.md).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from pyprecision import ir
+from pyprecision.hlo import HloComputation, HloInstruction, HloModule, Shape
+from pyprecision.lower.context import LV, LoweringContext, ir_dtype, ir_shape
+from pyprecision.lower.dot import DOTS
+from pyprecision.lower.elementwise import ELEMENTWISE, Handler
+from pyprecision.lower.shapes import SHAPES
+
+__all__ = ["MAX_UNROLL", "Lowered", "lower", "supported_opcodes"]
+
+#: a while loop runs at most this many iterations when unrolled
+MAX_UNROLL = 4096
+
+
+@dataclass
+class Lowered:
+    """The lowered program: the IR ``module`` (one function, ``@main``), the IR input tensor names in
+    HLO parameter order (tuple parameters flattened), the output tensor names in HLO result order,
+    the HLO instructions in program order as ``(path, instruction)`` rows, and notes."""
+
+    module: ir.Module
+    inputs: list[str]
+    outputs: list[str]
+    rows: list[tuple[str, HloInstruction]]
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def function(self) -> ir.Function:
+        """The one function."""
+        return self.module.main
+
+
+def supported_opcodes() -> list[str]:
+    """Every opcode the lowering handles."""
+    return sorted(set(_HANDLERS) | {"fusion", "call", "while", "conditional", "parameter"})
+
+
+def lower(
+    module: HloModule, *, filename: str = "<hlo>", text: str | None = None, config: Any = None
+) -> Lowered:
+    """Lower ``module``'s ENTRY computation. ``text`` (the module's source) lets errors carry
+    ``file:line:col``; ``config`` (a PrecisionConfig) sets what the lowering itself decides
+    (``--disable-mixed-precision-accumulation`` marks reductions ``narrow_acc``). Raises
+    LoweringError on anything it does not handle; the result is verified."""
+    f = ir.Function("main")
+    mod = ir.Module([f])
+    ctx = LoweringContext(module, f, filename, text, config=config)
+    entry = module.entry
+    inputs: list[str] = []
+    for p in sorted(entry.parameters, key=lambda q: q.parameter_number or 0):
+        ctx.loc = ctx.location(p, p.name)
+        ctx.rows.append((p.name, p))
+        ctx.values[id(p)] = _input(ctx, p.name, p.shape, inputs, p)
+    root = _body(ctx, entry, "")
+    ctx.loc = ctx.location(entry.root, entry.root.name).with_role("store")
+    outputs: list[str] = []
+    for i, v in enumerate(_leaves(root)):
+        t = ir.Tensor(ctx.tensor_name(f"out{i}"), v.shape, v.dtype, "output")
+        f.add_tensor(t)
+        ctx.emit(ir.AffineStore(v, t), role="store")
+        outputs.append(t.name)
+    ir.verify(mod)
+    return Lowered(mod, inputs, outputs, ctx.rows, ctx.notes)
+
+
+def _input(ctx: LoweringContext, name: str, shape: Shape, names: list[str], p: HloInstruction) -> LV:
+    if shape.is_tuple:
+        return tuple(_input(ctx, f"{name}.{i}", s, names, p) for i, s in enumerate(shape.tuple_shapes))
+    dt = ir_dtype(shape.element_type, f"parameter {name}: ")
+    dims = ir_shape(tuple(shape.dimensions))
+    t = ir.Tensor(ctx.tensor_name(name), dims, dt, "input")
+    ctx.function.add_tensor(t)
+    names.append(t.name)
+    v = ir.Value(ctx.name(name), dt, dims)
+    ctx.emit(ir.AffineLoad(t, v))
+    return v
+
+
+def _leaves(v: LV) -> list[ir.Value]:
+    if isinstance(v, tuple):
+        return [x for e in v for x in _leaves(e)]
+    return [v]
+
+
+def _body(ctx: LoweringContext, comp: HloComputation, prefix: str) -> LV:
+    """Lower every non-parameter instruction of ``comp`` (parameters already bound) in operand
+    order; returns the root's value."""
+    for inst in comp.post_order():
+        if inst.opcode == "parameter":
+            if id(inst) not in ctx.values:
+                raise ctx.error(inst, "parameter is not bound")
+            continue
+        path = prefix + inst.name
+        ctx.loc = ctx.location(inst, path)
+        ctx.rows.append((path, inst))
+        ctx.values[id(inst)] = _lower_one(ctx, inst, path)
+    return ctx.get(comp.root)
+
+
+def _lower_one(ctx: LoweringContext, inst: HloInstruction, path: str) -> LV:
+    ops = [ctx.get(o) for o in inst.operands]
+    if inst.opcode in ("fusion", "call"):
+        comp = inst.called("calls") or inst.called("to_apply")
+        if comp is None:
+            raise ctx.error(inst, "its called computation is missing")
+        return inline(ctx, comp, ops, path + "/")
+    if inst.opcode == "while":
+        return _while(ctx, inst, ops, path)
+    if inst.opcode == "conditional":
+        return _conditional(ctx, inst, ops, path)
+    handler = _HANDLERS.get(inst.opcode)
+    if handler is None:
+        if inst.opcode == "custom-call":
+            raise ctx.error(inst, f"custom-call target {inst.attr('custom_call_target')} is not "
+                            "lowered (it runs as an opaque kernel on Neuron)")  # fmt: skip
+        raise ctx.error(inst, f"opcode {inst.opcode!r} is not lowered to the loop IR; supported: "
+                        f"{', '.join(supported_opcodes())}")  # fmt: skip
+    return handler(ctx, inst, ops)
+
+
+def inline(ctx: LoweringContext, comp: HloComputation, args: list[LV], prefix: str) -> LV:
+    """Lower ``comp`` with its parameters bound to ``args``, in a scope of its own (a computation
+    may be inlined at several call sites)."""
+    params = sorted(comp.parameters, key=lambda q: q.parameter_number or 0)
+    if len(params) != len(args):
+        raise ctx.error(comp.root, f"{comp.name} takes {len(params)} arguments, {len(args)} given")
+    saved, saved_loc = ctx.values, ctx.loc
+    ctx.values = {id(p): a for p, a in zip(params, args, strict=True)}
+    try:
+        return _body(ctx, comp, prefix)
+    finally:
+        ctx.values, ctx.loc = saved, saved_loc
+
+
+def _while(ctx: LoweringContext, inst: HloInstruction, ops: list[LV], path: str) -> LV:
+    """Unrolled: the trip count must follow from constants (decision L6)."""
+    cond, body = inst.called("condition"), inst.called("body")
+    if cond is None or body is None:
+        raise ctx.error(inst, "condition or body computation missing")
+    trips = _trip_count(ctx, inst, cond, body)
+    if trips is None:
+        raise ctx.error(
+            inst,
+            "its trip count does not follow from constants (a data-dependent loop); only static "
+            "loops (lax.scan, fori_loop) are lowered, by unrolling",
+        )
+    if trips > MAX_UNROLL:
+        raise ctx.error(inst, f"{trips} iterations exceed the unroll limit {MAX_UNROLL}")
+    state = ops[0]
+    ctx.notes.append(f"{path}: while loop unrolled {trips} times")
+    for i in range(trips):
+        state = inline(ctx, body, [state], f"{path}/{i}/")
+    return state
+
+
+def _trip_count(
+    ctx: LoweringContext, inst: HloInstruction, cond: HloComputation, body: HloComputation
+) -> int | None:
+    """N for the loops JAX emits: a counter element i of the state, initialised from a constant,
+    ``i < N`` (N constant) in the condition and ``i + c`` (c constant) in the body."""
+    root = cond.root
+    if root.opcode != "compare" or len(root.operands) != 2:
+        return None
+    a, b = root.operands
+    direction = root.attr("direction")
+    if direction == "LT" and a.opcode == "get-tuple-element" and b.opcode == "constant":
+        counter, bound = a, b  # i < N
+    elif direction == "GT" and b.opcode == "get-tuple-element" and a.opcode == "constant":
+        counter, bound = b, a  # N > i
+    else:
+        return None
+    idx = (counter.attr_ints("index") or [-1])[0]
+    init = _init_constant(inst.operands[0], idx)
+    step = _body_step(body, idx)
+    if init is None or step is None or step <= 0:
+        return None
+    n = int(bound.literal().reshape(-1)[0])
+    return max(0, -(-(n - init) // step))
+
+
+def _init_constant(state: HloInstruction, idx: int) -> int | None:
+    if state.opcode != "tuple" or not 0 <= idx < len(state.operands):
+        return None
+    c = state.operands[idx]
+    if c.opcode != "constant":
+        return None
+    return int(c.literal().reshape(-1)[0])
+
+
+def _body_step(body: HloComputation, idx: int) -> int | None:
+    root = body.root
+    if root.opcode != "tuple" or not 0 <= idx < len(root.operands):
+        return None
+    nxt = root.operands[idx]
+    if nxt.opcode != "add":
+        return None
+    x, c = nxt.operands
+    if c.opcode == "get-tuple-element":
+        x, c = c, x
+    ok = (x.opcode == "get-tuple-element" and (x.attr_ints("index") or [-1])[0] == idx
+          and x.operands[0].opcode == "parameter" and c.opcode == "constant")  # fmt: skip
+    return int(c.literal().reshape(-1)[0]) if ok else None
+
+
+def _conditional(ctx: LoweringContext, inst: HloInstruction, ops: list[LV], path: str) -> LV:
+    """Every branch computed, the result selected by the predicate / branch index (decision L7)."""
+    branches = [c for c in inst.called_computations]
+    if not branches:
+        raise ctx.error(inst, "no branch computations")
+    pred, args = ops[0], ops[1:]
+    if len(args) != len(branches):
+        raise ctx.error(inst, f"{len(branches)} branches but {len(args)} branch operands")
+    results = [inline(ctx, c, [a], f"{path}/{c.name}/") for c, a in zip(branches, args, strict=True)]
+    is_pred = inst.operands[0].shape.element_type.name == "PRED"
+    ctx.loc = ctx.location(inst, path)
+    if is_pred:  # true_computation first, false second
+        return _select_tree(ctx, pred, results[0], results[1], inst.name)
+    out = results[-1]
+    for k in range(len(branches) - 2, -1, -1):  # index k picks branch k; out of range → the last
+        is_k = ctx.value(f"{inst.name}.is{k}", ir.uint8, ())
+        ctx.emit(ir.BinaryOp("cmp_eq", pred, ir.ScalarValue(k, pred.dtype), is_k), role="aux")
+        out = _select_tree(ctx, is_k, results[k], out, inst.name)
+    return out
+
+
+def _select_tree(ctx: LoweringContext, pred: ir.Value, a: LV, b: LV, base: str) -> LV:
+    if isinstance(a, tuple):
+        return tuple(_select_tree(ctx, pred, x, y, base) for x, y in zip(a, b, strict=True))
+    p = pred
+    if p.shape != a.shape:
+        p = ctx.value(f"{base}.pred", ir.uint8, a.shape)
+        ctx.emit(ir.BroadcastOp(pred, (), p), role="aux")
+    out = ctx.value(base, a.dtype, a.shape)
+    ctx.emit(ir.SelectOp(p, a, b, out))
+    return out
+
+
+_HANDLERS: dict[str, Handler] = {**ELEMENTWISE, **SHAPES, **DOTS}
+
