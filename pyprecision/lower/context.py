@@ -90,7 +90,7 @@ class LoweringContext:
     _block: ir.Block | None = None
     _lines: dict[str, int] | None = None
     _frames: dict[int, tuple[str, int]] | None = None
-    _identities: dict[tuple[int, str], ir.Value] = field(default_factory=dict)
+    _identities: dict[tuple[int, str], ir.Tensor] = field(default_factory=dict)
     path: str = ""
     loc: HloLoc | None = None
     config: Any = None
@@ -123,17 +123,18 @@ class LoweringContext:
         return ir.Value(self.name(base), dtype, ir_shape(shape))
 
     def identity(self, n: int, dtype: ir.DType) -> ir.Value:
-        """``sb_atom_load`` of a const n×n identity (the moving operand of a matmult-based
-        transpose), one per size and dtype per function."""
+        """A fresh ``sb_atom_load`` of the const n×n identity (the moving operand of a
+        matmult-based transpose): one tensor per size and dtype, one load per transpose, so that
+        each transpose's operands are cast on their own (decision L4)."""
         key = (n, dtype.name)
         if key not in self._identities:
             t = ir.Tensor(self.tensor_name(f"ident{n}"), (n, n), dtype, "const",
                           np.eye(n, dtype=dtype.np_dtype))  # fmt: skip
             self.function.add_tensor(t)
-            v = ir.Value(self.name(f"ident{n}"), dtype, (n, n))
-            self.emit(ir.SBAtomLoad(t, v), role="aux")
-            self._identities[key] = v
-        return self._identities[key]
+            self._identities[key] = t
+        v = ir.Value(self.name(f"ident{n}"), dtype, (n, n))
+        self.emit(ir.SBAtomLoad(self._identities[key], v), role="aux")
+        return v
 
     # -- HLO values ----------------------------------------------------------------------------------
     def get(self, inst: HloInstruction) -> LV:

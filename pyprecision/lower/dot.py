@@ -66,11 +66,14 @@ def _operand(
     y = _relayout(ctx, x, order, f"{base}.relayout")
     size = lambda ds: math.prod(x.shape[d] for d in ds)  # noqa: E731
     b, k, f = size(batch), size(contract), size(free)
-    y = _reshape(ctx, y, (b, k, f) if k_first else (b, f, k), f"{base}.3d")
+    two = (k, f) if k_first else (f, k)
+    y = _reshape(ctx, y, (b, *two) if batch else two, f"{base}.{'3d' if batch else '2d'}")
     return y, not k_first
 
 
 def _batch_slice(ctx: LoweringContext, y: ir.Value, i: int, base: str) -> ir.Value:
+    if len(y.shape) == 2:
+        return y
     b, p, q = y.shape
     if b == 1:
         return _reshape(ctx, y, (p, q), f"{base}.2d")
@@ -93,7 +96,7 @@ def contract(
     lb, rb, lc, rc = dims
     ls, l_t = _operand(ctx, lhs, lb, lc, f"{base}.lhs")
     rs, r_t = _operand(ctx, rhs, rb, rc, f"{base}.rhs")
-    nb = ls.shape[0]
+    nb = ls.shape[0] if len(ls.shape) == 3 else 1
     results = []
     for i in range(nb):
         a = _batch_slice(ctx, ls, i, f"{base}.lhs")

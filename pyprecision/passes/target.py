@@ -53,12 +53,34 @@ GENERATIONS: dict[str, Generation] = {
 }
 
 
+#: ``--fast-math`` relayout token → the transpose dtype token (``fast-relayout``: the mode's own)
+RELAYOUT_TOKENS: dict[str, str | None] = {
+    "fast-relayout": None,
+    "fast-relayout-fp32": "fp32",
+    "fast-relayout-fp32r": "fp32r",
+    "fast-relayout-fp8e4": "fp8e4",
+    "no-fast-relayout": "fp32",
+}
+
+
+def relayout_token(config: PrecisionConfig) -> str | None:
+    """The transpose dtype the config's relayout tokens ask for (the last one given wins)."""
+    token = None
+    for t in config.fast_math:
+        if t in RELAYOUT_TOKENS:
+            token = RELAYOUT_TOKENS[t]
+    return token
+
+
 @dataclass(frozen=True)
 class Target:
     """A generation plus the active precision mode (the bare ``fp32_cast_mode`` string)."""
 
     generation: Generation = field(default_factory=lambda: GENERATIONS["gen2"])
     fp32_cast_mode: str = "none"
+    #: the dtype token of matmult-based transposes set by ``--fast-math fast-relayout-*`` /
+    #: ``no-fast-relayout`` (``fp32``: lossless); None keeps the mode's transpose dtype (decision L8)
+    relayout: str | None = None
 
     @classmethod
     def from_config(cls, config: PrecisionConfig | str, generation: str = "gen2") -> Target:
@@ -72,7 +94,7 @@ class Target:
             raise PassError(
                 f"unknown target {generation!r} (choose from {', '.join(GENERATIONS)})"
             ) from None
-        return cls(gen, mode)
+        return cls(gen, mode, None if isinstance(config, str) else relayout_token(config))
 
     @property
     def name(self) -> str:
@@ -105,7 +127,9 @@ class Target:
         if dt is float32:
             row = MODE_TABLE[self.fp32_cast_mode]
             token = row.transpose_dtype if transpose else row.dtype
-            if token is None:
+            if transpose and token is not None and self.relayout is not None:
+                token = self.relayout
+            if token is None or token == "fp32":
                 return float32
             dt = DTYPE_OF_TOKEN[token]
         if dt.is_float and dt not in self.generation.matmult_operand_dtypes:
