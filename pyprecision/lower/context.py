@@ -179,8 +179,10 @@ class LoweringContext:
     def error(self, inst: HloInstruction, message: str) -> LoweringError:
         """A LoweringError located at ``inst``'s line in the module text."""
         line = self.hlo_line(inst)
-        where = f"{self.filename}:{line}:1: " if line else f"{self.filename}: "
-        return LoweringError(f"{where}{inst.name} ({inst.opcode}): {message}")
+        if line:
+            return LoweringError(f"{self.filename}:{line}:1: {inst.name} ({inst.opcode}): {message}")
+        made = ", made by an HLO pass" if self.text is not None else ""
+        return LoweringError(f"{self.filename}: {inst.name} ({inst.opcode}{made}): {message}")
 
 
 def _stack_frames(module: HloModule) -> dict[int, tuple[str, int]]:

@@ -15,6 +15,7 @@ from typing import Any
 from pyprecision import ir
 from pyprecision.hlo import HloComputation, HloInstruction, HloModule, Shape
 from pyprecision.lower.context import LV, LoweringContext, ir_dtype, ir_shape
+from pyprecision.lower.batchnorm import BATCH_NORM
 from pyprecision.lower.dot import DOTS
 from pyprecision.lower.elementwise import ELEMENTWISE, Handler
 from pyprecision.lower.shapes import SHAPES
@@ -248,5 +249,5 @@ def _select_tree(ctx: LoweringContext, pred: ir.Value, a: LV, b: LV, base: str) 
     return out
 
 
-_HANDLERS: dict[str, Handler] = {**ELEMENTWISE, **SHAPES, **DOTS}
+_HANDLERS: dict[str, Handler] = {**ELEMENTWISE, **SHAPES, **DOTS, **BATCH_NORM}
 
