@@ -32,8 +32,8 @@ class _Emit:
     def _v(self, tag: str, shape: tuple[int, ...]) -> ir.Value:
         return self.ctx.value(f"{self.inst.name}.{tag}", self.dt, shape)
 
-    def op(self, kind: str, a: ir.Operand, b: ir.Operand, tag: str) -> ir.Value:
-        shape = a.shape if isinstance(a, ir.Value) else b.shape  # type: ignore[union-attr]
+    def op(self, kind: str, a: ir.Value, b: ir.Value | ir.ScalarValue, tag: str) -> ir.Value:
+        shape = a.shape
         out = self._v(tag, shape)
         self.ctx.emit(ir.BinaryOp(kind, a, b, out), role="aux")
         return out

@@ -14,8 +14,8 @@ from typing import Any
 
 from pyprecision import ir
 from pyprecision.hlo import HloComputation, HloInstruction, HloModule, Shape
-from pyprecision.lower.context import LV, LoweringContext, ir_dtype, ir_shape
 from pyprecision.lower.batchnorm import BATCH_NORM
+from pyprecision.lower.context import LV, LoweringContext, ir_dtype, ir_shape
 from pyprecision.lower.dot import DOTS
 from pyprecision.lower.elementwise import ELEMENTWISE, Handler
 from pyprecision.lower.shapes import SHAPES
