@@ -21,8 +21,11 @@ from pyprecision.frontend.canonical import (
 from pyprecision.frontend.config import (
     NATIVE_INT64_TOKEN,
     PENGUIN_MAC_COUNT_TOKEN,
+    USER_SPELLING,
     PrecisionConfig,
     config_from_namespace,
+    config_to_argv,
+    fast_math_mode,
     parse_flags,
 )
 from pyprecision.frontend.flags import (
@@ -33,6 +36,9 @@ from pyprecision.frontend.flags import (
 )
 
 __all__ = [
+    "USER_SPELLING",
+    "config_to_argv",
+    "fast_math_mode",
     "AUTO_CAST_CHOICES",
     "AUTO_CAST_TYPE_CHOICES",
     "CANONICAL_DTYPES",

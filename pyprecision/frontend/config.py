@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pyprecision.frontend.canonical import (
+    TOKEN_PREFIX,
     autocast_dtype_for_mode,
     canonicalize,
     encode_token,
@@ -81,6 +82,17 @@ def config_from_namespace(ns: argparse.Namespace) -> PrecisionConfig:
     auto_cast, auto_cast_type = canonicalize(ns.auto_cast, ns.auto_cast_type)
     source = "auto-cast"
     mode = pair_to_mode(auto_cast, auto_cast_type)
+    fm_mode = fast_math_mode(list(ns.fast_math or []))
+    if ns.fp32_cast is None and fm_mode is not None:  # decision F6: the third door
+        if given & {"auto_cast", "auto_cast_type"} and pair_to_mode(auto_cast, auto_cast_type) != fm_mode:
+            raise FlagError(
+                f"--fast-math fp32-cast-{fm_mode} disagrees with --auto-cast {auto_cast} "
+                f"--auto-cast-type {auto_cast_type}; give one door or make them agree"
+            )
+        auto_cast, auto_cast_type = mode_to_pair(fm_mode)
+        mode, source = fm_mode, "fast-math"
+    elif ns.fp32_cast is not None and fm_mode is not None and fm_mode != ns.fp32_cast:
+        raise FlagError(f"--fast-math fp32-cast-{fm_mode} disagrees with --fp32-cast {ns.fp32_cast}")
     if ns.fp32_cast is not None:
         mode_pair = mode_to_pair(ns.fp32_cast)
         user_given = given & {"auto_cast", "auto_cast_type"}
@@ -111,6 +123,47 @@ def config_from_namespace(ns: argparse.Namespace) -> PrecisionConfig:
             ns.internal_experimental_unsafe_fp8e4m3fn_as_fp8e4m3
         ),
     )
+
+
+def fast_math_mode(tokens: Sequence[str]) -> str | None:
+    """The fp32-cast mode named by the ``fp32-cast-*`` tokens of ``--fast-math`` (the last one
+    wins; ``fp32-cast-matmult-bf16`` is the internal mode ``matmult-bf16``, spec 003 §2.3 QUIRK),
+    or None when there is none (decision F6)."""
+    mode = None
+    for t in tokens:
+        if t.startswith(TOKEN_PREFIX):
+            mode = t[len(TOKEN_PREFIX):]
+    return mode
+
+
+#: canonical dtype → the ``--auto-cast-type`` spelling that canonicalizes to it
+USER_SPELLING = {"bf16": "bf16", "fp16": "fp16", "fp32r": "tf32", "fp8e4": "fp8_e4m3"}
+
+
+def config_to_argv(config: PrecisionConfig) -> list[str]:
+    """Flags that ``parse_flags`` turns back into ``config`` (canonical dtypes in the spelling
+    argparse accepts: ``fp32r`` → ``tf32``, ``fp8e4`` → ``fp8_e4m3``)."""
+    if config.source == "fp32-cast":
+        argv = ["--fp32-cast", config.fp32_cast_mode]
+    elif config.source == "fast-math":
+        argv = []  # the mode rides in the fast-math tokens
+    else:
+        argv = ["--auto-cast", config.auto_cast, "--auto-cast-type",
+                USER_SPELLING[config.auto_cast_type]]  # fmt: skip
+    if not config.enable_mixed_precision_accumulation:
+        argv.append("--disable-mixed-precision-accumulation")
+    if config.enable_saturate_infinity:
+        argv.append("--enable-saturate-infinity")
+    if config.enable_internal_native_int64:
+        argv.append("--enable-internal-native-int64")
+    if config.internal_experimental_unsafe_fp8e4m3fn_as_fp8e4m3:
+        argv.append("--experimental-unsafe-fp8e4m3fn-as-fp8e4m3")
+    tokens = list(config.fast_math)
+    if config.auto_cast == "none" and tokens and tokens[-1] == "none":
+        tokens.pop()  # the unconditional append of spec 003 §4.1; parse_flags adds it again
+    if tokens:
+        argv += ["--fast-math", *tokens]
+    return argv
 
 
 def parse_flags(argv: Sequence[str]) -> PrecisionConfig:

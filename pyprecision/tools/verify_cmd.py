@@ -229,22 +229,10 @@ def _program_json(reports: list[tuple[str, Any]], show: int, extra: dict[str, An
 
 
 def program_flags(args: argparse.Namespace) -> list[str]:
-    """The precision flags as typed, rebuilt from the namespace (the canonical pair, or the mode)."""
-    from pyprecision.frontend import config_from_namespace
+    """The precision flags, rebuilt from the namespace in spellings the CLI accepts again."""
+    from pyprecision.frontend import config_from_namespace, config_to_argv
 
-    config = config_from_namespace(args)  # raises FlagError on conflicting flags
-    flags = ["--fp32-cast", config.fp32_cast_mode] if config.source == "fp32-cast" else \
-        ["--auto-cast", config.auto_cast, "--auto-cast-type", config.auto_cast_type]
-    for name in ("mixed-precision-accumulation", "saturate-infinity", "internal-native-int64"):
-        value = getattr(args, "enable_" + name.replace("-", "_"))
-        default = name == "mixed-precision-accumulation"
-        if value != default:
-            flags.append(("--enable-" if value else "--disable-") + name)
-    if args.internal_experimental_unsafe_fp8e4m3fn_as_fp8e4m3:
-        flags.append("--experimental-unsafe-fp8e4m3fn-as-fp8e4m3")
-    if args.fast_math:
-        flags += ["--fast-math", *args.fast_math]
-    return flags
+    return config_to_argv(config_from_namespace(args))  # FlagError on conflicting flags
 
 
 def _run_program(args: argparse.Namespace) -> int:
