@@ -56,9 +56,12 @@ def compile_hlo(
     return CompiledHlo(m, lowered, stats, config, target)
 
 
-def run_compiled(compiled: CompiledHlo, args: list[Any]) -> list[np.ndarray]:
+def run_compiled(
+    compiled: CompiledHlo, args: list[Any], trace: dict[int, np.ndarray] | None = None
+) -> list[np.ndarray]:
     """Emulate the compiled program on ``args`` (the ENTRY parameters in order; tuple parameters
-    as tuples); outputs in HLO result order, in the HLO result element types."""
+    as tuples); outputs in HLO result order, in the HLO result element types. ``trace``: see
+    ``run_ir``."""
     entry = compiled.hlo_module.entry
     params = sorted(entry.parameters, key=lambda p: p.parameter_number or 0)
     if len(args) != len(params):
@@ -73,7 +76,7 @@ def run_compiled(compiled: CompiledHlo, args: list[Any]) -> list[np.ndarray]:
     for name, a in zip(names, flat, strict=True):
         t = fn.get_tensor(name)
         inputs[name] = a.reshape(t.shape)
-    outs = run_ir(compiled.lowered.module, inputs)
+    outs = run_ir(compiled.lowered.module, inputs, trace=trace)
     leaves = _result_leaves(entry.root.shape)
     return [_to_hlo(outs[n], s) for n, s in zip(compiled.lowered.outputs, leaves, strict=True)]
 

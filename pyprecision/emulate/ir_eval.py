@@ -56,9 +56,16 @@ class _Frame:
 
     num = NUMERICS
 
-    def __init__(self, module: Module | None, f: Function, mem: dict[int, np.ndarray]):
+    def __init__(
+        self,
+        module: Module | None,
+        f: Function,
+        mem: dict[int, np.ndarray],
+        trace: dict[int, np.ndarray] | None = None,
+    ):
         self.module, self.f, self.mem = module, f, mem
         self.vals: dict[int, np.ndarray] = {}
+        self.trace = trace
 
     def operand(self, op: Any, shape: tuple[int, ...] | None = None) -> np.ndarray:
         if isinstance(op, ScalarValue):
@@ -100,6 +107,8 @@ class _Frame:
             out = inst.evaluate(self)
             if inst.result is not None:
                 self.vals[id(inst.result)] = np.asarray(out)
+                if self.trace is not None:
+                    self.trace[id(inst)] = self.vals[id(inst.result)]
 
     def call(self, inst: CallOp) -> None:
         """Run the callee in a fresh frame; ``ins`` bound to its inputs, its outputs to ``outs``."""
@@ -193,10 +202,13 @@ def run_ir(
     inputs: dict[str, np.ndarray],
     function: str | None = None,
     check: bool = True,
+    trace: dict[int, np.ndarray] | None = None,
 ) -> dict[str, np.ndarray]:
     """Run a function (``function``, else ``@main``, else the first) on ``inputs`` (keyed by input tensor
     name) and return ``{output tensor name: array of its storage dtype}``. The module is verified first
-    (VerifyError) unless ``check=False``; bad inputs raise EmulationError."""
+    (VerifyError) unless ``check=False``; bad inputs raise EmulationError. With ``trace`` (a dict),
+    every instruction's result is recorded in it as ``id(instruction) → values`` (float64 /
+    int64, already rounded to the result dtype)."""
     if isinstance(module, Function):
         f, mod = module, module.module
     else:
@@ -222,5 +234,5 @@ def run_ir(
         raise EmulationError(f"missing input(s) for @{f.name}: {', '.join(missing)}")
     for t in f.inputs:
         mem[id(t)] = _bind_input(t, inputs[t.name])
-    _Frame(mod, f, mem).run()
+    _Frame(mod, f, mem, trace).run()
     return {t.name: np.ascontiguousarray(to_storage(mem[id(t)], t.dtype)) for t in f.outputs}

@@ -33,8 +33,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("program", metavar="PROG", help="a .pir program or an HLO text module")
     add_precision_arguments(p)
     p.add_argument("--target", choices=["gen2", "gen3", "gen4"], default=None,
-                   help=".pir programs: hardware generation (default gen2)")
-    p.add_argument("--passes", default=None, help="HLO modules: comma-separated HLO passes")
+                   help="hardware generation (default gen2)")
+    p.add_argument("--passes", default=None,
+                   help="HLO modules: the HLO passes to run before lowering (default: "
+                   "batch-norm-training-upcast,neuron-int-matmul-downcast)")
+    p.add_argument("--as-written", action="store_true",
+                   help="HLO modules: explain only the HLO passes (--passes), without the lowering")
     p.add_argument("--inputs", help=".npz of the program inputs (by input name; HLO: arg0/in0...)")
     p.add_argument("--compare", nargs=2, metavar=("FLAGS_A", "FLAGS_B"),
                    help="two quoted flag sets to show side by side")
@@ -54,26 +58,41 @@ def run(args: argparse.Namespace) -> int:
     from pyprecision.verify import is_hlo_path
 
     hlo = is_hlo_path(args.program)
-    if hlo and (args.target or args.compare):
-        raise CastError("--target and --compare apply to .pir programs; HLO modules take --passes")
-    if not hlo and args.passes:
-        raise CastError("--passes applies to HLO modules; .pir programs take precision flags")
-    if hlo:
+    if not hlo and (args.passes or args.as_written):
+        raise CastError("--passes and --as-written apply to HLO modules; .pir programs take "
+                        "precision flags")
+    if hlo and args.as_written:
+        from pyprecision.tools.verify_cmd import precision_flags_given
+
+        if args.target or args.compare or precision_flags_given(args):
+            raise CastError("--as-written explains the HLO passes only: precision flags, --target "
+                            "and --compare need the lowering; drop them or drop --as-written")
         passes = [n.strip() for n in (args.passes or "").split(",") if n.strip()]
         result = ex.explain_hlo(args.program, passes, args.inputs)
         _print(args, ex.explanation_lines(result), result.to_json())
         return 0
+
+    def one(flags: list[str], target: str | None) -> Any:
+        if hlo:
+            from pyprecision.verify import read_inputs
+
+            passes = None if args.passes is None else \
+                [n.strip() for n in args.passes.split(",") if n.strip()]
+            data = read_inputs(args.inputs) if args.inputs else None
+            return ex.explain_hlo_program(args.program, flags, target, data, passes)
+        return ex.explain(args.program, flags, target, args.inputs)
+
     if args.compare:
         runs = []
         for text in args.compare:
             flags, target = _split_target(ex.split_flags(text))
             _check_flags(flags)
-            runs.append(ex.explain(args.program, flags, target or args.target, args.inputs))
+            runs.append(one(flags, target or args.target))
         a, b = runs
         _print(args, ex.comparison_lines(a, b, *args.compare),
                ex.comparison_json(a, b, *args.compare))
         return 0
-    result = ex.explain(args.program, _flags(args), args.target, args.inputs)
+    result = one(_flags(args), args.target)
     _print(args, ex.explanation_lines(result), result.to_json())
     return 0
 

@@ -46,6 +46,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     run.add_argument("module", help="HLO text file ('-' for stdin)")
     run.add_argument("--inputs", required=True, help="input .npz")
     run.add_argument("-o", "--output", required=True, help="output .npz")
+    from pyprecision.frontend import add_precision_arguments
+
+    neuron = run.add_argument_group(
+        "neuronx-cc pipeline", "with any of these, the module runs the way neuronx-cc compiles it: "
+        "HLO passes, lowering to the loop IR, the precision passes the flags choose, emulation")
+    add_precision_arguments(neuron)
+    neuron.add_argument("--target", choices=["gen2", "gen3", "gen4"], default=None,
+                        help="hardware generation (default gen2)")
+    neuron.add_argument("--neuron", action="store_true",
+                        help="run the neuronx-cc pipeline even with the default flags")
     run.set_defaults(func=run_run)
 
 
@@ -128,10 +138,14 @@ def run_run(args: argparse.Namespace) -> int:
     """``hlo-run``: evaluate the module and write the outputs."""
     from pyprecision.emulate import run_hlo
 
+    from pyprecision.frontend import config_from_namespace, parse_flags
+
     module = _read_module(args.module)
     inputs = load_inputs(module, args.inputs)
+    config = config_from_namespace(args)
+    pipeline = args.neuron or args.target is not None or config != parse_flags([])
     try:
-        outputs = run_hlo(module, inputs)
+        outputs = run_hlo(module, inputs, config if pipeline else None, args.target or "gen2")
     except PyPrecisionError:
         raise
     except (ValueError, KeyError, NotImplementedError) as exc:

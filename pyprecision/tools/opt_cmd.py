@@ -1,14 +1,19 @@
-"""``pyprecision opt PROG`` — run the numeric-legalization passes on a loop-IR program.
+"""``pyprecision opt PROG`` — run the numeric-legalization passes on a loop-IR program, or on an HLO
+module lowered to the loop IR.
 
 The mode comes from ``--auto-cast/--auto-cast-type`` or ``--fp32-cast`` (canonicalized exactly like
 neuronx-cc); ``--passes`` overrides the pipeline (``a,b{option=true},c``). Prints the transformed
 program (and, with ``--stats``, every statistic as ``//`` comment lines, so the output still parses).
+An HLO module (text starting ``HloModule``) first goes through ``--hlo-passes`` (default neuronx-cc's)
+and the lowering; ``--emit-lowered`` prints the loop IR before the precision passes.
 """
 from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
+from pyprecision.errors import CastError
 from pyprecision.frontend import add_precision_arguments, config_from_namespace
 from pyprecision.ir import parse, to_text
 from pyprecision.passes import (
@@ -40,6 +45,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="comma-separated passes to run instead of the mode's pipeline; "
                         "options as name{option=true}")
     parser.add_argument("--stats", action="store_true", help="print every statistic")
+    parser.add_argument("--hlo-passes", metavar="A,B", default=None,
+                        help="HLO modules: HLO passes before lowering (default: "
+                        "batch-norm-training-upcast,neuron-int-matmul-downcast)")
+    parser.add_argument("--emit-lowered", action="store_true",
+                        help="HLO modules: print the lowered loop IR before the precision passes")
     parser.add_argument("-o", "--output", metavar="OUT", default=None,
                         help="write the program here instead of stdout")
     one_line_errors(parser)
@@ -53,6 +63,18 @@ def _read(path: str) -> tuple[str, str]:
         return fh.read(), path
 
 
+def _lowered(text: str, filename: str, args: argparse.Namespace, config: Any) -> Any:
+    from pyprecision import hlo
+    from pyprecision.emulate import compile_hlo
+    from pyprecision.emulate.hlo_pipeline import DEFAULT_HLO_PASSES
+
+    names = DEFAULT_HLO_PASSES if args.hlo_passes is None else tuple(
+        n.strip() for n in args.hlo_passes.split(",") if n.strip())  # fmt: skip
+    compiled = compile_hlo(hlo.parse(text, filename=filename), None, args.target,
+                           hlo_passes=names, filename=filename, text=text)  # fmt: skip
+    return compiled.lowered.module
+
+
 def run(args: argparse.Namespace) -> int:
     """Parse, transform, print. User errors raise pyprecision errors (one line, exit 2 via cli)."""
     config = config_from_namespace(args)
@@ -62,7 +84,14 @@ def run(args: argparse.Namespace) -> int:
     else:
         passes = [make_pass(name, target) for name in pipeline_pass_names(config)]
     text, filename = _read(args.prog)
-    module = parse(text, filename=filename)
+    if text.lstrip().startswith("HloModule"):
+        module = _lowered(text, filename, args, config)
+        if args.emit_lowered:
+            passes = []
+    elif args.hlo_passes is not None or args.emit_lowered:
+        raise CastError("--hlo-passes and --emit-lowered apply to HLO modules")
+    else:
+        module = parse(text, filename=filename)
     before = snapshot()
     changed = run_passes(module, passes)
     stats = Statistics(before, snapshot(), changed)

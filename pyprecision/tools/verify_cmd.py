@@ -82,9 +82,13 @@ def _add_program_arguments(group: Any) -> None:
 
     add_precision_arguments(group)
     group.add_argument("--target", default=None, choices=["gen2", "gen3", "gen4"],
-                       help=".pir programs: hardware generation of the passes (default gen2)")
+                       help="hardware generation of the passes (default gen2)")
     group.add_argument("--passes", default=None,
-                       help="HLO modules: comma-separated HLO passes to run before evaluating")
+                       help="HLO modules: the HLO passes to run before lowering (default: "
+                       "batch-norm-training-upcast,neuron-int-matmul-downcast)")
+    group.add_argument("--as-written", action="store_true",
+                       help="HLO modules: evaluate the HLO as written after --passes (no lowering, "
+                       "no precision passes)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -235,18 +239,28 @@ def program_flags(args: argparse.Namespace) -> list[str]:
     return config_to_argv(config_from_namespace(args))  # FlagError on conflicting flags
 
 
+def precision_flags_given(args: argparse.Namespace) -> bool:
+    """Whether any precision flag differs from its default."""
+    from pyprecision.frontend import config_from_namespace, parse_flags
+
+    return config_from_namespace(args) != parse_flags([])
+
+
 def _run_program(args: argparse.Namespace) -> int:
     from pyprecision.verify import is_hlo_path, verify_program
 
     hlo = is_hlo_path(args.program)
-    if hlo and args.target:
-        raise CastError("--target applies to .pir programs; HLO modules take --passes")
-    if not hlo and args.passes:
-        raise CastError("--passes applies to HLO modules; .pir programs take precision flags")
-    passes = [n.strip() for n in (args.passes or "").split(",") if n.strip()]
-    check = verify_program(args.program, args.inputs, args.dump, flags=program_flags(args),
+    if not hlo and (args.passes or args.as_written):
+        raise CastError("--passes and --as-written apply to HLO modules; .pir programs take "
+                        "precision flags")
+    flags = program_flags(args)
+    if args.as_written and (args.target or precision_flags_given(args)):
+        raise CastError("--as-written evaluates the HLO without the lowering: precision flags and "
+                        "--target have no effect there; drop them or drop --as-written")
+    passes = None if args.passes is None else [n.strip() for n in args.passes.split(",") if n.strip()]
+    check = verify_program(args.program, args.inputs, args.dump, flags=flags,
                            target=args.target, hlo_passes=passes, max_ulp=args.max_ulp,
-                           run_diagnosis=not args.no_diagnosis)
+                           run_diagnosis=not args.no_diagnosis, as_written=args.as_written)
     extra = dict(check.extra)
     extra["diagnosis"] = check.diagnosis.to_json() if check.diagnosis else None
     _emit(args, check.reports, check.title, extra, check.diagnosis)

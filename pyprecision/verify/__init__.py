@@ -22,6 +22,7 @@ from pyprecision.verify.dumps import (
     read_array,
     read_arrays,
 )
+from pyprecision.verify.hlo_check import hlo_arguments, lowered_outputs
 from pyprecision.verify.policy import CastPolicy
 from pyprecision.verify.program_check import (
     FlagSet,
@@ -51,7 +52,9 @@ __all__ = [
     "compare_codes",
     "diagnose",
     "dump_as_codes",
+    "hlo_arguments",
     "hlo_outputs",
+    "lowered_outputs",
     "is_container",
     "is_hlo_path",
     "mismatch_rows",

@@ -62,9 +62,14 @@ class ProgramDiagnosis:
     closest: FlagSet | None = None
     closest_mismatches: int | None = None
     tried: int = 0
+    notes: list[str] = field(default_factory=list)
 
     def summary(self) -> str:
-        """One sentence."""
+        """One sentence (then the notes)."""
+        tail = "".join(f"; {n}" for n in self.notes)
+        return self._summary() + tail
+
+    def _summary(self) -> str:
         if self.exact is not None:
             return f"the dump is reproduced exactly by {self.exact.describe()}"
         if self.closest is not None:
@@ -256,6 +261,18 @@ def _void_as_float(name: str, d: np.ndarray) -> np.ndarray:
                     "fp8 arrays as void); name their dtype in a __dtypes__ entry, as hlo-run does")
 
 
+def compare_outputs(outs: dict[str, tuple[np.ndarray, CodeSpace]], dump: dict[str, np.ndarray],
+                    max_ulp: int = 0) -> list[tuple[str, Report]]:
+    """One report per output against the dump (see ``verify_program``)."""
+    return _compare(outs, dump, max_ulp)
+
+
+def total_mismatches(outs: dict[str, tuple[np.ndarray, CodeSpace]],
+                     dump: dict[str, np.ndarray]) -> int:
+    """Mismatching elements over every output (a missing or mis-shaped output counts whole)."""
+    return _total_mismatches(outs, dump)
+
+
 def _compare(outs: dict[str, tuple[np.ndarray, CodeSpace]], dump: dict[str, np.ndarray],
              max_ulp: int) -> list[tuple[str, Report]]:
     missing = [n for n in outs if n not in dump]
@@ -301,12 +318,16 @@ def _total_mismatches(outs: dict[str, tuple[np.ndarray, CodeSpace]],
 
 def verify_program(program: str, inputs: str, dump: str, *, flags: list[str] | None = None,
                    target: str | None = None, hlo_passes: list[str] | None = None,
-                   max_ulp: int = 0, run_diagnosis: bool = True) -> ProgramCheck:
+                   max_ulp: int = 0, run_diagnosis: bool = True,
+                   as_written: bool = False) -> ProgramCheck:
     """Run ``program`` on the arrays of ``inputs`` (.npz) and compare each output with ``dump``.
 
-    Loop IR (``.pir``): ``flags`` are neuronx-cc precision flags (e.g. ``["--auto-cast", "all"]``)
-    and ``target`` a generation (gen2, gen3, gen4; default gen2); outputs are matched by output
-    tensor name. HLO text: ``hlo_passes`` run in order; outputs are ``out0``, ``out1``, ...
+    ``flags`` are neuronx-cc precision flags (e.g. ``["--auto-cast", "all"]``) and ``target`` a
+    generation (gen2, gen3, gen4; default gen2). Loop IR (``.pir``): outputs are matched by output
+    tensor name. HLO text: the whole pipeline runs — ``hlo_passes`` (default neuronx-cc's),
+    the lowering to the loop IR, the precision passes, the emulation; outputs are ``out0``,
+    ``out1``, ... With ``as_written`` the HLO is evaluated as written after ``hlo_passes`` (no
+    lowering, no precision passes).
     """
     p = Path(program)
     if not p.is_file():
@@ -315,11 +336,20 @@ def verify_program(program: str, inputs: str, dump: str, *, flags: list[str] | N
     ins = read_inputs(inputs)
     dumped = read_arrays(dump)  # __dtypes__ (if any) relabels raw bits of bf16/fp8 outputs
     flags = list(flags or [])
-    if is_hlo_path(program):
+    lowered = is_hlo_path(program) and not as_written
+    if is_hlo_path(program) and as_written:
         names = list(hlo_passes or [])
         outs = hlo_outputs(text, program, ins, names)
         requested = FlagSet(("--passes", ",".join(names)) if names else ())
         extra: dict[str, Any] = {"program": program, "hlo_passes": names}
+    elif lowered:
+        from pyprecision.verify.hlo_check import lowered_outputs
+
+        target = target or "gen2"
+        outs, changed = lowered_outputs(text, program, ins, flags, target, hlo_passes)
+        requested = FlagSet(tuple(flags) + ("--target", target))
+        extra = {"program": program, "flags": flags, "target": target,
+                 "hlo_passes": hlo_passes, "passes_changed": changed}
     else:
         target = target or "gen2"
         outs, changed = _ir_outputs(text, program, ins, flags, target)
@@ -328,8 +358,14 @@ def verify_program(program: str, inputs: str, dump: str, *, flags: list[str] | N
     reports = _compare(outs, dumped, max_ulp)
     check = ProgramCheck(reports, f"verify: {program} [{requested.describe()}] vs {dump}", extra)
     if run_diagnosis and any(r.comparison.mismatches for _, r in reports):
-        check.diagnosis = _diagnose(text, program, ins, dumped, requested,
-                                    sum(r.comparison.mismatches for _, r in reports))
+        base = sum(r.comparison.mismatches for _, r in reports)
+        if lowered:
+            from pyprecision.verify.hlo_diagnose import diagnose_lowered
+
+            check.diagnosis = diagnose_lowered(text, program, ins, dumped, requested, base,
+                                               target or "gen2", hlo_passes)  # fmt: skip
+        else:
+            check.diagnosis = _diagnose(text, program, ins, dumped, requested, base)
     return check
 
 
@@ -341,12 +377,15 @@ def _settings(program: str) -> list[FlagSet]:
         subsets = itertools.chain.from_iterable(
             itertools.combinations(names, k) for k in range(len(names) + 1))
         return [FlagSet(("--passes", ",".join(s)) if s else ()) for s in subsets]
-    from pyprecision.frontend import MODE_TABLE, mode_to_pair
+    from pyprecision.frontend import MODE_TABLE, USER_SPELLING, mode_to_pair, pair_to_mode
     from pyprecision.passes import GENERATIONS
 
     def pair(mode: str) -> str:
+        """The --auto-cast spelling of the mode, when one exists (``matmult`` has none)."""
         scope, dtype = mode_to_pair(mode)
-        return f"--auto-cast {scope} --auto-cast-type {dtype}"
+        if pair_to_mode(scope, dtype) != mode:
+            return ""
+        return f"--auto-cast {scope} --auto-cast-type {USER_SPELLING[dtype]}"
 
     return [FlagSet(("--fp32-cast", mode, "--target", gen), pair(mode))
             for gen in GENERATIONS for mode in MODE_TABLE]

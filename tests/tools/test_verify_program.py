@@ -112,8 +112,8 @@ def test_hlo_known_one_ulp_difference(run) -> None:
 @pytest.mark.parametrize(("case", "message"), [
     ("missing-output", "no array for output"),
     ("count", "elements"),
-    ("target-on-hlo", "--target applies to .pir"),
-    ("passes-on-pir", "--passes applies to HLO"),
+    ("target-as-written", "--as-written evaluates the HLO without the lowering"),
+    ("passes-on-pir", "--passes and --as-written apply to HLO"),
     ("missing-program", "no such file"),
     ("no-inputs", "needs --inputs"),
     ("missing-input", "missing input"),
@@ -129,9 +129,9 @@ def test_program_bad_inputs_exit_2(run, mlp_files, tmp_path: Path, case: str, me
         argv["--dump"] = str(tmp_path / "wrong.npz")
     elif case == "count":
         argv["--dump"] = str(tmp_path / "small.npz")
-    elif case == "target-on-hlo":
+    elif case == "target-as-written":
         argv["--program"] = str(HLO / "dot_bf16.hlo.txt")
-        extra = ["--target", "gen3"]
+        extra = ["--target", "gen3", "--as-written"]
     elif case == "passes-on-pir":
         extra = ["--passes", "upcast-all-to-fp32"]
     elif case == "missing-program":

@@ -1,0 +1,89 @@
+"""The diagnosis of an HLO dump: which neuronx-cc flag set (mode × relayout × accumulation)
+reproduces it, and whether it is an XLA:CPU dump made with excess precision."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+
+from pyprecision.errors import DumpError, EmulationError, LoweringError
+from pyprecision.verify.compare import code_space
+from pyprecision.verify.hlo_check import diagnosis_flag_sets, lowered_outputs, uses_low_precision_floats
+from pyprecision.verify.program_check import (
+    FlagSet,
+    ProgramDiagnosis,
+    hlo_outputs,
+    total_mismatches,
+)
+
+__all__ = ["EXCESS_PRECISION_NOTE", "diagnose_lowered", "excess_precision_outputs"]
+
+EXCESS_PRECISION_NOTE = (
+    "the dump matches XLA:CPU's excess precision (bf16/f16 ops computed in f32, rounded only at the "
+    "end): it was made by XLA:CPU, not by a Neuron device; for a comparable dump set "
+    "XLA_FLAGS=--xla_allow_excess_precision=false or dump the compiled module"
+)
+
+
+def diagnose_lowered(
+    text: str,
+    program: str,
+    ins: dict[str, np.ndarray],
+    dumped: dict[str, np.ndarray],
+    requested: FlagSet,
+    base_mismatches: int,
+    target: str,
+    hlo_passes: list[str] | None,
+) -> ProgramDiagnosis:
+    """Try every flag set of ``diagnosis_flag_sets`` on ``target``; name the ones that reproduce
+    the dump (or the closest), and say when the dump is XLA:CPU's excess-precision result."""
+    diag = ProgramDiagnosis(requested=requested)
+    best = base_mismatches
+    for flags in diagnosis_flag_sets():
+        diag.tried += 1
+        try:
+            outs, _ = lowered_outputs(text, program, ins, flags, target, hlo_passes)
+        except (EmulationError, DumpError, LoweringError):
+            continue
+        n = total_mismatches(outs, dumped)
+        setting = FlagSet(tuple(flags) + ("--target", target))
+        if n == 0:
+            if diag.exact is None:
+                diag.exact = setting
+            else:
+                diag.alternatives.append(setting)
+        elif 0 < n < best:
+            best, diag.closest, diag.closest_mismatches = n, setting, n
+    if diag.exact is not None:
+        diag.closest = diag.closest_mismatches = None
+    elif uses_low_precision_floats(text, program):
+        try:
+            excess = excess_precision_outputs(text, program, ins, dumped)
+        except (EmulationError, DumpError):
+            excess = None
+        if excess is not None and total_mismatches(excess, dumped) == 0:
+            diag.notes.append(EXCESS_PRECISION_NOTE)
+    return diag
+
+
+def excess_precision_outputs(
+    text: str, program: str, ins: dict[str, np.ndarray], dumped: dict[str, np.ndarray]
+) -> dict[str, tuple[np.ndarray, Any]]:
+    """What XLA:CPU computes with excess precision: the module with every float op in f32
+    (upcast-all-to-fp32), each output rounded once (RNE) to the dump's dtype."""
+    outs = hlo_outputs(text, program, ins, ["upcast-all-to-fp32"])
+    result = {}
+    for name, (arr, space) in outs.items():
+        want = dumped.get(name)
+        a = np.asarray(arr)
+        if want is not None and a.dtype == np.float32 and want.dtype != a.dtype:
+            dt = np.asarray(want).dtype
+            if dt.kind == "u" and dt.itemsize == 2:  # raw bf16 bits without a side table
+                dt = np.dtype(ml_dtypes.bfloat16)
+            with np.errstate(over="ignore"):  # past the range RNE gives ±inf, as XLA
+                a = a.astype(dt)
+            space = code_space(a.dtype)
+        result[name] = (a, space)
+    return result
