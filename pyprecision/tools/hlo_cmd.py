@@ -137,7 +137,6 @@ def save_outputs(outputs: list[np.ndarray], path: str, inputs: tuple[str, ...] =
 def run_run(args: argparse.Namespace) -> int:
     """``hlo-run``: evaluate the module and write the outputs."""
     from pyprecision.emulate import run_hlo
-
     from pyprecision.frontend import config_from_namespace, parse_flags
 
     module = _read_module(args.module)

@@ -16,12 +16,12 @@ __all__ = ["DIAGNOSIS_AXES", "diagnosis_flag_sets", "hlo_arguments", "lowered_ou
            "uses_low_precision_floats"]  # fmt: skip
 
 #: what the diagnosis varies for an HLO program: the mode, the relayout token, the accumulation
-DIAGNOSIS_AXES = {
-    "mode": ["none", "matmult", "matmult-bf16", "matmult-fp16", "matmult-fp32r", "matmult-fp8e4",
-             "all", "experimental-all-fp16", "all-fp32r", "all-fp8e4"],
-    "relayout": [None, "no-fast-relayout", "fast-relayout-fp8e4"],
-    "accumulation": [True, False],
-}  # fmt: skip
+MODES = ["none", "matmult", "matmult-bf16", "matmult-fp16", "matmult-fp32r", "matmult-fp8e4",
+         "all", "experimental-all-fp16", "all-fp32r", "all-fp8e4"]  # fmt: skip
+RELAYOUTS: list[str | None] = [None, "no-fast-relayout", "fast-relayout-fp8e4"]
+ACCUMULATION = [True, False]
+DIAGNOSIS_AXES: dict[str, list[Any]] = {"mode": MODES, "relayout": RELAYOUTS,
+                                        "accumulation": ACCUMULATION}  # fmt: skip
 
 
 def hlo_arguments(module: Any, inputs: dict[str, np.ndarray]) -> list[np.ndarray]:
@@ -79,7 +79,7 @@ def diagnosis_flag_sets() -> list[list[str]]:
     from pyprecision.frontend import config_to_argv, parse_flags
 
     sets = []
-    for mode, relayout, acc in itertools.product(*DIAGNOSIS_AXES.values()):
+    for mode, relayout, acc in itertools.product(MODES, RELAYOUTS, ACCUMULATION):
         argv = ["--fp32-cast", mode]
         if relayout:
             argv += ["--fast-math", relayout]

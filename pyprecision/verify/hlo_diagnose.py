@@ -10,7 +10,11 @@ import numpy as np
 
 from pyprecision.errors import DumpError, EmulationError, LoweringError
 from pyprecision.verify.compare import code_space
-from pyprecision.verify.hlo_check import diagnosis_flag_sets, lowered_outputs, uses_low_precision_floats
+from pyprecision.verify.hlo_check import (
+    diagnosis_flag_sets,
+    lowered_outputs,
+    uses_low_precision_floats,
+)
 from pyprecision.verify.program_check import (
     FlagSet,
     ProgramDiagnosis,
