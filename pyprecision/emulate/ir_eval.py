@@ -36,8 +36,16 @@ __all__ = ["run_ir"]
 
 _FLOAT_STORAGE = {np.dtype(d.storage) for d in FLOAT_DTYPES}
 
+def saturate_inf(x: np.ndarray, dt: DType) -> np.ndarray:
+    """±inf → ±(the largest finite value of ``dt``), then rounded to ``dt``; NaN stays NaN."""
+    top = float(np.finfo(np.float32).max) if dt.fmt is None else pyprecision.format(dt.fmt).max
+    y = np.where(np.isinf(x), np.copysign(top, x), x)
+    return round_to(y, dt)
+
+
 #: the numerics an instruction's ``evaluate`` reads through ``ev.num`` (``ir`` never imports them)
 NUMERICS = types.SimpleNamespace(
+    saturate_inf=saturate_inf,
     round_to=round_to,
     convert=convert,
     from_storage=from_storage,

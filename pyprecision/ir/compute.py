@@ -36,7 +36,8 @@ def _same_class_result(dtype: DType | None) -> tuple[DType, ...]:
 @register
 class UnaryOp(Instruction):
     """``%r = KIND %data : T`` — elementwise one-input op; ``cast`` converts to T's dtype (RNE, Neuron
-    saturation), ``bitcast`` reinterprets the bits at the same width."""
+    saturation), ``bitcast`` reinterprets the bits at the same width, ``satinf`` clamps ±inf to ±max
+    of T (``--enable-saturate-infinity``)."""
 
     opname = "unary"
     WORDS = {k: {"kind": k} for k in UNARY_KINDS}
@@ -118,6 +119,8 @@ class UnaryOp(Instruction):
             return num.from_storage(num.float_to_int(x, rdt.np_dtype), rdt)
         if self.kind == "cast" and sdt.is_integer and rdt.is_float:
             return num.round_to(x, rdt)
+        if self.kind == "satinf":
+            return num.saturate_inf(x, rdt)
         if rdt.is_integer:
             return num.round_to(num.int_unary(self.kind, x), rdt)
         return num.round_to(num.unary_float(self.kind, x), rdt)

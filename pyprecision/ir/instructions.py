@@ -59,10 +59,11 @@ UNARY_KINDS = (
     "log1p",
     "expm1",
     "not",
+    "satinf",
 )
 FLOAT_ONLY_UNARY = (
     "exp", "log", "sqrt", "rsqrt", "reciprocal", "tanh", "sigmoid", "floor", "ceil", "round_ne",
-    "sin", "cos", "erf", "log1p", "expm1",
+    "sin", "cos", "erf", "log1p", "expm1", "satinf",
 )  # fmt: skip
 INT_ONLY_UNARY = ("not",)
 COMPARE_KINDS = ("cmp_eq", "cmp_ne", "cmp_lt", "cmp_le", "cmp_gt", "cmp_ge")

@@ -25,6 +25,12 @@ __all__ = ["MAX_UNROLL", "Lowered", "lower", "supported_opcodes"]
 #: a while loop runs at most this many iterations when unrolled
 MAX_UNROLL = 4096
 
+#: the ops whose float operands ``--enable-saturate-infinity`` clamps first: those that can turn an
+#: infinity into NaN (inf - inf, 0 · inf, inf / inf, rem(inf, y), sin/cos(inf), pow, and the sums
+#: and products inside dot, convolution and reduce) — decision L11
+SATURATE_BEFORE = frozenset({"add", "subtract", "multiply", "divide", "remainder", "power", "sine",
+                             "cosine", "dot", "convolution", "reduce"})  # fmt: skip
+
 
 @dataclass
 class Lowered:
@@ -113,6 +119,8 @@ def _body(ctx: LoweringContext, comp: HloComputation, prefix: str) -> LV:
 
 def _lower_one(ctx: LoweringContext, inst: HloInstruction, path: str) -> LV:
     ops = [ctx.get(o) for o in inst.operands]
+    if inst.opcode in SATURATE_BEFORE and ctx.config is not None and ctx.config.enable_saturate_infinity:
+        ops = [_saturated(ctx, o, inst.name) for o in ops]
     if inst.opcode in ("fusion", "call"):
         comp = inst.called("calls") or inst.called("to_apply")
         if comp is None:
@@ -130,6 +138,14 @@ def _lower_one(ctx: LoweringContext, inst: HloInstruction, path: str) -> LV:
         raise ctx.error(inst, f"opcode {inst.opcode!r} is not lowered to the loop IR; supported: "
                         f"{', '.join(supported_opcodes())}")  # fmt: skip
     return handler(ctx, inst, ops)
+
+
+def _saturated(ctx: LoweringContext, v: LV, base: str) -> LV:
+    if not isinstance(v, ir.Value) or not v.dtype.is_float:
+        return v
+    out = ctx.value(f"{base}.satinf", v.dtype, v.shape)
+    ctx.emit(ir.UnaryOp("satinf", v, out), role="aux")
+    return out
 
 
 def inline(ctx: LoweringContext, comp: HloComputation, args: list[LV], prefix: str) -> LV:

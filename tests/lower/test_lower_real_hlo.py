@@ -194,3 +194,27 @@ def test_every_ir_instruction_carries_its_hlo_origin():
     roles = {i.dl.role for i in c.lowered.function.instructions()
              if i.dl is not None and i.dl.path == "dot_general.1"}
     assert {"pe-transpose", "pe-matmul"} <= roles
+
+
+_SUB = """HloModule m, entry_computation_layout={(f32[4]{0}, f32[4]{0})->f32[4]{0}}
+
+ENTRY main {
+  a = f32[4]{0} parameter(0)
+  b = f32[4]{0} parameter(1)
+  ROOT s = f32[4]{0} subtract(a, b)
+}
+"""
+
+
+@pytest.mark.parametrize("mode,top", [("none", np.finfo(np.float32).max),
+                                      ("all", float(ml_dtypes.finfo(ml_dtypes.bfloat16).max))])
+def test_saturate_infinity_clamps_before_nan_making_ops(mode, top):
+    m = hlo.parse(_SUB)
+    a = np.array([np.inf, 1, np.inf, -np.inf], np.float32)
+    b = np.array([np.inf, 2, 1, -np.inf], np.float32)
+    plain = emulate.run_hlo(m, [a, b], frontend.parse_flags(["--auto-cast", mode]))[0]
+    sat = emulate.run_hlo(m, [a, b], frontend.parse_flags(["--auto-cast", mode,
+                                                          "--enable-saturate-infinity"]))[0]
+    assert np.isnan(plain[0]) and np.isnan(plain[3]) and plain[2] == np.inf
+    assert sat[0] == 0 and sat[3] == 0 and sat[1] == -1
+    assert sat[2] == np.float32(top)
