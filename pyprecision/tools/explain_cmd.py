@@ -93,8 +93,19 @@ def run(args: argparse.Namespace) -> int:
                ex.comparison_json(a, b, *args.compare))
         return 0
     result = one(_flags(args), args.target)
+    _warn_inert("explain", args)
     _print(args, ex.explanation_lines(result), result.to_json())
     return 0
+
+
+def _warn_inert(command: str, args: argparse.Namespace) -> None:
+    from pathlib import Path
+
+    from pyprecision.frontend import config_from_namespace
+    from pyprecision.tools._flag_effects import warn_inert_flags
+
+    text = Path(args.program).read_text(encoding="utf-8")
+    warn_inert_flags(command, text, args.program, config_from_namespace(args), args.target)
 
 
 def _split_target(argv: list[str]) -> tuple[list[str], str | None]:

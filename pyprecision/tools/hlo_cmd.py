@@ -149,5 +149,10 @@ def run_run(args: argparse.Namespace) -> int:
         raise
     except (ValueError, KeyError, NotImplementedError) as exc:
         raise EmulationError(f"{args.module}: {exc}") from None
+    if pipeline and args.module != "-":
+        from pyprecision.tools._flag_effects import warn_inert_flags
+
+        warn_inert_flags("hlo-run", Path(args.module).read_text(encoding="utf-8"), args.module,
+                         config, args.target)  # fmt: skip
     save_outputs(list(outputs), args.output, inputs=(args.inputs, args.module))
     return 0

@@ -95,6 +95,10 @@ def run(args: argparse.Namespace) -> int:
     before = snapshot()
     changed = run_passes(module, passes)
     stats = Statistics(before, snapshot(), changed)
+    if args.passes is None and not args.emit_lowered:
+        from pyprecision.tools._flag_effects import warn_inert_flags
+
+        warn_inert_flags("opt", text, filename, config, args.target)
     out = to_text(module)
     if args.stats:
         out += "".join(f"// {line}\n" for line in stats.to_text().splitlines())

@@ -261,6 +261,10 @@ def _run_program(args: argparse.Namespace) -> int:
     check = verify_program(args.program, args.inputs, args.dump, flags=flags,
                            target=args.target, hlo_passes=passes, max_ulp=args.max_ulp,
                            run_diagnosis=not args.no_diagnosis, as_written=args.as_written)
+    if not args.as_written:
+        from pyprecision.tools.explain_cmd import _warn_inert
+
+        _warn_inert("verify", args)
     extra = dict(check.extra)
     extra["diagnosis"] = check.diagnosis.to_json() if check.diagnosis else None
     _emit(args, check.reports, check.title, extra, check.diagnosis)

@@ -63,3 +63,74 @@ def test_explain_and_verify_accept_every_auto_cast_type(run, dot_files, typ):
                          dot_files["dump"], "--auto-cast", "matmult", "--auto-cast-type", typ,
                          "--no-diagnosis")  # fmt: skip
     assert code in (0, 1), err
+
+
+def test_a_flag_that_changes_nothing_says_so(run):
+    elementwise = DATA / "elementwise_f32.hlo.txt"
+    code, _, err = run("opt", elementwise, "--auto-cast", "matmult", "--fast-math",
+                       "no-fast-relayout", "--target", "gen3")  # fmt: skip
+    assert code == 0
+    assert "the mode matmult-bf16 changes nothing" in err
+    assert "--fast-math no-fast-relayout changes nothing" in err
+    assert "--target gen3 changes nothing" in err
+    code, _, err = run("opt", DOT, "--fp32-cast", "matmult", "--fast-math", "fast-relayout-fp8e4")
+    assert code == 0 and "changes nothing" not in err
+
+
+def _rows(run, path, *flags):
+    code, out, err = run("explain", path, *flags, "--json")
+    assert code == 0, err
+    return json.loads(out)["rows"]
+
+
+def test_explain_rows_matmult_dots_read_bf16_and_return_f32(run):
+    rows = _rows(run, DATA / "dot_general_batched_f32.hlo.txt", "--auto-cast", "matmult")
+    dots = [r for r in rows if r["op"] == "dot"]
+    assert dots and all(r["operand_dtypes"] == ["bfloat16", "bfloat16"] for r in dots)
+    assert all(r["after"] == "float32" and r["before"] == "float32" for r in dots)
+    assert all(r["location"].endswith(":6") for r in dots)  # the dot's line in the module
+
+
+def test_explain_rows_all_mode_runs_elementwise_ops_in_bf16_but_all_tf32_keeps_f32(run):
+    path = DATA / "elementwise_f32.hlo.txt"
+    ops = {"add", "multiply", "subtract", "divide", "exponential", "tanh"}
+    all_rows = [r for r in _rows(run, path, "--auto-cast", "all") if r["op"] in ops]
+    tf32_rows = [r for r in _rows(run, path, "--auto-cast", "all", "--auto-cast-type", "tf32")
+                 if r["op"] in ops]  # fmt: skip
+    assert all_rows and all(r["after"] == "bfloat16" for r in all_rows)
+    assert tf32_rows and all(r["after"] == "float32" for r in tf32_rows)
+
+
+def test_explain_hlo_with_inputs_measures_each_op(run, dot_files):
+    code, out, err = run("explain", DOT, "--auto-cast", "matmult", "--inputs", dot_files["in"],
+                         "--json")  # fmt: skip
+    assert code == 0, err
+    rows = json.loads(out)["rows"]
+    dot = next(r for r in rows if r["op"] == "dot")
+    assert dot["error"] is not None and dot["error"]["max_rel"] > 0
+    assert rows[0] is dot  # worst first
+
+
+def test_opt_prints_the_lowered_program_and_emit_lowered_shows_it_before_the_passes(run):
+    code, after, _ = run("opt", DOT, "--auto-cast", "all")
+    code2, before, _ = run("opt", DOT, "--auto-cast", "all", "--emit-lowered")
+    assert code == code2 == 0
+    assert "bfloat16" in after and "bfloat16" not in before
+    assert "matmul" in before and "@out0" in before
+
+
+def test_hlo_run_takes_the_flags(run, dot_files, tmp_path):
+    code, _, err = run("hlo-run", DOT, "--inputs", dot_files["in"], "-o", tmp_path / "o.npz",
+                       "--auto-cast", "matmult")  # fmt: skip
+    assert code == 0, err
+    got = np.load(tmp_path / "o.npz")["out0"]
+    assert np.array_equal(got, np.load(dot_files["dump"])["out0"])
+
+
+def test_unknown_opcode_is_one_located_error_at_the_command_line(run, tmp_path):
+    p = tmp_path / "g.hlo.txt"
+    p.write_text((DATA / "gather_ops.hlo.txt").read_text())
+    code, _, err = run("opt", p, "--auto-cast", "all")
+    assert code == 2
+    line = err.strip().splitlines()
+    assert len(line) == 1 and f"{p}:" in line[0] and "(gather)" in line[0]
