@@ -63,7 +63,7 @@ def explain_hlo_program(
 ) -> HloExplanation:
     """Explain ``module_path`` under the precision ``flags`` on ``target`` (gen2 default);
     ``inputs`` (arrays keyed arg<n>/in<n>/parameter name) add per-op errors, worst first."""
-    from pyprecision.emulate.hlo_pipeline import DEFAULT_HLO_PASSES
+    from pyprecision.emulate import DEFAULT_HLO_PASSES
     from pyprecision.verify import hlo_arguments
 
     p = Path(module_path)

@@ -71,8 +71,10 @@ from pyprecision.ir.shape_ops import (
     PadOp,
     ReduceOp,
     ReshapeOp,
+    ReverseOp,
     SliceOp,
     TransposeOp,
+    UpdateSliceOp,
 )
 from pyprecision.ir.tensors import NeuronAP, SingleValueTensor, Tensor
 from pyprecision.ir.values import ScalarValue, Use, Value
@@ -105,6 +107,8 @@ __all__ = [
     "ReshapeOp",
     "SliceOp",
     "TransposeOp",
+    "ReverseOp",
+    "UpdateSliceOp",
     "BINARY_KINDS",
     "COMPARE_KINDS",
     "DTYPES",

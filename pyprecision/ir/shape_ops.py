@@ -29,8 +29,10 @@ __all__ = [
     "PadOp",
     "ReduceOp",
     "ReshapeOp",
+    "ReverseOp",
     "SliceOp",
     "TransposeOp",
+    "UpdateSliceOp",
 ]
 
 #: the combiners of ``reduce.KIND``
@@ -451,3 +453,84 @@ class ReduceOp(Instruction):
         for j in range(x.shape[-1]):
             acc = num.round_to(num.binary_values(self.kind, acc, x[..., j], rdt.is_float), acc_dt)
         return num.convert(np.asarray(acc).reshape(self.result.shape), acc_dt, rdt)  # type: ignore[union-attr]
+
+
+@register
+class UpdateSliceOp(Instruction):
+    """``%r = update_slice %x, %u start=[...] : T`` — ``x`` with the block at ``start`` replaced by
+    ``u`` (HLO dynamic-update-slice with known, in-range starts)."""
+
+    opname = "update_slice"
+    WORDS = {"update_slice": {}}
+    SYNTAX = (Val("data"), Punct(","), Val("update"), Ints("start", "start"))
+
+    def __init__(self, data: Value, update: Value, start: Any, result: Value):
+        self.start = tuple(int(v) for v in start)
+        super().__init__([data, update], result)
+
+    @property
+    def data(self) -> Operand:
+        """The value updated."""
+        return self._operands[0]
+
+    @property
+    def update(self) -> Operand:
+        """The block written."""
+        return self._operands[1]
+
+    allowed_dtypes = _Movement.allowed_dtypes
+    can_mutate_dst_ty = _Movement.can_mutate_dst_ty
+
+    def check(self, f: Function) -> None:
+        """Same rank and class; the block fits inside at ``start``; the result is shaped like x."""
+        d, u, r = self.data, self.update, self.result
+        assert r is not None
+        need(isinstance(d, Value) and isinstance(u, Value), "update_slice operands must be values")
+        need(
+            same_class(d.dtype, r.dtype) and same_class(u.dtype, r.dtype),
+            "update_slice keeps the dtype class",
+        )
+        if r.shape != d.shape or len(u.shape) != len(d.shape) or len(self.start) != len(d.shape):
+            raise RuleViolation(
+                f"update_slice of {shape_text(u)} into {shape_text(d)} -> {shape_text(r)}"
+            )
+        for i, (s, n, m) in enumerate(zip(self.start, u.shape, d.shape, strict=True)):
+            if not 0 <= s <= m - n:
+                raise RuleViolation(f"block [{s}:{s + n}] does not fit dimension {i} ({m})")
+
+    def evaluate(self, ev: Any) -> Any:
+        """A copy of x with the block written (both converted to the result dtype)."""
+        rdt = self.result.dtype  # type: ignore[union-attr]
+        out = np.array(ev.num.convert(ev.operand(self.data), self.data.dtype, rdt))
+        u = ev.num.convert(ev.operand(self.update), self.update.dtype, rdt)
+        out[tuple(slice(s, s + n) for s, n in zip(self.start, u.shape, strict=True))] = u
+        return out
+
+
+@register
+class ReverseOp(_Movement):
+    """``%r = reverse %x dims=[...] : T`` — the order along ``dims`` reversed (HLO reverse)."""
+
+    opname = "reverse"
+    WORDS = {"reverse": {}}
+    SYNTAX = (Val("data"), Ints("dims", "dims"))
+
+    def __init__(self, data: Value, dims: Any, result: Value):
+        self.dims = tuple(int(d) for d in dims)
+        super().__init__(data, result)
+
+    def check(self, f: Function) -> None:
+        """Distinct operand dimensions; same shape."""
+        self._check_class()
+        d, r = self.data, self.result
+        assert r is not None
+        if len(set(self.dims)) != len(self.dims) or any(
+            not 0 <= k < len(d.shape) for k in self.dims
+        ):
+            raise RuleViolation(f"dims {list(self.dims)} must be distinct operand dimensions")
+        if r.shape != d.shape:
+            raise RuleViolation(f"result shape {shape_text(r)} != operand shape {shape_text(d)}")
+
+    def evaluate(self, ev: Any) -> Any:
+        """``np.flip``."""
+        return self._finish(ev, np.flip(ev.operand(self.data), self.dims))

@@ -91,6 +91,7 @@ class LoweringContext:
     _lines: dict[str, int] | None = None
     _frames: dict[int, tuple[str, int]] | None = None
     _identities: dict[tuple[int, str], ir.Tensor] = field(default_factory=dict)
+    statics: dict[int, np.ndarray] = field(default_factory=dict)
     path: str = ""
     loc: HloLoc | None = None
     config: Any = None

@@ -19,6 +19,8 @@ from pyprecision.lower.context import LV, LoweringContext, ir_dtype, ir_shape
 from pyprecision.lower.dot import DOTS
 from pyprecision.lower.elementwise import ELEMENTWISE, Handler
 from pyprecision.lower.shapes import SHAPES
+from pyprecision.lower.statics import fold
+from pyprecision.lower.windows import WINDOWS
 
 __all__ = ["MAX_UNROLL", "Lowered", "lower", "supported_opcodes"]
 
@@ -137,7 +139,9 @@ def _lower_one(ctx: LoweringContext, inst: HloInstruction, path: str) -> LV:
                             "lowered (it runs as an opaque kernel on Neuron)")  # fmt: skip
         raise ctx.error(inst, f"opcode {inst.opcode!r} is not lowered to the loop IR; supported: "
                         f"{', '.join(supported_opcodes())}")  # fmt: skip
-    return handler(ctx, inst, ops)
+    out = handler(ctx, inst, ops)
+    fold(ctx, inst, ops, out)
+    return out
 
 
 def _saturated(ctx: LoweringContext, v: LV, base: str) -> LV:
@@ -265,5 +269,5 @@ def _select_tree(ctx: LoweringContext, pred: ir.Value, a: LV, b: LV, base: str) 
     return out
 
 
-_HANDLERS: dict[str, Handler] = {**ELEMENTWISE, **SHAPES, **DOTS, **BATCH_NORM}
+_HANDLERS: dict[str, Handler] = {**ELEMENTWISE, **SHAPES, **DOTS, **BATCH_NORM, **WINDOWS}
 

@@ -65,8 +65,7 @@ def _read(path: str) -> tuple[str, str]:
 
 def _lowered(text: str, filename: str, args: argparse.Namespace, config: Any) -> Any:
     from pyprecision import hlo
-    from pyprecision.emulate import compile_hlo
-    from pyprecision.emulate.hlo_pipeline import DEFAULT_HLO_PASSES
+    from pyprecision.emulate import DEFAULT_HLO_PASSES, compile_hlo
 
     names = DEFAULT_HLO_PASSES if args.hlo_passes is None else tuple(
         n.strip() for n in args.hlo_passes.split(",") if n.strip())  # fmt: skip

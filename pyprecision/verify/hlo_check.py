@@ -55,8 +55,7 @@ def lowered_outputs(
     precision passes ``flags`` choose and the loop-IR emulation: ``({"out<i>": (array, code
     space)}, names of the passes that changed the program)``."""
     from pyprecision import hlo
-    from pyprecision.emulate import compile_hlo, run_compiled
-    from pyprecision.emulate.hlo_pipeline import DEFAULT_HLO_PASSES
+    from pyprecision.emulate import DEFAULT_HLO_PASSES, compile_hlo, run_compiled
     from pyprecision.frontend import parse_flags
 
     module = hlo.parse(text, filename=path)

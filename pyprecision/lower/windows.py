@@ -1,0 +1,125 @@
+"""dynamic-slice, dynamic-update-slice, reverse and reduce-window → IR instructions."""
+
+from __future__ import annotations
+
+import math
+
+from pyprecision import ir
+from pyprecision.hlo import HloInstruction
+from pyprecision.lower.context import LV, LoweringContext
+from pyprecision.lower.elementwise import Handler, dims_of, result_dtype
+from pyprecision.lower.shapes import _reducer, parse_padding
+from pyprecision.lower.statics import static_scalar
+
+__all__ = ["WINDOWS"]
+
+_REDUCERS = {"add": "add", "multiply": "mul", "maximum": "max", "minimum": "min", "and": "and",
+             "or": "or"}  # fmt: skip
+
+
+def _starts(ctx: LoweringContext, inst: HloInstruction, idx: list[LV], sizes: tuple[int, ...],
+            dims: tuple[int, ...]) -> list[int]:  # fmt: skip
+    """Known start indices, clamped into range as XLA does."""
+    out = []
+    for i, v in enumerate(idx):
+        s = static_scalar(ctx, v)
+        if s is None:
+            raise ctx.error(inst, f"start index {i} is not known at compile time (it depends on "
+                            "data); only static starts (an unrolled scan's counter) are lowered")  # fmt: skip
+        out.append(min(max(s, 0), dims[i] - sizes[i]))
+    return out
+
+
+def _dynamic_slice(ctx: LoweringContext, inst: HloInstruction, ops: list[LV]) -> LV:
+    x, idx = ops[0], ops[1:]
+    sizes = tuple(inst.attr_ints("dynamic_slice_sizes") or dims_of(inst))
+    start = _starts(ctx, inst, idx, sizes, tuple(x.shape))
+    out = ctx.value(inst.name, result_dtype(ctx, inst), dims_of(inst))
+    limit = [s + n for s, n in zip(start, sizes, strict=True)]
+    ctx.emit(ir.SliceOp(x, start, limit, [1] * len(start), out))
+    return out
+
+
+def _dynamic_update_slice(ctx: LoweringContext, inst: HloInstruction, ops: list[LV]) -> LV:
+    x, u, idx = ops[0], ops[1], ops[2:]
+    start = _starts(ctx, inst, idx, tuple(u.shape), tuple(x.shape))
+    out = ctx.value(inst.name, result_dtype(ctx, inst), dims_of(inst))
+    ctx.emit(ir.UpdateSliceOp(x, u, start, out))
+    return out
+
+
+def _reverse(ctx: LoweringContext, inst: HloInstruction, ops: list[LV]) -> LV:
+    out = ctx.value(inst.name, result_dtype(ctx, inst), dims_of(inst))
+    ctx.emit(ir.ReverseOp(ops[0], inst.attr_ints("dimensions") or [], out))
+    return out
+
+
+def _window(raw: str | None, rank: int) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for part in (raw or "").strip("{} ").split():
+        key, _, val = part.partition("=")
+        out[key] = val.split("x")
+    return out
+
+
+def _reduce_window(ctx: LoweringContext, inst: HloInstruction, ops: list[LV]) -> LV:
+    """Each window position one strided slice of the padded input; the slices stacked on a new last
+    axis and reduced over it with the computation's combiner (so sums accumulate like a reduce)."""
+    if len(ops) != 2:
+        raise ctx.error(inst, "a reduce-window of several operands is not lowered")
+    x, init = ops
+    kind = _reducer(inst.called("to_apply"))
+    if kind is None:
+        raise ctx.error(inst, "its to_apply computation is not add/multiply/maximum/minimum/and/or")
+    rank = len(x.shape)
+    win = _window(inst.attr("window"), rank)
+    size = [int(v) for v in win.get("size", ["1"] * rank)]
+    stride = [int(v) for v in win.get("stride", ["1"] * rank)]
+    wdil = [int(v) for v in win.get("rhs_dilate", ["1"] * rank)]
+    bdil = [int(v) for v in win.get("lhs_dilate", ["1"] * rank)]
+    pads = parse_padding("x".join(win.get("pad", ["0_0"] * rank)), rank)
+    if pads is None:
+        raise ctx.error(inst, f"cannot read window={inst.attr('window')}")
+    src = x
+    if any(p != (0, 0, 0) for p in pads) or any(d != 1 for d in bdil):
+        lo, hi = [p[0] for p in pads], [p[1] for p in pads]
+        interior = [d - 1 for d in bdil]
+        shape = tuple(s + a + b + g * max(s - 1, 0)
+                      for s, a, b, g in zip(x.shape, lo, hi, interior, strict=True))  # fmt: skip
+        src = ctx.value(f"{inst.name}.pad", x.dtype, shape)
+        ctx.emit(ir.PadOp(x, init, lo, hi, interior, src), role="aux")
+    out_dims = dims_of(inst)
+    parts = []
+    for w in _positions(size):
+        start = [w[i] * wdil[i] for i in range(rank)]
+        limit = [start[i] + (out_dims[i] - 1) * stride[i] + 1 for i in range(rank)]
+        s = ctx.value(f"{inst.name}.win", x.dtype, out_dims)
+        ctx.emit(ir.SliceOp(src, start, limit, stride, s), role="aux")
+        r = ctx.value(f"{s.name}.1", x.dtype, tuple(out_dims) + (1,))
+        ctx.emit(ir.ReshapeOp(s, r), role="aux")
+        parts.append(r)
+    stacked = parts[0]
+    if len(parts) > 1:
+        stacked = ctx.value(f"{inst.name}.stack", x.dtype, tuple(out_dims) + (len(parts),))
+        ctx.emit(ir.ConcatenateOp(parts, rank, stacked), role="aux")
+    narrow = ctx.config is not None and not ctx.config.enable_mixed_precision_accumulation
+    out = ctx.value(inst.name, result_dtype(ctx, inst), out_dims)
+    ctx.emit(ir.ReduceOp(_REDUCERS[kind], stacked, init, [rank], out, narrow))
+    return out
+
+
+def _positions(size: list[int]) -> list[list[int]]:
+    out: list[list[int]] = [[]]
+    for s in size:
+        out = [p + [i] for p in out for i in range(s)]
+    if len(out) > 4096 or math.prod(size) > 4096:
+        raise ValueError("window too large")
+    return out
+
+
+WINDOWS: dict[str, Handler] = {
+    "dynamic-slice": _dynamic_slice,
+    "dynamic-update-slice": _dynamic_update_slice,
+    "reverse": _reverse,
+    "reduce-window": _reduce_window,
+}
