@@ -348,8 +348,11 @@ def verify_program(program: str, inputs: str, dump: str, *, flags: list[str] | N
         target = target or "gen2"
         outs, changed = lowered_outputs(text, program, ins, flags, target, hlo_passes)
         requested = FlagSet(tuple(flags) + ("--target", target))
+        from pyprecision.emulate import DEFAULT_HLO_PASSES
+
         extra = {"program": program, "flags": flags, "target": target,
-                 "hlo_passes": hlo_passes, "passes_changed": changed}
+                 "hlo_passes": list(DEFAULT_HLO_PASSES if hlo_passes is None else hlo_passes),
+                 "passes_changed": changed}
     else:
         target = target or "gen2"
         outs, changed = _ir_outputs(text, program, ins, flags, target)

@@ -170,7 +170,8 @@ def test_cli_compare(run, tmp_path: Path) -> None:
 
 
 def test_hlo_rows(run) -> None:
-    code, out, _ = run(str(HLO / "bf16_mix.hlo.txt"), "--passes", "upcast-all-to-fp32", "--json")
+    code, out, _ = run(str(HLO / "bf16_mix.hlo.txt"), "--as-written", "--passes",
+                       "upcast-all-to-fp32", "--json")
     doc = json.loads(out)
     assert code == 0
     add = next(r for r in doc["rows"] if r["name"] == "add.14")
@@ -180,8 +181,10 @@ def test_hlo_rows(run) -> None:
 
 @pytest.mark.parametrize(("argv", "message"), [
     (["nope.pir"], "no such file"),
-    ([str(EXAMPLES / "mlp.pir"), "--passes", "upcast-all-to-fp32"], "--passes applies to HLO"),
-    ([str(HLO / "bf16_mix.hlo.txt"), "--target", "gen3"], "apply to .pir programs"),
+    ([str(EXAMPLES / "mlp.pir"), "--passes", "upcast-all-to-fp32"],
+     "--passes and --as-written apply to HLO"),
+    ([str(HLO / "bf16_mix.hlo.txt"), "--as-written", "--target", "gen3"],
+     "--as-written explains the HLO passes only"),
     ([str(EXAMPLES / "mlp.pir"), "--compare", "--auto-cast sometimes", "--auto-cast all"],
      "sometimes"),
     ([str(EXAMPLES / "mlp.pir"), "--inputs", "missing.npz"], "no such file"),
