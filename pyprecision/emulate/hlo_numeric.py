@@ -22,18 +22,15 @@ from typing import Any
 import numpy as np
 
 from pyprecision.errors import EmulationError
+from pyprecision.formats import formats
 from pyprecision.hlo import PrimitiveType, numpy_dtype, type_name
 from pyprecision.kernel import cast, float_to_int
 
 P = PrimitiveType
 
-#: HLO element types the cast core rounds to (its format names).
+#: HLO element types the cast core rounds to (its format names), from the format table.
 CORE_FORMATS: dict[PrimitiveType, str] = {
-    P.BF16: "bf16",
-    P.F16: "fp16",
-    P.F8E4M3FN: "fp8e4m3fn",
-    P.F8E5M2: "fp8e5",
-    P.F8E4M3: "fp8e4",
+    PrimitiveType[f.hlo_name.upper()]: f.name for f in formats() if f.hlo_name
 }
 
 _FLOATS = {P.F16, P.F32, P.F64, P.BF16, P.F8E5M2, P.F8E4M3FN, P.F8E4M3B11FNUZ, P.F8E5M2FNUZ,
