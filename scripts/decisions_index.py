@@ -23,6 +23,7 @@ AREAS = [
     ("hlo-eval.md", "The HLO evaluator", "note 004, CAST_SEMANTICS.md §8"),
     ("io.md", "Dump and checkpoint files, reencode", "issue 6"),
     ("verify.md", "verify and explain", "issue 6"),
+    ("numerics.md", "One vocabulary and one numerics module", "issue 10"),
 ]
 
 HEADING = re.compile(r"^##\s+(.*\S)\s*$")
