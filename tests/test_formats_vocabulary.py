@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 
 import pyprecision as pp
-from pyprecision import ir
+from pyprecision import hlo, ir
 from pyprecision.emulate import hlo_numeric
 from pyprecision.errors import FormatError
 from pyprecision.hlo import PrimitiveType as P
-from pyprecision.io import safetensors_name_of_format
+from pyprecision.io import SAFETENSORS_DTYPES, safetensors_name_of_format
 from pyprecision.kernel import _args
 from pyprecision.passes import target
 from pyprecision.verify import cast_check
@@ -161,3 +161,14 @@ def test_every_spelling_names_one_format() -> None:
         for s in f.spellings:
             assert seen.setdefault(s, f.name) == f.name, s
             assert pp.format(s) is f
+
+
+@pytest.mark.parametrize("f", pp.formats(), ids=str)
+def test_the_other_rooms_tables_agree_with_the_format_table(f: pp.Format) -> None:
+    """hlo.numpy_dtype and io's SAFETENSORS_DTYPES list types beyond the formats, so they stay
+    tables of their own; where they name a format they must give its value dtype."""
+    if f.hlo_name is not None:
+        assert hlo.numpy_dtype(P[f.hlo_name.upper()]) == f.dtype
+    if f.safetensors_name is not None:
+        assert SAFETENSORS_DTYPES[f.safetensors_name] == f.dtype
+    assert _args.SOURCE_TYPES[f.dtype] == f.source_type
