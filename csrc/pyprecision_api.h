@@ -66,6 +66,11 @@ typedef struct {
     double max_value;
     double min_normal;
     double min_subnormal;
+    /* The format's names in the other vocabularies ("" where a vocabulary has none). */
+    const char *hlo_name;     /* XLA HLO element type: bf16, f16, f8e4m3 (IEEE-like), f8e4m3fn ... */
+    const char *ir_name;      /* the loop IR's dtype: bfloat16, float16, float32r, float8e4 ... */
+    const char *safetensors;  /* safetensors dtype of the values: BF16, F8_E4M3 (= e4m3fn) ... */
+    int source_type;          /* PP_T_* code of an array of the decoded values' dtype */
 } pp_format_info;
 
 typedef struct {

@@ -1,4 +1,9 @@
-"""The format records, read from the C core's one table (CAST_SEMANTICS.md §1); never retyped here."""
+"""The format records, read from the C core's one table (CAST_SEMANTICS.md §1); never retyped here.
+
+A Format carries its names in every vocabulary the package speaks (the C table's name and aliases,
+the HLO element type, the loop IR's dtype, the safetensors dtype, the numpy value and storage
+dtypes); ``format(name)`` is the one lookup of a spelling (docs/decisions/numerics.md N1).
+"""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -19,6 +24,10 @@ class Format:
 
     ``max`` is the largest finite value; codes (``*_bits``) are positive magnitudes in storage
     position. ``storage_dtype`` holds raw codes, ``dtype`` holds decoded values (float32 for fp32r).
+    ``hlo_name`` is the XLA element type (``f8e4m3`` for the IEEE-like fp8e4; None for fp32r),
+    ``ir_name`` the loop IR's dtype, ``safetensors_name`` the safetensors dtype of the values (None
+    for fp8e4, which has none: ``F8_E4M3`` is e4m3fn), ``source_type`` the C core's ``PP_T_*``
+    code for an array of ``dtype``.
     """
 
     name: str
@@ -39,6 +48,16 @@ class Format:
     min_subnormal: float
     storage_dtype: np.dtype
     dtype: np.dtype
+    hlo_name: str | None
+    ir_name: str
+    safetensors_name: str | None
+    source_type: int
+
+    @property
+    def spellings(self) -> tuple[str, ...]:
+        """Every lower-case spelling ``format()`` accepts for this format, the name first."""
+        names = (self.name, *self.aliases, self.ir_name, self.hlo_name or "")
+        return tuple(dict.fromkeys(n.lower() for n in names if n))
 
     @property
     def default_saturate(self) -> bool:
@@ -53,6 +72,11 @@ def _value_dtype(name: str) -> np.dtype:
     if name in ("float16", "float32"):
         return np.dtype(name)
     return np.dtype(getattr(ml_dtypes, name))
+
+
+def _text(p: Any) -> str | None:
+    """A C string of the table, None where it is empty (the vocabulary has no name)."""
+    return ffi.string(p).decode() or None
 
 
 def _read_table() -> tuple[Format, ...]:
@@ -80,6 +104,10 @@ def _read_table() -> tuple[Format, ...]:
                 min_subnormal=float(r.min_subnormal),
                 storage_dtype=np.dtype(f"uint{bits}"),
                 dtype=_value_dtype(ffi.string(r.numpy_dtype).decode()),
+                hlo_name=_text(r.hlo_name),
+                ir_name=ffi.string(r.ir_name).decode(),
+                safetensors_name=_text(r.safetensors),
+                source_type=int(r.source_type),
             )
         )
     return tuple(rows)
@@ -88,8 +116,8 @@ def _read_table() -> tuple[Format, ...]:
 _FORMATS = _read_table()
 _BY_NAME: dict[str, Format] = {}
 for _f in _FORMATS:
-    for _n in (_f.name, *_f.aliases):
-        _BY_NAME[_n.lower()] = _f
+    for _n in _f.spellings:
+        _BY_NAME[_n] = _f
 # Value dtypes that name exactly one format (float32 does not: it could be anything).
 _BY_DTYPE = {f.dtype: f for f in _FORMATS if f.dtype != np.dtype(np.float32)}
 
@@ -100,7 +128,8 @@ def formats() -> list[Format]:
 
 
 def format(name: Any) -> Format:  # noqa: A001 - the contract's name
-    """The Format for a name or alias (case-insensitive), a Format, or a format's value dtype."""
+    """The Format for a spelling (case-insensitive: name, alias, IR dtype or HLO type name), a
+    Format, or a format's value dtype."""
     if isinstance(name, Format):
         return name
     if isinstance(name, str):

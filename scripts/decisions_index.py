@@ -24,6 +24,7 @@ AREAS = [
     ("lower.md", "The HLO → loop-IR lowering", "notes 000, 002, 003, 004; issue 11"),
     ("io.md", "Dump and checkpoint files, reencode", "issue 6"),
     ("verify.md", "verify and explain", "issue 6"),
+    ("numerics.md", "One vocabulary and one numerics module", "issue 10"),
 ]
 
 HEADING = re.compile(r"^##\s+(.*\S)\s*$")

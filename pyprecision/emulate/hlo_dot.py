@@ -7,8 +7,10 @@ Accumulation policy (docs/decisions/hlo-eval.md):
   arithmetic is a ring;
 * float dot: operands widened exactly to the accumulation type (float64 when the output or an
   operand is F64, else float32), every product rounded to it, products summed sequentially in
-  contracting-index order (row-major over the contracting dimensions in the order listed) with a
-  rounding after every addition and no FMA, then the sum rounded once to the output type.
+  contracting-index order (row-major over the contracting dimensions in the order listed) from a
+  +0 accumulator with a rounding after every addition and no FMA (``pyprecision.kernel.pe_matmul``;
+  so a sum of -0 products is +0, docs/decisions/numerics.md N5), then the sum rounded once to the
+  output type.
   So an f32 dot equals ``pyprecision.int_dot``'s F32 route, and a bf16 dot is an f32 dot
   rounded once to bf16. ``operand_precision`` does not change this.
 
@@ -25,6 +27,7 @@ import numpy as np
 from pyprecision.emulate.hlo_numeric import is_float_type, is_int_type, round_to, widen
 from pyprecision.errors import EmulationError
 from pyprecision.hlo import PrimitiveType
+from pyprecision.kernel import pe_matmul
 
 P = PrimitiveType
 
@@ -50,20 +53,6 @@ def _canonical(x: np.ndarray, batch: list[int], contract: list[int],
     return t, fsizes
 
 
-def sequential_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """[..., M, K] @ [..., K, N] in a's dtype: each product rounded, then summed over k = 0, 1,
-    ... with one rounding per addition (no FMA, no pairwise/tree reassociation)."""
-    k = a.shape[-1]
-    shape = np.broadcast_shapes(a.shape[:-2], b.shape[:-2]) + (a.shape[-2], b.shape[-1])
-    if k == 0:
-        return np.zeros(shape, dtype=a.dtype)
-    with np.errstate(all="ignore"):
-        acc = a[..., :, 0:1] * b[..., 0:1, :]
-        for i in range(1, k):
-            acc = acc + a[..., :, i:i + 1] * b[..., i:i + 1, :]
-    return acc
-
-
 def dot(inst: Any, args: list[np.ndarray]) -> np.ndarray:
     """dot(lhs, rhs) with lhs/rhs batch and contracting dimensions."""
     lhs, rhs = args
@@ -83,8 +72,7 @@ def dot(inst: Any, args: list[np.ndarray]) -> np.ndarray:
             acc = np.matmul(a.astype(np.int64), b.astype(np.int64))
     else:
         acc_dt = np.float64 if P.F64 in (out_t, *types) else np.float32
-        acc = sequential_matmul(np.asarray(widen(a)).astype(acc_dt),
-                                np.asarray(widen(b)).astype(acc_dt))
+        acc = pe_matmul(widen(a), widen(b), acc_dt)
     out_dims = [lhs.shape[d] for d in lb] + mdims + ndims
     return round_to(acc.reshape(out_dims), out_t)
 

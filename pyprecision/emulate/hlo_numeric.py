@@ -5,7 +5,7 @@ Every value the evaluator holds is a NumPy array of ``numpy_dtype(t)`` for its H
 place a computed value becomes a value of an HLO type:
 
 * F32 — NumPy's float32 cast (round to nearest even); F64 — exact (float64);
-* BF16, F16, F8E4M3FN, F8E5M2, F8E4M3 — the cast core (``pyprecision.kernel.cast``, ``rounding="rne"``,
+* BF16, F16, F8E4M3FN, F8E5M2, F8E4M3 — the cast core (``pyprecision.kernel.round_to_format``, RNE,
   ``saturate=False`` so overflow gives inf/NaN as XLA's convert does, NaN kept);
 * the other small float types (fnuz fp8, f8e3m4, f4e2m1fn, f8e8m0fnu), which the cast core does
   not model — ml_dtypes' own float32 conversion;
@@ -22,18 +22,15 @@ from typing import Any
 import numpy as np
 
 from pyprecision.errors import EmulationError
+from pyprecision.formats import formats
 from pyprecision.hlo import PrimitiveType, numpy_dtype, type_name
-from pyprecision.kernel import cast, float_to_int
+from pyprecision.kernel import float_to_int, round_to_format, wrap_int
 
 P = PrimitiveType
 
-#: HLO element types the cast core rounds to (its format names).
+#: HLO element types the cast core rounds to (its format names), from the format table.
 CORE_FORMATS: dict[PrimitiveType, str] = {
-    P.BF16: "bf16",
-    P.F16: "fp16",
-    P.F8E4M3FN: "fp8e4m3fn",
-    P.F8E5M2: "fp8e5",
-    P.F8E4M3: "fp8e4",
+    PrimitiveType[f.hlo_name.upper()]: f.name for f in formats() if f.hlo_name
 }
 
 _FLOATS = {P.F16, P.F32, P.F64, P.BF16, P.F8E5M2, P.F8E4M3FN, P.F8E4M3B11FNUZ, P.F8E5M2FNUZ,
@@ -80,13 +77,7 @@ def widen(x: np.ndarray) -> np.ndarray:
 def _wrap_int(x: np.ndarray, t: PrimitiveType) -> np.ndarray:
     """Integer (or bool) array → integer type ``t`` with two's-complement wraparound."""
     bits, signed = int_bits(t)
-    dt = dtype_of(t)
-    if bits >= 8:
-        return np.asarray(x).astype(np.int64 if signed else np.uint64).astype(dt)
-    v = np.asarray(x).astype(np.int64) & ((1 << bits) - 1)
-    if signed:
-        v = np.where(v >= (1 << (bits - 1)), v - (1 << bits), v)
-    return v.astype(dt)
+    return wrap_int(x, bits, signed).astype(dtype_of(t))
 
 
 def _float_to_int(x: np.ndarray, t: PrimitiveType) -> np.ndarray:
@@ -109,13 +100,7 @@ def _round_float(x: np.ndarray, t: PrimitiveType) -> np.ndarray:
         return np.asarray(x).astype(np.float32)
     fmt = CORE_FORMATS.get(t)
     if fmt is not None:
-        src = np.asarray(x)
-        if src.dtype == np.bool_:
-            src = src.astype(np.int8)
-        elif src.dtype.kind not in "biu" and src.dtype not in (np.float32, np.float64):
-            src = src.astype(np.float32)  # f16, bf16, fp8: exact
-        out = cast(np.ascontiguousarray(src), fmt, rounding="rne", saturate=False)
-        return np.asarray(out).view(dtype_of(t)).reshape(src.shape)
+        return round_to_format(x, fmt, saturate=False).view(dtype_of(t))
     # types the cast core does not model: ml_dtypes' own conversion (from float32)
     return np.asarray(x).astype(np.float32).astype(dtype_of(t))
 

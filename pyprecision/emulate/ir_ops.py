@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from pyprecision.errors import EmulationError
+from pyprecision.kernel import pe_matmul
 
 __all__ = ["binary_values", "int_binop", "int_unary", "matmul_fp32", "unary_float"]
 
@@ -167,11 +168,6 @@ def _int_rem(x: int, y: int) -> int:
 
 def matmul_fp32(s: np.ndarray, m: np.ndarray) -> np.ndarray:
     """``s.T @ m`` the way the PE array computes it: operands exact in fp32 (every float dtype is a subset
-    of fp32), each product rounded to fp32, summed sequentially over K in fp32, no FMA. Returns float64."""
-    s32 = s.astype(np.float32)
-    m32 = m.astype(np.float32)
-    acc = np.zeros((s32.shape[1], m32.shape[1]), dtype=np.float32)
-    with np.errstate(all="ignore"):
-        for k in range(s32.shape[0]):  # sequential K order, each product and each sum rounded to fp32
-            acc = acc + np.multiply.outer(s32[k], m32[k])
-    return acc.astype(np.float64)
+    of fp32), each product rounded to fp32, summed sequentially over K in fp32 from +0, no FMA
+    (``pyprecision.kernel.pe_matmul``). Returns float64."""
+    return pe_matmul(np.asarray(s).T, m).astype(np.float64)

@@ -35,15 +35,6 @@ SAFETENSORS_DTYPES: dict[str, np.dtype] = {
 }
 _NAME_OF = {dt: name for name, dt in SAFETENSORS_DTYPES.items()}
 
-#: Where a format's codes go in a safetensors file (fp8e4 has no name: raw U8 codes + metadata).
-_FORMAT_STORAGE = {
-    "bf16": "BF16",
-    "fp16": "F16",
-    "fp32r": "F32",
-    "fp8e4m3fn": "F8_E4M3",
-    "fp8e5": "F8_E5M2",
-    "fp8e4": "U8",
-}
 
 
 def safetensors_dtype(dtype: Any) -> str:
@@ -60,8 +51,10 @@ def safetensors_dtype(dtype: Any) -> str:
 
 
 def safetensors_name_of_format(fmt: Any) -> str:
-    """The safetensors dtype that stores ``fmt``'s codes (``U8`` for fp8e4, see decisions/io.md)."""
-    return _FORMAT_STORAGE[_format(fmt).name]
+    """The safetensors dtype that stores ``fmt``'s codes: the format's own safetensors name, else raw
+    unsigned codes of its width (``U8`` for fp8e4, see decisions/io.md)."""
+    f = _format(fmt)
+    return f.safetensors_name or f"U{f.bits}"
 
 
 def parse_dtype(spec: Any) -> np.dtype:

@@ -1,8 +1,8 @@
 """Element types of the loop-level IR: one canonical text spelling per dtype, its numpy storage type and,
 for the narrow floats, the name of the cast-core format that rounds to it.
 
-This table is the only place that maps IR dtypes to cast-core format names; the narrow formats' widths and
-numpy value dtypes are read from ``pyprecision.formats`` (the C core's one table), never retyped here.
+The narrow formats' IR names, widths, numpy value dtypes and spellings are read from ``pyprecision.formats``
+(the C core's one table), never retyped here.
 """
 
 from __future__ import annotations
@@ -108,18 +108,19 @@ class DType:
 float32 = DType("float32", 32, "float", np.float32)
 
 
-def _narrow(name: str, fmt: str) -> DType:
-    """A narrow float dtype whose width and numpy value dtype come from the cast core's format table."""
+def _narrow(fmt: str) -> DType:
+    """The narrow float dtype of a cast-core format: its IR name, width and numpy value dtype all come
+    from the format table (``pyprecision.formats``)."""
     f = _format(fmt)
-    return DType(name, f.bits, "float", f.dtype, fmt)
+    return DType(f.ir_name, f.bits, "float", f.dtype, f.name)
 
 
-float32r = _narrow("float32r", "fp32r")
-bfloat16 = _narrow("bfloat16", "bf16")
-float16 = _narrow("float16", "fp16")
-float8e4 = _narrow("float8e4", "fp8e4")
-float8e4m3fn = _narrow("float8e4m3fn", "fp8e4m3fn")
-float8_e5m2 = _narrow("float8_e5m2", "fp8e5")
+float32r = _narrow("fp32r")
+bfloat16 = _narrow("bf16")
+float16 = _narrow("fp16")
+float8e4 = _narrow("fp8e4")
+float8e4m3fn = _narrow("fp8e4m3fn")
+float8_e5m2 = _narrow("fp8e5")
 int8 = DType("int8", 8, "int", np.int8)
 int16 = DType("int16", 16, "int", np.int16)
 int32 = DType("int32", 32, "int", np.int32)
@@ -141,33 +142,14 @@ FLOAT_DTYPES: tuple[DType, ...] = (
 INTEGER_DTYPES: tuple[DType, ...] = (int8, int16, int32, int64, uint8, uint16, uint32, uint64)
 DTYPES: dict[str, DType] = {d.name: d for d in FLOAT_DTYPES + INTEGER_DTYPES}
 
-# Accepted on input only; the printer always writes the canonical name.
+# Accepted on input only; the printer always writes the canonical name. A narrow float is spelt by
+# any lower-case spelling of its format (the format table's name, aliases, IR and HLO names:
+# docs/decisions/numerics.md N1); float32 and the integers have short names of their own.
 _ALIASES: dict[str, DType] = {
+    **{s: d for d in FLOAT_DTYPES if d.fmt is not None for s in _format(d.fmt).spellings},
     "fp32": float32,
     "f32": float32,
-    "fp32r": float32r,
-    "tf32": float32r,
-    "bf16": bfloat16,
-    "fp16": float16,
-    "half": float16,
-    "f16": float16,
-    "fp8e4": float8e4,
-    "float8_e4m3": float8e4,
-    "fp8_e4m3": float8e4,
-    "fp8e4m3fn": float8e4m3fn,
-    "float8_e4m3fn": float8e4m3fn,
-    "fp8e5": float8_e5m2,
-    "float8e5": float8_e5m2,
-    "fp8_e5m2": float8_e5m2,
-    "float8e5m2": float8_e5m2,
-    "i8": int8,
-    "i16": int16,
-    "i32": int32,
-    "i64": int64,
-    "u8": uint8,
-    "u16": uint16,
-    "u32": uint32,
-    "u64": uint64,
+    **{f"{d.kind[0]}{d.bits}": d for d in INTEGER_DTYPES},
 }
 
 

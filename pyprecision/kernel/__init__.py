@@ -10,6 +10,13 @@ from pyprecision.kernel.cast import (
     reinterpret,
 )
 from pyprecision.kernel.intops import IntDotReport, float_to_int, int_dot
+from pyprecision.kernel.numerics import (
+    is_nan_code,
+    ordered_codes,
+    pe_matmul,
+    round_to_format,
+    wrap_int,
+)
 from pyprecision.kernel.stats import CastStats, cast_stats
 
 
@@ -32,4 +39,5 @@ __all__ = [
     "encode", "decode", "cast", "quantize", "reinterpret", "ReinterpretReport", "random_words",
     "float_to_int", "int_dot", "IntDotReport", "isa_available", "isa_auto",
     "ROUNDINGS", "NAN_POLICIES", "CastStats", "cast_stats",
+    "round_to_format", "wrap_int", "ordered_codes", "is_nan_code", "pe_matmul",
 ]

@@ -5,11 +5,11 @@ import mmap
 import os
 from typing import Any
 
-import ml_dtypes
 import numpy as np
 
 from pyprecision._core import ffi, lib
 from pyprecision.errors import CastError, CoreError, FormatError
+from pyprecision.formats import formats
 
 ROUNDINGS = {"rne": lib.PP_RNE, "rtz": lib.PP_RTZ, "rna": lib.PP_RNA, "stochastic": lib.PP_STOCHASTIC}
 NAN_POLICIES = {"ml_dtypes": lib.PP_NAN_MLDTYPES, "nvidia": lib.PP_NAN_NVIDIA}
@@ -22,15 +22,12 @@ ISAS = {
     "avx512": lib.PP_ISA_AVX512,
 }
 
-# Source element types the core reads directly.
+# Source element types the core reads directly: numpy's own, then each format's value dtype (from
+# the format table's source_type column).
 SOURCE_TYPES: dict[np.dtype, int] = {
     np.dtype(np.float32): lib.PP_T_F32,
     np.dtype(np.float64): lib.PP_T_F64,
-    np.dtype(np.float16): lib.PP_T_F16,
-    np.dtype(ml_dtypes.bfloat16): lib.PP_T_BF16,
-    np.dtype(ml_dtypes.float8_e4m3): lib.PP_T_FP8E4,
-    np.dtype(ml_dtypes.float8_e4m3fn): lib.PP_T_FP8E4M3FN,
-    np.dtype(ml_dtypes.float8_e5m2): lib.PP_T_FP8E5,
+    **{f.dtype: f.source_type for f in formats()},
     np.dtype(np.int8): lib.PP_T_I8,
     np.dtype(np.int16): lib.PP_T_I16,
     np.dtype(np.int32): lib.PP_T_I32,

@@ -10,7 +10,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pyprecision.errors import PassError
-from pyprecision.frontend import MODE_TABLE, PrecisionConfig, autocast_dtype_for_mode
+from pyprecision.frontend import (
+    CANONICAL_DTYPES,
+    MODE_TABLE,
+    PrecisionConfig,
+    autocast_dtype_for_mode,
+)
 from pyprecision.ir import (
     DType,
     as_dtype,
@@ -23,10 +28,8 @@ from pyprecision.ir import (
     float32r,
 )
 
-#: frontend dtype token → IR dtype
-DTYPE_OF_TOKEN: dict[str, DType] = {
-    "bf16": bfloat16, "fp16": float16, "fp32r": float32r, "fp8e4": float8e4,
-}
+#: frontend dtype token (a format name) → IR dtype, through the one format vocabulary
+DTYPE_OF_TOKEN: dict[str, DType] = {t: as_dtype(t) for t in CANONICAL_DTYPES}
 
 
 @dataclass(frozen=True)

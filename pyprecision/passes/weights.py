@@ -16,9 +16,9 @@ def static_cast_values(values: Any, dtype: DType) -> np.ndarray:
     arr = np.asarray(values)
     if dtype.fmt is None:  # float32 / integers: numpy's RNE conversion
         return arr.astype(dtype.np_dtype)
-    from pyprecision.kernel import cast  # passes -> kernel (ARCHITECTURE)
+    from pyprecision.kernel import round_to_format  # passes -> kernel (ARCHITECTURE)
 
-    return np.asarray(cast(arr, dtype.fmt)).astype(dtype.np_dtype, copy=False)
+    return round_to_format(arr, dtype.fmt).astype(dtype.np_dtype, copy=False)
 
 
 def _splat_value(tensor: SingleValueTensor, dtype: DType) -> float | int:

@@ -12,7 +12,7 @@ import numpy as np
 from pyprecision.errors import CastError
 from pyprecision.formats import Format
 from pyprecision.formats import format as _format
-from pyprecision.kernel import decode
+from pyprecision.kernel import decode, is_nan_code, ordered_codes
 
 __all__ = ["as_codes", "ulp_distance", "assert_bits_equal", "assert_within_ulp", "NAN_MISMATCH"]
 
@@ -42,18 +42,6 @@ def as_codes(a: Any, fmt: Any) -> np.ndarray:
     )
 
 
-def _ordered(codes: np.ndarray, f: Format) -> np.ndarray:
-    """Codes mapped to integers that count representable steps (−0 and +0 both 0, inf = max+1)."""
-    k = codes.astype(np.int64) >> f.storage_shift
-    top = 1 << (f.bits - f.storage_shift - 1)
-    mag = k & (top - 1)
-    return np.where(k & top, -mag, mag)
-
-
-def _is_nan(codes: np.ndarray, f: Format) -> np.ndarray:
-    return np.isnan(decode(codes, f))
-
-
 def ulp_distance(actual: Any, expected: Any, fmt: Any) -> np.ndarray:
     """Elementwise distance in representable steps of ``fmt`` (int64).
 
@@ -62,8 +50,8 @@ def ulp_distance(actual: Any, expected: Any, fmt: Any) -> np.ndarray:
     """
     f = _format(fmt)
     a, e = np.broadcast_arrays(as_codes(actual, f), as_codes(expected, f))
-    d = np.abs(_ordered(a, f) - _ordered(e, f))
-    na, ne = _is_nan(a, f), _is_nan(e, f)
+    d = np.abs(ordered_codes(a, f.bits, f.storage_shift) - ordered_codes(e, f.bits, f.storage_shift))
+    na, ne = is_nan_code(a, f), is_nan_code(e, f)
     d = np.where(na & ne, 0, d)
     return np.where(na ^ ne, NAN_MISMATCH, d)
 

@@ -40,6 +40,7 @@ def run(args: argparse.Namespace) -> int:
             "nan_bits": f.nan_bits, "nan_nvidia_bits": f.nan_nvidia_bits,
             "min_normal": f.min_normal, "min_subnormal": f.min_subnormal,
             "storage_dtype": f.storage_dtype.name, "dtype": f.dtype.name,
+            "hlo_name": f.hlo_name, "ir_name": f.ir_name, "safetensors_name": f.safetensors_name,
         } for f in pp.formats()], indent=2))
     else:
         print(format_table())

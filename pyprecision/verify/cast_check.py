@@ -4,11 +4,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-import ml_dtypes
 import numpy as np
 
 from pyprecision.errors import DumpError
-from pyprecision.formats import Format
+from pyprecision.formats import Format, format
 from pyprecision.kernel import decode, encode
 from pyprecision.verify.compare import (
     CodeSpace,
@@ -23,7 +22,7 @@ from pyprecision.verify.policy import E4_PAIR, CastPolicy
 
 __all__ = ["CastReport", "Report", "dump_as_codes", "verify_cast"]
 
-_E4_DTYPES = {np.dtype(ml_dtypes.float8_e4m3): "fp8e4", np.dtype(ml_dtypes.float8_e4m3fn): "fp8e4m3fn"}
+_E4_DTYPES = {format(name).dtype: name for name in E4_PAIR}
 
 
 def dump_as_codes(dump: np.ndarray, f: Format) -> tuple[np.ndarray, bool, list[str]]:

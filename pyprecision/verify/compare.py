@@ -21,7 +21,8 @@ from typing import Any
 import numpy as np
 
 from pyprecision.formats import Format, format
-from pyprecision.kernel import decode
+from pyprecision.kernel import decode, ordered_codes
+from pyprecision.kernel import is_nan_code as _is_nan_code
 
 __all__ = [
     "CodeSpace",
@@ -58,16 +59,13 @@ class CodeSpace:
         """True where a code is a NaN code."""
         if self.kind != "float":
             return np.zeros(np.shape(codes), bool)
-        return np.isnan(self.values(codes))
+        return _is_nan_code(codes, self.fmt)
 
     def ordered(self, codes: np.ndarray) -> np.ndarray:
         """Each code's position on the number line (int64; integers are their own position)."""
         if self.kind != "float":
             return np.asarray(codes).astype(np.int64)
-        c = np.asarray(codes).astype(np.int64)
-        sign = (c >> (self.bits - 1)) & 1
-        mag = (c & ((1 << (self.bits - 1)) - 1)) >> self.shift
-        return np.where(sign != 0, -mag, mag)
+        return ordered_codes(codes, self.bits, self.shift)
 
     def hex(self, code: Any) -> str:
         """A code as it is usually written: hex for floats, decimal for integers."""
