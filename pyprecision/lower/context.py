@@ -11,6 +11,7 @@ import numpy as np
 
 from pyprecision import ir
 from pyprecision.errors import LoweringError
+from pyprecision.formats import formats
 from pyprecision.hlo import HloInstruction, HloModule, PrimitiveType, type_name
 
 __all__ = ["HloLoc", "LoweringContext", "LV", "ir_dtype", "ir_shape"]
@@ -18,13 +19,18 @@ __all__ = ["HloLoc", "LoweringContext", "LV", "ir_dtype", "ir_shape"]
 #: a lowered HLO value: an IR value, or a tuple of lowered values (HLO tuple shapes)
 LV = Any
 
-# HLO element type → IR dtype. pred is a 0/1 uint8 in the loop IR (decision L2).
-_IR_DTYPE = {
-    "pred": "uint8", "s8": "int8", "s16": "int16", "s32": "int32", "s64": "int64",
-    "u8": "uint8", "u16": "uint16", "u32": "uint32", "u64": "uint64",
-    "f32": "float32", "bf16": "bfloat16", "f16": "float16",
-    "f8e4m3fn": "float8e4m3fn", "f8e5m2": "float8_e5m2", "f8e4m3": "float8e4",
-}  # fmt: skip
+def _ir_dtype_names() -> dict[str, str]:
+    """HLO element type → IR dtype name: the narrow floats from the format table, f32, the
+    integers by width, and pred as a 0/1 uint8 (decision L2)."""
+    names = {f.hlo_name: f.ir_name for f in formats() if f.hlo_name}
+    names["f32"] = "float32"
+    names["pred"] = "uint8"
+    for bits in (8, 16, 32, 64):
+        names[f"s{bits}"], names[f"u{bits}"] = f"int{bits}", f"uint{bits}"
+    return names
+
+
+_IR_DTYPE = _ir_dtype_names()
 _NAME_BAD = re.compile(r"[^A-Za-z0-9_.$]")
 
 
