@@ -85,19 +85,32 @@ typedef struct {
     size_t k, n;
 } dot_job;
 
+/* Rows [begin, end) of out = fa (m,k) . fb (k,n). Every out[i][c] is the sum over kk = 0, 1, ...
+ * of the float32 product fa[i][kk] * fb[kk][c], added one by one to an accumulator that starts at
+ * +0.0 (two roundings per step, no FMA: built with -ffp-contract=off). The loops are tiled (8 rows
+ * by 256 columns of accumulators stay in L1 while the rows of fb stream past) without changing that
+ * order for any element. */
+#define DOT_TILE_ROWS 8
+#define DOT_TILE_COLS 256
 static void dot_rows(void *ctx, size_t begin, size_t end) {
     const dot_job *j = ctx;
-    for (size_t i = begin; i < end; i++) {
-        float *restrict acc = j->out + i * j->n;
-        for (size_t c = 0; c < j->n; c++) acc[c] = 0.0f;
-        for (size_t kk = 0; kk < j->k; kk++) {
-            const float a = j->fa[i * j->k + kk];
-            const float *restrict brow = j->fb + kk * j->n;
-            /* product rounded to float32, then the sum: two roundings, no FMA
-             * (built with -ffp-contract=off). */
-            for (size_t c = 0; c < j->n; c++) {
-                const float prod = a * brow[c];
-                acc[c] = acc[c] + prod;
+    const size_t k = j->k, n = j->n;
+    for (size_t i0 = begin; i0 < end; i0 += DOT_TILE_ROWS) {
+        const size_t i1 = end - i0 > DOT_TILE_ROWS ? i0 + DOT_TILE_ROWS : end;
+        for (size_t c0 = 0; c0 < n; c0 += DOT_TILE_COLS) {
+            const size_t c1 = n - c0 > DOT_TILE_COLS ? c0 + DOT_TILE_COLS : n;
+            for (size_t i = i0; i < i1; i++)
+                for (size_t c = c0; c < c1; c++) j->out[i * n + c] = 0.0f;
+            for (size_t kk = 0; kk < k; kk++) {
+                const float *restrict brow = j->fb + kk * n;
+                for (size_t i = i0; i < i1; i++) {
+                    const float a = j->fa[i * k + kk];
+                    float *restrict acc = j->out + i * n;
+                    for (size_t c = c0; c < c1; c++) {
+                        const float prod = a * brow[c];
+                        acc[c] = acc[c] + prod;
+                    }
+                }
             }
         }
     }
@@ -112,6 +125,15 @@ typedef struct {
 static void i2f_range(void *ctx, size_t begin, size_t end) {
     const i2f_job *j = ctx;
     for (size_t i = begin; i < end; i++) j->dst[i] = int_to_f32(j->src, j->type, i);
+}
+
+int pp_dot_f32(const float *a, const float *b, size_t m, size_t k, size_t n, float *out,
+               int threads) {
+    if ((m && k && !a) || (k && n && !b) || (m && n && !out)) return PP_EINVAL;
+    if (m == 0 || n == 0) return PP_OK;
+    dot_job j = {a, b, out, k, n};
+    size_t grain = k * n != 0 ? (size_t)(1u << 16) / (k * n) + 1 : 1;
+    return pp_parallel_for(m, grain, threads, dot_rows, &j);
 }
 
 int pp_int_dot_f32(const void *a, int a_type, const void *b, int b_type, size_t m, size_t k,

@@ -101,6 +101,11 @@ int pp_float_to_int(const void *src, int src_type, size_t n, void *dst, int dst_
 int pp_int_dot_f32(const void *a, int a_type, const void *b, int b_type,
                    size_t m, size_t k, size_t n, float *out, int threads);
 
+/* The PE's float32 matmul: a (M,K) and b (K,N) float32, products rounded to float32 and summed in
+ * increasing k from +0.0 in float32, no FMA (the same loop as the integer dot's F32 route). */
+int pp_dot_f32(const float *a, const float *b, size_t m, size_t k, size_t n, float *out,
+               int threads);
+
 /* The stochastic-rounding generator's words (SplitMix64, see srwords.c), for element indices
  * [first, first + n). */
 int pp_random_words(uint64_t seed, uint64_t first, size_t n, uint32_t *out);

@@ -88,3 +88,20 @@ def int_dot(a: Any, b: Any, out_dtype: Any = np.int32, report: bool = False, *,
         changed=int(idx.size), first=first, exact=exact,  # type: ignore[arg-type]
         max_abs_diff=int(gap.max()) if gap.size else 0,
     )
+
+
+def dot_f32(a: Any, b: Any, threads: int | None = None) -> np.ndarray:
+    """``a @ b`` for 2-D float32 arrays the way the PE sums into PSUM: each product rounded to
+    float32, added in increasing k to an accumulator starting at +0.0, no FMA (the C loop of
+    ``int_dot``'s F32 route). Returns a new float32 array."""
+    A = np.ascontiguousarray(a, dtype=np.float32)
+    B = np.ascontiguousarray(b, dtype=np.float32)
+    if A.ndim != 2 or B.ndim != 2 or A.shape[1] != B.shape[0]:
+        raise CastError(f"dot_f32 needs (M,K) and (K,N) matrices, got {A.shape} and {B.shape}")
+    m, k = A.shape
+    n = B.shape[1]
+    out = np.empty((m, n), np.float32)
+    status = lib.pp_dot_f32(_args.ptr(A, "float *"), _args.ptr(B, "float *"), m, k, n,
+                            _args.ptr(out, "float *"), _args.threads_arg(threads))
+    _args.check_status(status, "dot_f32")
+    return out

@@ -16,6 +16,7 @@ import numpy as np
 
 from pyprecision.formats import format as _format
 from pyprecision.kernel.cast import cast, decode
+from pyprecision.kernel.intops import dot_f32
 
 __all__ = ["is_nan_code", "ordered_codes", "pe_matmul", "round_to_format", "wrap_int"]
 
@@ -86,9 +87,22 @@ def pe_matmul(a: Any, b: Any, acc_dtype: Any = np.float32) -> np.ndarray:
     """
     x = np.asarray(a).astype(acc_dtype)
     y = np.asarray(b).astype(acc_dtype)
+    if x.ndim == y.ndim == 2 and np.dtype(acc_dtype) == np.float32 and x.shape[1] == y.shape[0]:
+        return _canonical_nan(dot_f32(x, y))  # the same loop in C
     shape = np.broadcast_shapes(x.shape[:-2], y.shape[:-2]) + (x.shape[-2], y.shape[-1])
     acc = np.zeros(shape, dtype=acc_dtype)
     with np.errstate(all="ignore"):
         for k in range(x.shape[-1]):
             acc = acc + x[..., :, k:k + 1] * y[..., k:k + 1, :]
+    return _canonical_nan(acc)
+
+
+def _canonical_nan(acc: np.ndarray) -> np.ndarray:
+    """Every NaN of a PE sum as the positive quiet NaN: which NaN payload and sign an inf − inf or
+    0 · inf inside the sum propagates depends on the order of the operands of each addition, which
+    nothing fixes (a compiler may swap them); decision N6."""
+    nan = np.isnan(acc)
+    if nan.any():
+        acc = np.array(acc)
+        acc[nan] = np.float32(np.nan) if acc.dtype == np.float32 else np.nan
     return acc
