@@ -43,6 +43,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--compare", nargs=2, metavar=("FLAGS_A", "FLAGS_B"),
                    help="two quoted flag sets to show side by side")
     p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument("--plot", metavar="PNG", help="with --inputs: draw each op's error in program "
+                   "order, coloured by its dtype (matplotlib)")
     p.set_defaults(func=run)
 
 
@@ -94,6 +96,8 @@ def run(args: argparse.Namespace) -> int:
         return 0
     result = one(_flags(args), args.target)
     _warn_inert("explain", args)
+    if args.plot:
+        ex.plot_explanation(result, args.plot)
     _print(args, ex.explanation_lines(result), result.to_json())
     return 0
 

@@ -134,3 +134,20 @@ def test_unknown_opcode_is_one_located_error_at_the_command_line(run, tmp_path):
     assert code == 2
     line = err.strip().splitlines()
     assert len(line) == 1 and f"{p}:" in line[0] and "(gather)" in line[0]
+
+
+def test_explain_compare_and_plot_on_hlo(run, dot_files, tmp_path):
+    code, out, err = run("explain", DOT, "--inputs", dot_files["in"], "--json", "--compare",
+                         "--auto-cast matmult", "--auto-cast all")  # fmt: skip
+    assert code == 0, err
+    doc = json.loads(out)
+    a = {r["name"]: r["after"] for r in doc["a"]["rows"]}
+    b = {r["name"]: r["after"] for r in doc["b"]["rows"]}
+    assert a["dot_general.1"] == "float32" and b["dot_general.1"] == "bfloat16"
+    png = tmp_path / "e.png"
+    code, _, err = run("explain", DOT, "--auto-cast", "matmult", "--inputs", dot_files["in"],
+                       "--plot", png)  # fmt: skip
+    assert code == 0, err
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    code, _, err = run("explain", DOT, "--auto-cast", "matmult", "--plot", png)
+    assert code == 2 and "--plot needs --inputs" in err
