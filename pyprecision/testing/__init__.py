@@ -1,9 +1,13 @@
 """Tools for testing your own cast code against pyprecision's formats (docs/testing.md).
 
 Assertions (``assert_bits_equal``, ``assert_within_ulp``, ``ulp_distance``) need only NumPy.
-The hypothesis strategies live in :mod:`pyprecision.testing.strategies` (also reachable as
-``pyprecision.testing.bit_patterns`` etc.) and are imported on first use: they need hypothesis,
-which comes with the test extra (``pip install 'pyprecision[test]'``).
+The hypothesis strategies live in :mod:`pyprecision.testing.strategies` (float32 values aimed at
+a format) and :mod:`pyprecision.testing.sources` (values of every source dtype: float64 a few ULPs
+from a target tie, float16, bfloat16, fp8, integers), and ``assert_matches_pyprecision`` in
+:mod:`pyprecision.testing.check`; all are reachable as ``pyprecision.testing.<name>`` and imported
+on first use: they need hypothesis, which comes with the test extra
+(``pip install 'pyprecision[test]'``). :mod:`pyprecision.testing.plugin` is the pytest plugin
+(fixtures, a marker and the ``pyprecision-ci`` hypothesis profile).
 
 Arrows: ``testing`` imports ``kernel``, ``formats`` and ``errors`` only.
 """
@@ -31,6 +35,22 @@ _STRATEGIES = (
     "float32_arrays",
     "cast_inputs",
 )
+_SOURCES = (
+    "SOURCE_DTYPES",
+    "near_ties",
+    "source_overflow",
+    "source_subnormals",
+    "source_nans",
+    "source_bit_patterns",
+    "source_values",
+    "source_arrays",
+)
+#: lazily imported name -> its module (each needs hypothesis)
+_LAZY = {
+    **{n: "strategies" for n in _STRATEGIES},
+    **{n: "sources" for n in _SOURCES},
+    "assert_matches_pyprecision": "check",
+}
 
 __all__ = [
     "assert_bits_equal",
@@ -39,14 +59,17 @@ __all__ = [
     "as_codes",
     "NAN_MISMATCH",
     "strategies",
+    "sources",
+    "assert_matches_pyprecision",
     *_STRATEGIES,
+    *_SOURCES,
 ]
 
 
 def __getattr__(name: str) -> Any:
-    if name == "strategies" or name in _STRATEGIES:
+    if name in ("strategies", "sources") or name in _LAZY:
         try:
-            mod = importlib.import_module("pyprecision.testing.strategies")
+            mod = importlib.import_module(f"pyprecision.testing.{_LAZY.get(name, name)}")
         except ModuleNotFoundError as exc:
             if exc.name == "hypothesis":
                 raise ImportError(
@@ -54,5 +77,5 @@ def __getattr__(name: str) -> Any:
                     "pip install 'pyprecision[test]'"
                 ) from exc
             raise
-        return mod if name == "strategies" else getattr(mod, name)
+        return mod if name in ("strategies", "sources") else getattr(mod, name)
     raise AttributeError(f"module 'pyprecision.testing' has no attribute {name!r}")

@@ -109,6 +109,7 @@ def _report(
 
 
 def _prepare(actual: Any, expected: Any, f: Format) -> tuple[np.ndarray, np.ndarray]:
+    __tracebackhide__ = True
     a, e = as_codes(actual, f), as_codes(expected, f)
     if a.shape != e.shape:
         raise AssertionError(f"shape mismatch: actual {a.shape}, expected {e.shape}")
@@ -123,6 +124,7 @@ def assert_bits_equal(
     The AssertionError lists the first ``max_rows`` differing elements: index, actual and expected
     code with its value, ULP distance, and the input (with its bits) when ``inputs`` is given.
     """
+    __tracebackhide__ = True
     f = _format(fmt)
     a, e = _prepare(actual, expected, f)
     bad = np.flatnonzero(a != e)
@@ -150,6 +152,7 @@ def assert_within_ulp(
     NaN matches NaN whatever the payloads; NaN against a number always fails. The message
     shows the worst distance and the first ``max_rows`` offending elements.
     """
+    __tracebackhide__ = True
     f = _format(fmt)
     a, e = _prepare(actual, expected, f)
     dist = ulp_distance(a, e, f)
