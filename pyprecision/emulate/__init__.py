@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["DEFAULT_HLO_PASSES", "CompiledHlo", "compile_hlo", "run_compiled", "run_hlo", "run_ir"]
+__all__ = ["DEFAULT_HLO_PASSES", "CompiledHlo", "compile_hlo", "relabelled_inputs", "run_compiled",
+           "run_hlo", "run_ir"]
 
 
 def __getattr__(name: str) -> Any:
@@ -13,7 +14,8 @@ def __getattr__(name: str) -> Any:
         from pyprecision.emulate.ir_eval import run_ir
 
         return run_ir
-    if name in ("compile_hlo", "run_compiled", "DEFAULT_HLO_PASSES", "CompiledHlo"):
+    if name in ("compile_hlo", "run_compiled", "DEFAULT_HLO_PASSES", "CompiledHlo",
+                "relabelled_inputs"):
         from pyprecision.emulate import hlo_pipeline
 
         return getattr(hlo_pipeline, name)

@@ -16,7 +16,8 @@ from pyprecision.errors import EmulationError
 from pyprecision.frontend import PrecisionConfig
 from pyprecision.passes import Statistics, run_pipeline
 
-__all__ = ["DEFAULT_HLO_PASSES", "CompiledHlo", "compile_hlo", "run_compiled", "run_hlo_pipeline"]
+__all__ = ["DEFAULT_HLO_PASSES", "CompiledHlo", "compile_hlo", "relabelled_inputs", "run_compiled",
+           "run_hlo_pipeline"]
 
 #: the HLO passes neuronx-cc runs by default (spec 004); upcast-all-to-fp32 only when asked
 DEFAULT_HLO_PASSES = ("batch-norm-training-upcast", "neuron-int-matmul-downcast")
@@ -52,8 +53,42 @@ def compile_hlo(
     lowered = lower.lower(m, filename=filename, text=text, config=config)
     stats = None
     if config is not None:
+        if config.internal_experimental_unsafe_fp8e4m3fn_as_fp8e4m3:
+            lowered.notes.extend(_relabelled_constants(lowered))
         stats = run_pipeline(lowered.module, config, target, provenance=provenance)
     return CompiledHlo(m, lowered, stats, config, target)
+
+
+def _relabelled_constants(lowered: lower.Lowered) -> list[str]:
+    """What --experimental-unsafe-fp8e4m3fn-as-fp8e4m3 does to the e4m3fn constants: how many of
+    their elements change meaning when their bytes are read as fp8e4."""
+    from pyprecision import ir
+    from pyprecision.kernel import reinterpret
+
+    notes = []
+    for t in lowered.function.tensors:
+        if t.is_const and t.dtype is ir.float8e4m3fn and t.value is not None:
+            codes = np.asarray(t.value).reshape(-1).view(np.uint8)
+            _, report = reinterpret(codes, "fp8e4m3fn", "fp8e4")
+            notes.append(f"@{t.name} (float8e4m3fn constant) read as fp8e4: {report}")
+    return notes
+
+
+def relabelled_inputs(compiled: CompiledHlo, args: list[Any]) -> list[str]:
+    """The same count for the f8e4m3fn arguments of one run (empty without the flag)."""
+    from pyprecision.kernel import reinterpret
+
+    cfg = compiled.config
+    if cfg is None or not cfg.internal_experimental_unsafe_fp8e4m3fn_as_fp8e4m3:
+        return []
+    notes = []
+    params = sorted(compiled.hlo_module.entry.parameters, key=lambda p: p.parameter_number or 0)
+    for p, a in zip(params, args, strict=False):
+        if not p.shape.is_tuple and hlo.type_name(p.shape.element_type) == "f8e4m3fn":
+            codes = np.ascontiguousarray(np.asarray(a)).reshape(-1).view(np.uint8)
+            _, report = reinterpret(codes, "fp8e4m3fn", "fp8e4")
+            notes.append(f"parameter {p.name} (f8e4m3fn) read as fp8e4: {report}")
+    return notes
 
 
 def run_compiled(

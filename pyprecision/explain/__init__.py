@@ -8,8 +8,8 @@ code-space ULP distance and the HLO runner); nothing but ``tools`` imports ``exp
 from pyprecision.explain.core import Explanation, explain, explain_hlo, split_flags
 from pyprecision.explain.gates import GateVerdict, autocast_skip_reason, mutator_verdict
 from pyprecision.explain.hlo_program import HloRow, explain_hlo_program
-from pyprecision.explain.plot import plot_explanation
 from pyprecision.explain.numerics import OpError, all_fp32_reference, op_errors, probe_values
+from pyprecision.explain.plot import plot_explanation
 from pyprecision.explain.provenance import OpRow, Trace, trace_pipeline
 from pyprecision.explain.render import comparison_json, comparison_lines, explanation_lines
 

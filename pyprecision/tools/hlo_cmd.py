@@ -144,7 +144,15 @@ def run_run(args: argparse.Namespace) -> int:
     config = config_from_namespace(args)
     pipeline = args.neuron or args.target is not None or config != parse_flags([])
     try:
-        outputs = run_hlo(module, inputs, config if pipeline else None, args.target or "gen2")
+        if pipeline:
+            from pyprecision.emulate import compile_hlo, relabelled_inputs, run_compiled
+
+            compiled = compile_hlo(module, config, args.target or "gen2")
+            for note in compiled.lowered.notes + relabelled_inputs(compiled, inputs):
+                print(f"pyprecision hlo-run: note: {note}", file=sys.stderr)
+            outputs = run_compiled(compiled, inputs)
+        else:
+            outputs = run_hlo(module, inputs)
     except PyPrecisionError:
         raise
     except (ValueError, KeyError, NotImplementedError) as exc:

@@ -218,3 +218,34 @@ def test_saturate_infinity_clamps_before_nan_making_ops(mode, top):
     assert np.isnan(plain[0]) and np.isnan(plain[3]) and plain[2] == np.inf
     assert sat[0] == 0 and sat[3] == 0 and sat[1] == -1
     assert sat[2] == np.float32(top)
+
+
+def test_unsafe_fp8e4m3fn_flag_reads_e4m3fn_inputs_as_fp8e4_and_counts_them():
+    """fp8_dot_direct is an f8e4m3fn x f8e4m3fn dot a[M,K] @ b[K,N]. With the flag, 448 (0x7e, the
+    largest e4m3fn value) reads as NaN in fp8e4 and 256 (0x78) as inf (CAST_SEMANTICS §7): put in
+    b (the moving operand, no PE transpose), they poison only their own output column."""
+    m, _, _, (a, b), _ = case("fp8_dot_direct")
+    b = np.array(b)
+    b[0, 0] = ml_dtypes.float8_e4m3fn(448.0)
+    b[1, 1] = ml_dtypes.float8_e4m3fn(256.0)
+    plain = emulate.run_hlo(m, [a, b], NONE)[0]
+    flags = frontend.parse_flags(["--experimental-unsafe-fp8e4m3fn-as-fp8e4m3"])
+    unsafe = emulate.run_hlo(m, [a, b], flags)[0]
+    assert np.all(np.isfinite(plain))
+    assert np.all(np.isnan(unsafe[:, 0])) and np.all(~np.isfinite(unsafe[:, 1]))
+    assert np.array_equal(plain[:, 2:], unsafe[:, 2:])
+    compiled = emulate.compile_hlo(m, flags)
+    notes = emulate.relabelled_inputs(compiled, [a, b])
+    assert len(notes) == 2 and "1 become inf, 1 become NaN" in notes[1]
+
+
+def test_quirk_a_matmult_based_transpose_spreads_a_nan_over_the_matmul():
+    """The PE transposes x by matmul(x, I): 0 · NaN is NaN, so one NaN in a stationary operand that
+    is transposed on the PE reaches every output of the dot (decision L4)."""
+    m, _, _, (a, b), _ = case("dot_f32")
+    a = np.array(a)
+    a[0, 0] = np.nan
+    (got,) = emulate.run_hlo(m, [a, b], NONE)
+    assert np.all(np.isnan(got))
+    (xla_like,) = emulate.run_hlo(m, [a, b])  # the HLO as written: only row 0
+    assert np.all(np.isnan(xla_like[0])) and np.all(np.isfinite(xla_like[1:]))
