@@ -249,3 +249,26 @@ def test_quirk_a_matmult_based_transpose_spreads_a_nan_over_the_matmul():
     assert np.all(np.isnan(got))
     (xla_like,) = emulate.run_hlo(m, [a, b])  # the HLO as written: only row 0
     assert np.all(np.isnan(xla_like[0])) and np.all(np.isfinite(xla_like[1:]))
+
+
+COMPILED = ["bf16_mix", "bnt_bf16", "dot_s8_s32", "fp8_mix", "reduce_f32"]
+
+
+@pytest.mark.parametrize("name", COMPILED)
+def test_compiled_modules_lower_with_their_fusions_inline(name):
+    """XLA's compiled module (fusions, layouts): fusion bodies inline as ``fusion.N/op`` rows; mode
+    none equals the HLO evaluator on the same compiled module."""
+    from lower_cases import DATA, MANIFEST
+
+    path = DATA / MANIFEST[name]["files"]["compiled"]
+    text = path.read_text()
+    m = hlo.parse(text, str(path))
+    _, _, _, ins, _ = case(name)
+    c = emulate.compile_hlo(m, NONE, filename=str(path), text=text)
+    assert any("/" in p for p, _ in c.lowered.rows)
+    if name == "bnt_bf16":
+        return  # batch norm is expanded (L9); the evaluator computes it exactly
+    got = emulate.run_compiled(c, ins)
+    want = emulate.run_hlo(_after_default_passes(m), ins)
+    for g, w in zip(got, want, strict=True):
+        assert bits_equal(g, w)
