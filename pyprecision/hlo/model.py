@@ -49,6 +49,8 @@ class HloInstruction:
     is_root: bool = False
     called_computations: list[HloComputation] = field(default_factory=list)
     index_comments: bool | None = None  # None: follow the module style
+    #: (line, column) of the instruction in the text it was parsed from (None when built)
+    location: tuple[int, int] | None = field(default=None, repr=False)
 
     # -- attributes -------------------------------------------------------------------------
     def attr(self, key: str) -> str | None:
@@ -136,6 +138,8 @@ class HloComputation:
     header_attributes: str = ""  # verbatim ", ..." text before " {"
     footer_attributes: str = ""  # verbatim ", execution_thread=..." text after the closing brace
     separator: str = "\n\n"      # text printed after the closing brace
+    #: (line, column) of the computation's header in the parsed text (None when built)
+    location: tuple[int, int] | None = field(default=None, repr=False)
 
     @property
     def root(self) -> HloInstruction:
@@ -208,6 +212,8 @@ class HloModule:
     preamble: str = "\n\n"   # verbatim text between the header line and the first computation
     header_end: str = ""     # verbatim text ending the header line (before its newline)
     style: TextStyle = field(default_factory=TextStyle)
+    #: the file name the module was parsed from (error locations name it)
+    filename: str = "<string>"
     _next_id: int | None = None
 
     @property

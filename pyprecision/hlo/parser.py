@@ -6,6 +6,7 @@ inline). Errors are :class:`pyprecision.errors.ParseError` with ``file:line:col`
 """
 from __future__ import annotations
 
+import bisect
 import re
 
 from pyprecision.errors import ParseError
@@ -20,12 +21,19 @@ _MODULE_NAME = re.compile(r"[^\s,]+")
 _OPCODE = re.compile(r"[a-z][a-z0-9\-_]*")
 _KEY = re.compile(r"[A-Za-z_][\w.\-]*")
 _TYPE_BRACKET = re.compile(r"([a-z][a-z0-9]*)\[")
-_SIMPLE_ARRAY = re.compile(r"([a-z][a-z0-9]*)\[([0-9,]*)\](?:\{([0-9,]*)\})?(?![{:])")
+_SIMPLE_ARRAY = re.compile(r"([a-z][a-z0-9]*)\[((?:\d{1,18}(?:,\d{1,18})*)?)\]"
+                           r"(?:\{((?:\d{1,5}(?:,\d{1,5})*)?)\})?(?![{:])")
 _WS = re.compile(r"(?:\s+|/\*.*?\*/|//[^\n]*)*", re.S)
 _INLINE_WS = re.compile(r"[ \t\r]*")
 _SECTIONS = ("FileNames", "FunctionNames", "FileLocations", "StackFrames")
 _SECTION_LINE = re.compile(r"(FileNames|FunctionNames|FileLocations|StackFrames)[ \t]*\n")
 _CALLEE = re.compile(r"%?([A-Za-z0-9_][\w.\-]*)")
+_DIGITS = re.compile(r"\d+")
+_ANY_WS = re.compile(r"\s*")
+#: Deepest tuple-shape nesting accepted (XLA sets none; real modules nest two or three deep).
+MAX_TUPLE_DEPTH = 64
+#: Largest dimension size / parameter number (XLA's int64).
+_INT64_MAX = (1 << 63) - 1
 _CALL_KEYS = ("to_apply", "calls", "condition", "body", "branch_computations",
               "true_computation", "false_computation", "called_computations",
               "async_execution_thread_computations")
@@ -40,6 +48,20 @@ class _Cursor:
         self.filename = filename
         #: (instruction, computation name, position) of every to_apply=/body=/calls=... reference
         self.calls: list[tuple[HloInstruction, str, int]] = []
+        #: (instruction or computation, position): turned into (line, col) once at the end
+        self.located: list[tuple[HloInstruction | HloComputation, int]] = []
+        self.depth = 0
+        #: (instruction, operand index, inline shape, position) of old-style "f32[2] %x" operands
+        self.inline_shapes: list[tuple[HloInstruction, int, Shape, int]] = []
+
+    def integer(self, what: str, limit: int = _INT64_MAX) -> int:
+        """A decimal integer no larger than ``limit`` (never Python's 4300-digit ValueError)."""
+        start = self.pos
+        digits = self.match(_DIGITS, what).group()
+        if len(digits) > 19 or int(digits) > limit:
+            raise self.error(f"{what} {digits[:20]}{'...' if len(digits) > 20 else ''} is too "
+                             f"large (at most {limit})", start)
+        return int(digits)
 
     def error(self, message: str, pos: int | None = None) -> ParseError:
         p = self.pos if pos is None else pos
@@ -82,27 +104,42 @@ class _Cursor:
 
 # -- shapes ---------------------------------------------------------------------------------
 def _parse_shape(cur: _Cursor) -> Shape:
-    text = cur.text
     if cur.peek() == "(":
+        if cur.depth >= MAX_TUPLE_DEPTH:
+            raise cur.error(f"tuple shape nested deeper than {MAX_TUPLE_DEPTH} levels")
         cur.pos += 1
-        elems: list[Shape] = []
-        comments = True
-        while True:
-            before = cur.pos
-            cur.ws()
-            saw_comment = "/*index=" in text[before:cur.pos]
-            if cur.peek() == ")":
-                cur.pos += 1
-                break
-            if len(elems) % 5 == 0 and len(elems) and not saw_comment:
-                comments = False
-            elems.append(_parse_shape(cur))
-            cur.ws()
-            if cur.peek() == ",":
-                cur.pos += 1
-            elif cur.peek() != ")":
-                raise cur.error("expected ',' or ')' in tuple shape")
-        return Shape.tuple_of(elems, index_comments=comments)
+        cur.depth += 1
+        try:
+            return _parse_tuple_shape(cur)
+        finally:
+            cur.depth -= 1
+    return _parse_array_shape(cur)
+
+
+def _parse_tuple_shape(cur: _Cursor) -> Shape:
+    text = cur.text
+    elems: list[Shape] = []
+    comments = True
+    while True:
+        before = cur.pos
+        cur.ws()
+        saw_comment = "/*index=" in text[before:cur.pos]
+        if cur.peek() == ")":
+            cur.pos += 1
+            break
+        if len(elems) % 5 == 0 and len(elems) and not saw_comment:
+            comments = False
+        elems.append(_parse_shape(cur))
+        cur.ws()
+        if cur.peek() == ",":
+            cur.pos += 1
+        elif cur.peek() != ")":
+            raise cur.error("expected ',' or ')' in tuple shape")
+    return Shape.tuple_of(elems, index_comments=comments)
+
+
+def _parse_array_shape(cur: _Cursor) -> Shape:
+    text = cur.text
     m = _SIMPLE_ARRAY.match(text, cur.pos)
     if m and (t := type_from_name(m.group(1))) is not None:
         cur.pos = m.end()
@@ -122,14 +159,14 @@ def _parse_shape(cur: _Cursor) -> Shape:
         if cur.text.startswith("<=", cur.pos):
             cur.pos += 2
             dyn.append(True)
-            dims_l.append(int(cur.match(re.compile(r"\d+"), "a dimension size").group()))
+            dims_l.append(cur.integer("a dimension size"))
         elif cur.peek() == "?":
             cur.pos += 1
             dyn.append(True)
             dims_l.append(UNBOUNDED)
         else:
             dyn.append(False)
-            dims_l.append(int(cur.match(re.compile(r"\d+"), "a dimension size").group()))
+            dims_l.append(cur.integer("a dimension size"))
         if cur.peek() == ",":
             cur.pos += 1
         elif cur.peek() != "]":
@@ -140,9 +177,22 @@ def _parse_shape(cur: _Cursor) -> Shape:
 
 
 def _parse_layout(cur: _Cursor) -> Layout:
+    """``{1,0}``, ``{}``, ``{0:T(8,128)}``: comma-separated dimension numbers (whitespace of any
+    kind around them is skipped; ``{1 0}`` without the comma is an error, never ``{10}``)."""
     cur.expect("{")
-    m = cur.match(re.compile(r"[0-9,\s]*"), "a layout")
-    m2m = tuple(int(d) for d in m.group().replace(" ", "").split(",") if d)
+    m2m_l: list[int] = []
+    text = cur.text
+    while True:
+        cur.pos = _ANY_WS.match(text, cur.pos).end()  # type: ignore[union-attr]
+        if cur.peek() in ("}", ":"):
+            break
+        if m2m_l:
+            cur.expect(",")
+            cur.pos = _ANY_WS.match(text, cur.pos).end()  # type: ignore[union-attr]
+        if not cur.peek().isdigit():
+            raise cur.error("expected a dimension number in the layout")
+        m2m_l.append(cur.integer("a layout dimension", 1 << 16))
+    m2m = tuple(m2m_l)
     extras = ""
     if cur.peek() == ":":
         cur.pos += 1
@@ -212,7 +262,7 @@ def _parse_instruction(cur: _Cursor, style: TextStyle,
         cur.expect(")")
     elif opcode == "parameter":
         cur.ws()
-        inst.parameter_number = int(cur.match(re.compile(r"\d+"), "a parameter number").group())
+        inst.parameter_number = cur.integer("a parameter number", 1 << 31)
         cur.ws()
         cur.expect(")")
     else:
@@ -248,7 +298,8 @@ def _parse_operands(cur: _Cursor, inst: HloInstruction, style: TextStyle,
         if count and count % 5 == 0 and "/*index=" not in text[before:cur.pos]:
             comments = False
         if _looks_like_shape(cur):
-            _parse_shape(cur)
+            shape_at = cur.pos
+            cur.inline_shapes.append((inst, count, _parse_shape(cur), shape_at))
             style.operand_shapes = True
             cur.inline_ws()
         at = cur.pos
@@ -277,8 +328,10 @@ def _parse_computation(cur: _Cursor, style: TextStyle) -> HloComputation:
         cur.inline_ws()
     if cur.peek() == "%":
         style.percent = True
+    comp_at = cur.pos
     name = cur.match(_NAME, "a computation name").group(1)
     comp = HloComputation(name, is_entry=is_entry)
+    cur.located.append((comp, comp_at))
     sig_start = cur.pos
     cur.inline_ws()
     if cur.peek() == "(":
@@ -319,6 +372,7 @@ def _parse_computation(cur: _Cursor, style: TextStyle) -> HloComputation:
             raise cur.error(f"computation '{name}' is not closed with '}}'")
         at = cur.pos
         inst = _parse_instruction(cur, style, pending)
+        cur.located.append((inst, at))
         if inst.name in by_name:
             raise cur.error(f"duplicate instruction name '{inst.name}'", at)
         by_name[inst.name] = inst
@@ -335,12 +389,43 @@ def _parse_computation(cur: _Cursor, style: TextStyle) -> HloComputation:
     return comp
 
 
-def parse(text: str, filename: str = "<string>") -> HloModule:
-    """Parse HLO text into an :class:`HloModule`; raises ParseError ``file:line:col: message``."""
+def parse(text: str, filename: str = "<string>", verify: bool = True) -> HloModule:
+    """Parse HLO text into an :class:`HloModule` and run the verifier on it (``verify=False``
+    skips it: for tools that must read a broken module); raises ParseError ``file:line:col:
+    message`` for malformed text and for every verifier rule the module breaks."""
     if "\r\n" in text:
         text = text.replace("\r\n", "\n")  # CRLF files: same lines and columns
     with paused_gc():
-        return _parse_module(text, filename)
+        module = _parse_module(text, filename)
+        if verify:
+            from pyprecision.hlo.verifier import check
+
+            check(module)
+        return module
+
+
+def _locate(cur: _Cursor) -> None:
+    """Turn the recorded positions into (line, column), counting newlines once, in order."""
+    line, line_start, prev = 1, 0, 0
+    for obj, pos in sorted(cur.located, key=lambda x: x[1]):
+        n = cur.text.count("\n", prev, pos)
+        if n:
+            line += n
+            line_start = cur.text.rfind("\n", 0, pos) + 1
+        prev = pos
+        obj.location = (line, pos - line_start + 1)
+
+
+def _check_inline_shapes(cur: _Cursor) -> None:
+    """An operand written with its shape ("f32[8] %x") must have that shape (layouts ignored)."""
+    from pyprecision.hlo.shape_inference import compatible
+
+    for inst, k, shape, at in cur.inline_shapes:
+        op = inst.operands[k]
+        if not compatible(shape, op.shape):
+            raise cur.error(f"operand {k} of '{inst.name}' is written as "
+                            f"{shape.to_text(with_layout=False)}, but '{op.name}' is "
+                            f"{op.shape.to_text(with_layout=False)}", at)
 
 
 def _parse_module(text: str, filename: str) -> HloModule:
@@ -382,12 +467,19 @@ def _parse_module(text: str, filename: str) -> HloModule:
     if not comps:
         raise cur.error("module has no computations")
     module.computations = comps
+    module.filename = filename
     by_name = {c.name: c for c in comps}
+    if len(by_name) != len(comps):
+        dup = next(c for i, c in enumerate(comps) if c.name in {d.name for d in comps[:i]})
+        raise cur.error(f"duplicate computation name '{dup.name}'",
+                        next(p for o, p in cur.located if o is dup))
     for inst, cname, at in cur.calls:
         c = by_name.get(cname)
         if c is None:
             raise cur.error(f"unknown computation '{cname}' called by '{inst.name}'", at)
         inst.called_computations.append(c)
+    _check_inline_shapes(cur)
+    _locate(cur)
     return module
 
 
