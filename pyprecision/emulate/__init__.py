@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["run_ir", "run_hlo"]
+__all__ = ["run_ir", "run_hlo", "Limits"]
 
 
 def __getattr__(name: str) -> Any:
@@ -17,4 +17,8 @@ def __getattr__(name: str) -> Any:
         from pyprecision.emulate.hlo_eval import run_hlo
 
         return run_hlo
+    if name == "Limits":
+        from pyprecision.emulate.hlo_limits import Limits
+
+        return Limits
     raise AttributeError(name)
