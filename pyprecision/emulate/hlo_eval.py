@@ -15,6 +15,10 @@ from typing import Any, Union
 import numpy as np
 
 from pyprecision.emulate import hlo_dot
+from pyprecision.emulate.hlo_conv import convolution
+from pyprecision.emulate.hlo_eval_calls import VECTORIZABLE, CallingOps
+from pyprecision.emulate.hlo_misc_ops import MISC_OPS
+from pyprecision.emulate.hlo_sort import topk_op
 from pyprecision.emulate.hlo_limits import (
     MAX_WHILE_ITERATIONS,
     Budget,
@@ -32,9 +36,7 @@ Value = Union[np.ndarray, tuple]  # noqa: UP007 -- an array, or a tuple of Value
 
 __all__ = ["Evaluator", "Limits", "MAX_WHILE_ITERATIONS", "run_hlo"]
 
-#: opcodes that only look at their operands elementwise (a reducer built from them can be
-#: evaluated on whole arrays at once).
-_VECTORIZABLE = set(ELEMENTWISE) | {"parameter", "constant", "tuple", "get-tuple-element"}
+_VECTORIZABLE = VECTORIZABLE
 
 
 def run_hlo(module: Any, args: list[np.ndarray], limits: Limits | None = None) -> list[np.ndarray]:
@@ -86,7 +88,7 @@ def _flatten(v: Value) -> list[np.ndarray]:
     return [v]
 
 
-class Evaluator:
+class Evaluator(CallingOps):
     """Evaluates computations of one module; ``call(computation, args)`` is the entry point."""
 
     def __init__(self, module: Any, limits: Limits | None = None):
@@ -109,8 +111,11 @@ class Evaluator:
             "fusion": self._fusion,
             "while": self._while,
             "conditional": self._conditional,
-            "custom-call": _custom_call,
             "reduce": self._reduce,
+            "convolution": convolution,
+            "topk": topk_op,
+            **MISC_OPS,
+            **self.calling_handlers(),
         }
 
     # -- computations ----------------------------------------------------------------------
@@ -154,12 +159,6 @@ class Evaluator:
             raise
         except (ValueError, TypeError, IndexError, KeyError) as e:
             raise EmulationError(f"{inst.name} ({inst.opcode}): {e}") from e
-
-    def _called(self, inst: Any, key: str) -> Any:
-        comp = inst.called(key)
-        if comp is None:
-            raise EmulationError(f"{inst.name}: {inst.opcode} has no {key}= computation")
-        return comp
 
     # -- opcodes ---------------------------------------------------------------------------
     def _constant(self, inst: Any, args: list[Value]) -> np.ndarray:
@@ -275,15 +274,6 @@ class Evaluator:
             for o, v in zip(out, r, strict=True):
                 o[idx] = v
         return out
-
-
-def _custom_call(inst: Any, args: list[Value]) -> Value:
-    """Only the ``Sharding`` annotation (an identity on a single-program view) is known."""
-    target = inst.attr_str("custom_call_target")
-    if target == "Sharding" and len(args) == 1:
-        return args[0]
-    raise EmulationError(f"unsupported opcode 'custom-call' (custom_call_target={target!r}) in "
-                         f"instruction {inst.name}")
 
 
 def _array(v: Value, inst: Any) -> np.ndarray:
