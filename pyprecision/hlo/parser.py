@@ -34,8 +34,8 @@ _ANY_WS = re.compile(r"\s*")
 MAX_TUPLE_DEPTH = 64
 #: Largest dimension size / parameter number (XLA's int64).
 _INT64_MAX = (1 << 63) - 1
-_CALL_KEYS = ("to_apply", "calls", "condition", "body", "branch_computations",
-              "true_computation", "false_computation", "called_computations",
+_CALL_KEYS = ("to_apply", "calls", "condition", "body", "branch_computations", "select",
+              "scatter", "true_computation", "false_computation", "called_computations",
               "async_execution_thread_computations")
 
 
