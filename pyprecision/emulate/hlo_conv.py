@@ -19,8 +19,13 @@ import numpy as np
 
 from pyprecision.emulate.hlo_numeric import is_int_type, round_to, widen
 from pyprecision.errors import EmulationError
-from pyprecision.hlo import PrimitiveType
-from pyprecision.hlo.window import WindowDim, conv_output_dims, parse_dim_labels, parse_window
+from pyprecision.hlo import (
+    PrimitiveType,
+    WindowDim,
+    conv_output_dims,
+    parse_dim_labels,
+    parse_window,
+)
 
 P = PrimitiveType
 
@@ -80,10 +85,12 @@ def convolution(inst: Any, args: list[np.ndarray]) -> np.ndarray:
                 mask = mask & valid.reshape(shape)
             if not mask.any():
                 continue
-            xs = x[(slice(None), slice(None), *idx)] if idx else x  # [n, c, *sp_out]
+            where: tuple[Any, ...] = (slice(None), slice(None)) + tuple(idx)
+            xs = x[where] if idx else x                              # [n, c, *sp_out]
             for i in range(ki):
                 vals = xs[bidx, (cbase + i)[None, :]]                # [n_out, o, *sp_out]
-                prod = vals * k[(slice(None), i, *pos)][None, :][expand]
+                kern: tuple[Any, ...] = (slice(None), i) + tuple(pos)
+                prod = vals * k[kern][None, :][expand]
                 acc = np.where(mask, acc + prod, acc)
     perm = [0] * len(out_dims)
     perm[dn.out_batch], perm[dn.out_feature] = 0, 1

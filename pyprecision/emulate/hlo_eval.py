@@ -17,8 +17,6 @@ import numpy as np
 from pyprecision.emulate import hlo_dot
 from pyprecision.emulate.hlo_conv import convolution
 from pyprecision.emulate.hlo_eval_calls import VECTORIZABLE, CallingOps
-from pyprecision.emulate.hlo_misc_ops import MISC_OPS
-from pyprecision.emulate.hlo_sort import topk_op
 from pyprecision.emulate.hlo_limits import (
     MAX_WHILE_ITERATIONS,
     Budget,
@@ -26,10 +24,12 @@ from pyprecision.emulate.hlo_limits import (
     TimeBudgetExceeded,
     shape_bytes,
 )
+from pyprecision.emulate.hlo_misc_ops import MISC_OPS
 from pyprecision.emulate.hlo_numeric import check_value, dtype_of
 from pyprecision.emulate.hlo_ops import ELEMENTWISE
 from pyprecision.emulate.hlo_reduce import fast_fold
 from pyprecision.emulate.hlo_shape_ops import SHAPE_OPS
+from pyprecision.emulate.hlo_sort import topk_op
 from pyprecision.errors import EmulationError
 
 Value = Union[np.ndarray, tuple]  # noqa: UP007 -- an array, or a tuple of Values

@@ -25,6 +25,7 @@ class CallingOps:
     """Handlers that need :meth:`call`; expects ``self.call(comp, args)``."""
 
     def call(self, comp: Any, args: list[Any]) -> Any:  # pragma: no cover - Evaluator's
+        """Evaluate ``comp`` on ``args`` (provided by the Evaluator)."""
         raise NotImplementedError
 
     def _called(self, inst: Any, key: str) -> Any:

@@ -15,7 +15,7 @@ import numpy as np
 
 from pyprecision.emulate.hlo_window_ops import Fold, apply_in_order
 from pyprecision.errors import EmulationError
-from pyprecision.hlo.window import gather_dims, gather_output_dims, scatter_dims
+from pyprecision.hlo import gather_dims, gather_output_dims, scatter_dims
 
 
 def _index_matrix(idx: np.ndarray, ivd: int) -> np.ndarray:
@@ -43,7 +43,7 @@ def gather(inst: Any, args: list[np.ndarray]) -> np.ndarray:
     except ValueError as e:
         raise EmulationError(f"{inst.name}: {e}") from None
     rank = len(out_dims)
-    I = _index_matrix(indices, g.index_vector_dim)
+    starts = _index_matrix(indices, g.index_vector_dim)
     batch_axes = [d for d in range(rank) if d not in g.offset_dims]
     kept = [d for d in range(operand.ndim)
             if d not in g.collapsed_slice_dims and d not in g.operand_batching_dims]
@@ -55,10 +55,10 @@ def gather(inst: Any, args: list[np.ndarray]) -> np.ndarray:
         if d in g.start_index_map:
             k = g.start_index_map.index(d)
             hi = operand.shape[d] - g.slice_sizes[d]
-            start = _placed(np.clip(I[..., k], 0, max(hi, 0)), batch_axes, rank)
+            start = _placed(np.clip(starts[..., k], 0, max(hi, 0)), batch_axes, rank)
         if d in g.operand_batching_dims:
             pos = idx_batch_pos[g.operand_batching_dims.index(d)]
-            n = I.shape[pos]
+            n = starts.shape[pos]
             start = start + _placed(np.arange(n), [batch_axes[pos]], rank)
         if d in kept:
             j = kept.index(d)
@@ -77,7 +77,7 @@ def scatter(inst: Any, args: list[np.ndarray], fold: Fold) -> Any:
     operands, indices, updates = args[:n], args[n], args[n + 1:]
     s = scatter_dims(inst)
     x, u0 = operands[0], updates[0]
-    I = _index_matrix(indices, s.index_vector_dim)
+    starts = _index_matrix(indices, s.index_vector_dim)
     upd_scatter = [d for d in range(u0.ndim) if d not in s.update_window_dims]
     window_sorted = sorted(s.update_window_dims)
     perm = upd_scatter + window_sorted
@@ -91,17 +91,17 @@ def scatter(inst: Any, args: list[np.ndarray], fold: Fold) -> Any:
     idx_batch_pos = [sd if sd < s.index_vector_dim else sd - 1
                      for sd in s.scatter_indices_batching_dims]
     flat = np.zeros(shape, dtype=np.int64)
-    ok = np.ones(I.shape[:-1], dtype=bool)
+    ok = np.ones(starts.shape[:-1], dtype=bool)
     stride = 1
     for d in reversed(range(x.ndim)):
-        start: Any = np.zeros(I.shape[:-1], dtype=np.int64)
+        start: Any = np.zeros(starts.shape[:-1], dtype=np.int64)
         if d in s.scatter_dims_to_operand_dims:
-            start = I[..., s.scatter_dims_to_operand_dims.index(d)]
+            start = starts[..., s.scatter_dims_to_operand_dims.index(d)]
         size = 1
         if d in s.input_batching_dims:
             pos = idx_batch_pos[s.input_batching_dims.index(d)]
-            start = start + _placed(np.arange(I.shape[pos]), [pos], I.ndim - 1)
-        coord = _placed(np.broadcast_to(start, I.shape[:-1]), scat_axes, rank)
+            start = start + _placed(np.arange(starts.shape[pos]), [pos], starts.ndim - 1)
+        coord = _placed(np.broadcast_to(start, starts.shape[:-1]), scat_axes, rank)
         if d in win_operand:
             j = win_operand.index(d)
             size = shape[ns + j]

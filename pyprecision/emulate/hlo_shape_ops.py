@@ -1,6 +1,6 @@
 """Data-movement HLO opcodes: broadcast, reshape, transpose, slice, concatenate, iota, reverse,
-pad, dynamic-slice, dynamic-update-slice (gather is in hlo_scatter). None of them changes a value, so none rounds (iota
-rounds its indices to the element type)."""
+pad, dynamic-slice, dynamic-update-slice (gather is in hlo_scatter). None of them changes a
+value, so none rounds (iota rounds its indices to the element type)."""
 from __future__ import annotations
 
 import re

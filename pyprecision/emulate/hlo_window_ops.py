@@ -17,7 +17,7 @@ import numpy as np
 
 from pyprecision.emulate.hlo_conv import window_positions
 from pyprecision.errors import EmulationError
-from pyprecision.hlo.window import WindowDim, parse_window
+from pyprecision.hlo import WindowDim, parse_window
 
 #: (accumulators, elements) -> new accumulators, elementwise over equal-shaped arrays.
 Fold = Callable[[list[np.ndarray], list[np.ndarray]], list[np.ndarray]]

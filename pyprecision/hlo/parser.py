@@ -6,11 +6,9 @@ inline). Errors are :class:`pyprecision.errors.ParseError` with ``file:line:col`
 """
 from __future__ import annotations
 
-import bisect
 import re
 
-from pyprecision.errors import ParseError
-from pyprecision.hlo import attrs as A
+from pyprecision.hlo._cursor import Cursor
 from pyprecision.hlo._gc import paused_gc
 from pyprecision.hlo.model import HloComputation, HloInstruction, HloModule, TextStyle
 from pyprecision.hlo.shape import UNBOUNDED, Layout, ProgramShape, Shape
@@ -23,87 +21,19 @@ _KEY = re.compile(r"[A-Za-z_][\w.\-]*")
 _TYPE_BRACKET = re.compile(r"([a-z][a-z0-9]*)\[")
 _SIMPLE_ARRAY = re.compile(r"([a-z][a-z0-9]*)\[((?:\d{1,18}(?:,\d{1,18})*)?)\]"
                            r"(?:\{((?:\d{1,5}(?:,\d{1,5})*)?)\})?(?![{:])")
-_WS = re.compile(r"(?:\s+|/\*.*?\*/|//[^\n]*)*", re.S)
-_INLINE_WS = re.compile(r"[ \t\r]*")
 _SECTIONS = ("FileNames", "FunctionNames", "FileLocations", "StackFrames")
 _SECTION_LINE = re.compile(r"(FileNames|FunctionNames|FileLocations|StackFrames)[ \t]*\n")
 _CALLEE = re.compile(r"%?([A-Za-z0-9_][\w.\-]*)")
-_DIGITS = re.compile(r"\d+")
 _ANY_WS = re.compile(r"\s*")
 #: Deepest tuple-shape nesting accepted (XLA sets none; real modules nest two or three deep).
 MAX_TUPLE_DEPTH = 64
-#: Largest dimension size / parameter number (XLA's int64).
-_INT64_MAX = (1 << 63) - 1
 _CALL_KEYS = ("to_apply", "calls", "condition", "body", "branch_computations", "select",
               "scatter", "true_computation", "false_computation", "called_computations",
               "async_execution_thread_computations")
 
 
-class _Cursor:
-    """Position in the text plus error construction with line:col."""
-
-    def __init__(self, text: str, filename: str):
-        self.text = text
-        self.pos = 0
-        self.filename = filename
-        #: (instruction, computation name, position) of every to_apply=/body=/calls=... reference
-        self.calls: list[tuple[HloInstruction, str, int]] = []
-        #: (instruction or computation, position): turned into (line, col) once at the end
-        self.located: list[tuple[HloInstruction | HloComputation, int]] = []
-        self.depth = 0
-        #: (instruction, operand index, inline shape, position) of old-style "f32[2] %x" operands
-        self.inline_shapes: list[tuple[HloInstruction, int, Shape, int]] = []
-
-    def integer(self, what: str, limit: int = _INT64_MAX) -> int:
-        """A decimal integer no larger than ``limit`` (never Python's 4300-digit ValueError)."""
-        start = self.pos
-        digits = self.match(_DIGITS, what).group()
-        if len(digits) > 19 or int(digits) > limit:
-            raise self.error(f"{what} {digits[:20]}{'...' if len(digits) > 20 else ''} is too "
-                             f"large (at most {limit})", start)
-        return int(digits)
-
-    def error(self, message: str, pos: int | None = None) -> ParseError:
-        p = self.pos if pos is None else pos
-        line = self.text.count("\n", 0, p) + 1
-        col = p - (self.text.rfind("\n", 0, p) + 1) + 1
-        return ParseError(message, line, col, self.filename)
-
-    def ws(self) -> None:
-        self.pos = _WS.match(self.text, self.pos).end()  # type: ignore[union-attr]
-
-    def inline_ws(self) -> None:
-        self.pos = _INLINE_WS.match(self.text, self.pos).end()  # type: ignore[union-attr]
-
-    def peek(self) -> str:
-        return self.text[self.pos] if self.pos < len(self.text) else ""
-
-    def expect(self, s: str) -> None:
-        if not self.text.startswith(s, self.pos):
-            got = self.text[self.pos:self.pos + 12].split("\n")[0] or "end of text"
-            raise self.error(f"expected '{s}', got '{got}'")
-        self.pos += len(s)
-
-    def match(self, pattern: re.Pattern[str], what: str) -> re.Match[str]:
-        m = pattern.match(self.text, self.pos)
-        if not m:
-            got = self.text[self.pos:self.pos + 12].split("\n")[0] or "end of text"
-            raise self.error(f"expected {what}, got '{got}'")
-        self.pos = m.end()
-        return m
-
-    def raw_value(self, stop: str = ",\n") -> str:
-        start = self.pos
-        try:
-            end = A.scan_balanced(self.text, start, stop)
-        except ValueError as exc:
-            raise self.error(str(exc.args[0]), exc.args[1]) from None
-        self.pos = end
-        return self.text[start:end].rstrip()
-
-
 # -- shapes ---------------------------------------------------------------------------------
-def _parse_shape(cur: _Cursor) -> Shape:
+def _parse_shape(cur: Cursor) -> Shape:
     if cur.peek() == "(":
         if cur.depth >= MAX_TUPLE_DEPTH:
             raise cur.error(f"tuple shape nested deeper than {MAX_TUPLE_DEPTH} levels")
@@ -116,7 +46,7 @@ def _parse_shape(cur: _Cursor) -> Shape:
     return _parse_array_shape(cur)
 
 
-def _parse_tuple_shape(cur: _Cursor) -> Shape:
+def _parse_tuple_shape(cur: Cursor) -> Shape:
     text = cur.text
     elems: list[Shape] = []
     comments = True
@@ -138,7 +68,7 @@ def _parse_tuple_shape(cur: _Cursor) -> Shape:
     return Shape.tuple_of(elems, index_comments=comments)
 
 
-def _parse_array_shape(cur: _Cursor) -> Shape:
+def _parse_array_shape(cur: Cursor) -> Shape:
     text = cur.text
     m = _SIMPLE_ARRAY.match(text, cur.pos)
     if m and (t := type_from_name(m.group(1))) is not None:
@@ -176,7 +106,7 @@ def _parse_array_shape(cur: _Cursor) -> Shape:
     return Shape(t, tuple(dims_l), tuple(dyn), layout)
 
 
-def _parse_layout(cur: _Cursor) -> Layout:
+def _parse_layout(cur: Cursor) -> Layout:
     """``{1,0}``, ``{}``, ``{0:T(8,128)}``: comma-separated dimension numbers (whitespace of any
     kind around them is skipped; ``{1 0}`` without the comma is an error, never ``{10}``)."""
     cur.expect("{")
@@ -203,7 +133,7 @@ def _parse_layout(cur: _Cursor) -> Layout:
 
 def parse_shape(text: str) -> Shape:
     """Parse one shape, e.g. ``f32[2,3]{1,0}`` or ``(s32[], bf16[4]{0})``."""
-    cur = _Cursor(text, "<shape>")
+    cur = Cursor(text, "<shape>")
     cur.ws()
     s = _parse_shape(cur)
     cur.ws()
@@ -214,7 +144,7 @@ def parse_shape(text: str) -> Shape:
 
 def parse_program_shape(raw: str) -> ProgramShape:
     """Parse ``{(f32[2]{0}, s32[])->f32[2]{0}}`` (an ``entry_computation_layout`` value)."""
-    cur = _Cursor(raw, "<entry_computation_layout>")
+    cur = Cursor(raw, "<entry_computation_layout>")
     cur.ws()
     braced = cur.peek() == "{"
     if braced:
@@ -231,14 +161,14 @@ def parse_program_shape(raw: str) -> ProgramShape:
 
 
 # -- instructions ---------------------------------------------------------------------------
-def _looks_like_shape(cur: _Cursor) -> bool:
+def _looks_like_shape(cur: Cursor) -> bool:
     if cur.peek() == "(":
         return True
     m = _TYPE_BRACKET.match(cur.text, cur.pos)
     return bool(m and type_from_name(m.group(1)) is not None)
 
 
-def _parse_instruction(cur: _Cursor, style: TextStyle,
+def _parse_instruction(cur: Cursor, style: TextStyle,
                        pending: list[tuple[HloInstruction, str, int]]) -> HloInstruction:
     text = cur.text
     is_root = False
@@ -284,7 +214,7 @@ def _parse_instruction(cur: _Cursor, style: TextStyle,
     return inst
 
 
-def _parse_operands(cur: _Cursor, inst: HloInstruction, style: TextStyle,
+def _parse_operands(cur: Cursor, inst: HloInstruction, style: TextStyle,
                     pending: list[tuple[HloInstruction, str, int]]) -> None:
     text = cur.text
     count = 0
@@ -319,7 +249,7 @@ def _parse_operands(cur: _Cursor, inst: HloInstruction, style: TextStyle,
 
 
 # -- computations and module ----------------------------------------------------------------
-def _parse_computation(cur: _Cursor, style: TextStyle) -> HloComputation:
+def _parse_computation(cur: Cursor, style: TextStyle) -> HloComputation:
     text = cur.text
     is_entry = False
     if text.startswith("ENTRY", cur.pos) and text[cur.pos + 5:cur.pos + 6] in (" ", "\t", "%"):
@@ -404,19 +334,7 @@ def parse(text: str, filename: str = "<string>", verify: bool = True) -> HloModu
         return module
 
 
-def _locate(cur: _Cursor) -> None:
-    """Turn the recorded positions into (line, column), counting newlines once, in order."""
-    line, line_start, prev = 1, 0, 0
-    for obj, pos in sorted(cur.located, key=lambda x: x[1]):
-        n = cur.text.count("\n", prev, pos)
-        if n:
-            line += n
-            line_start = cur.text.rfind("\n", 0, pos) + 1
-        prev = pos
-        obj.location = (line, pos - line_start + 1)
-
-
-def _check_inline_shapes(cur: _Cursor) -> None:
+def _check_inline_shapes(cur: Cursor) -> None:
     """An operand written with its shape ("f32[8] %x") must have that shape (layouts ignored)."""
     from pyprecision.hlo.shape_inference import compatible
 
@@ -429,7 +347,7 @@ def _check_inline_shapes(cur: _Cursor) -> None:
 
 
 def _parse_module(text: str, filename: str) -> HloModule:
-    cur = _Cursor(text, filename)
+    cur = Cursor(text, filename)
     cur.ws()
     cur.expect("HloModule")
     cur.inline_ws()
@@ -479,7 +397,7 @@ def _parse_module(text: str, filename: str) -> HloModule:
             raise cur.error(f"unknown computation '{cname}' called by '{inst.name}'", at)
         inst.called_computations.append(c)
     _check_inline_shapes(cur)
-    _locate(cur)
+    cur.locate()
     return module
 
 

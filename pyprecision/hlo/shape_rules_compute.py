@@ -10,8 +10,16 @@ from typing import Any
 
 from pyprecision.hlo import window as W
 from pyprecision.hlo.shape import Shape
-from pyprecision.hlo.shape_inference import Rule, _array, _dims_in_range, _h, _ints, _like, \
-    compatible, register
+from pyprecision.hlo.shape_inference import (
+    Rule,
+    _array,
+    _dims_in_range,
+    _h,
+    _ints,
+    _like,
+    compatible,
+    register,
+)
 from pyprecision.hlo.types import PrimitiveType, is_float, is_integer
 
 P = PrimitiveType
