@@ -1,11 +1,12 @@
 """``sort`` (several operands, any comparator) and TopK (the ``topk`` op and the ``TopK``
 custom-call), vectorised.
 
-sort: a comparator of the form ``compare(p0, p1), direction=LT|GT`` (any ``type=``) on one key
-operand is a stable NumPy argsort of that key (XLA's total order when ``type=TOTALORDER``);
-any other comparator is evaluated on all pairs of a row at once and each element's position is
-its number of predecessors (elements it is not less than, earlier equals first): a stable sort
-for every strict weak order, which is what XLA requires of a comparator. ``is_stable=false``
+sort: a comparator of the form ``compare(f(p2k), f(p2k+1)), direction=LT|GT`` (any ``type=``),
+where ``f`` is the same elementwise expression on both sides (nothing, or JAX's NaN / -0
+canonicalisation), is a stable NumPy argsort of the key ``f(operand k)`` (XLA's total order when
+``type=TOTALORDER``); any other comparator is evaluated on all pairs of a row at once and each
+element's position is its number of predecessors (elements it is not less than, earlier equals
+first): a stable sort for every strict weak order, which is what XLA requires of a comparator. ``is_stable=false``
 allows any order of equal elements; this one is stable always.
 
 TopK: the k largest (``largest=true``) or smallest elements of the last dimension in order,
@@ -13,6 +14,7 @@ equal elements by lower index first; floats in XLA's total order (NaN above +inf
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -51,27 +53,76 @@ def _descending(key: np.ndarray) -> np.ndarray:
     return ~key.astype(np.int64)
 
 
-def _simple_comparator(comp: Any) -> tuple[int, str, bool] | None:
-    """(key operand, direction, total order) of ``ROOT compare(p2k, p2k+1)``, else None."""
+def _same_expression(a: Any, b: Any, pa: int, pb: int) -> bool:
+    """``a`` computed from parameter ``pa`` exactly as ``b`` is from ``pb`` (same opcodes,
+    attributes, shapes, constants; no other parameter)."""
+    stack, seen = [(a, b)], set()
+    while stack:
+        x, y = stack.pop()
+        if (id(x), id(y)) in seen:
+            continue
+        seen.add((id(x), id(y)))
+        if x.opcode == "parameter" or y.opcode == "parameter":
+            if not (x.opcode == y.opcode == "parameter" and x.parameter_number == pa
+                    and y.parameter_number == pb):
+                return False
+            continue
+        if x is y and x.opcode == "constant":
+            continue
+        if (x.opcode != y.opcode or x.attributes != y.attributes or not x.shape.equal(y.shape)
+                or x.literal_text != y.literal_text or len(x.operands) != len(y.operands)
+                or x.called_computations):
+            return False
+        stack.extend(zip(x.operands, y.operands, strict=True))
+        if len(seen) > 256:
+            return False
+    return True
+
+
+def key_comparator(comp: Any) -> tuple[int, Any, str, bool] | None:
+    """(key operand k, the key expression's root, direction, total order) when the comparator
+    is ``compare(f(p2k), f(p2k+1)), direction=LT|GT``; else None."""
     root = comp.root
-    if root.opcode != "compare" or len(comp.instructions) != len(comp.parameters) + 1:
+    if root.opcode != "compare" or root.attr("direction") not in ("LT", "GT"):
         return None
     a, b = root.operands
-    if a.opcode != "parameter" or b.opcode != "parameter":
-        return None
-    pa, pb = a.parameter_number or 0, b.parameter_number or 0
-    direction = root.attr("direction")
-    if pa % 2 or pb != pa + 1 or direction not in ("LT", "GT"):
-        return None
-    return pa // 2, direction, root.attr("type") == "TOTALORDER"
+    params = {id(p): p.parameter_number or 0 for p in comp.parameters}
+    for pa in sorted(params.values()):
+        if pa % 2 == 0 and _same_expression(a, b, pa, pa + 1):
+            return pa // 2, a, str(root.attr("direction")), root.attr("type") == "TOTALORDER"
+    return None
 
 
-def _permutation(inst: Any, xs: list[np.ndarray], comp: Any, fold: Fold) -> np.ndarray:
+Evaluate = Callable[[Any, list[Any]], Any]
+
+
+def _expression_value(evaluate: Evaluate, root: Any, param: int, x: np.ndarray) -> np.ndarray:
+    """The key expression ``root`` evaluated with parameter ``param`` bound to ``x``."""
+    env: dict[int, Any] = {}
+    stack = [(root, False)]
+    while stack:
+        inst, ready = stack.pop()
+        if id(inst) in env:
+            continue
+        if inst.opcode == "parameter" and inst.parameter_number == param:
+            env[id(inst)] = x
+        elif ready:
+            env[id(inst)] = evaluate(inst, [env[id(o)] for o in inst.operands])
+        else:
+            stack.append((inst, True))
+            stack.extend((o, False) for o in inst.operands if id(o) not in env)
+    return np.broadcast_to(env[id(root)], x.shape)
+
+
+def _permutation(inst: Any, xs: list[np.ndarray], comp: Any, fold: Fold,
+                 evaluate: Evaluate | None) -> np.ndarray:
     """Stable sort permutation along the last axis of every operand in ``xs``."""
-    simple = _simple_comparator(comp)
-    if simple is not None:
-        k, direction, total = simple
-        key = order_key(xs[k], inst.operands[k].shape.element_type, total)
+    keyed = key_comparator(comp) if evaluate is not None else None
+    if keyed is not None and evaluate is not None:
+        k, expr, direction, total = keyed
+        value = xs[k] if expr.opcode == "parameter" else _expression_value(
+            evaluate, expr, 2 * k, xs[k])
+        key = order_key(np.asarray(value), expr.shape.element_type, total)
         if key is not None:
             if direction == "GT":
                 key = _descending(key)
@@ -96,13 +147,15 @@ def _permutation(inst: Any, xs: list[np.ndarray], comp: Any, fold: Fold) -> np.n
     return perm.reshape(xs[0].shape)
 
 
-def sort(inst: Any, args: list[np.ndarray], comp: Any, fold: Fold) -> Any:
-    """sort(operands...), dimensions={d}, is_stable=, to_apply=comparator."""
+def sort(inst: Any, args: list[np.ndarray], comp: Any, fold: Fold,
+         evaluate: Evaluate | None = None) -> Any:
+    """sort(operands...), dimensions={d}, is_stable=, to_apply=comparator; ``evaluate(inst,
+    operand values)`` evaluates one instruction (for the key-expression fast path)."""
     d = (inst.attr_ints("dimensions") or [0])[0]
     if not args[0].ndim:
         return args[0] if len(args) == 1 else tuple(args)
     xs = [np.moveaxis(a, d, -1) for a in args]
-    perm = _permutation(inst, xs, comp, fold)
+    perm = _permutation(inst, xs, comp, fold, evaluate)
     out = [np.ascontiguousarray(np.moveaxis(np.take_along_axis(x, perm, axis=-1), -1, d))
            for x in xs]
     return out[0] if len(out) == 1 else tuple(out)

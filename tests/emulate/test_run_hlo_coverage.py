@@ -118,6 +118,42 @@ def test_sort_descending_simple_comparator_is_stable() -> None:
     np.testing.assert_array_equal(gi, [[4, 0, 2, 1, 3], [2, 4, 0, 1, 3]])
 
 
+JAX_LT = """jax_lt {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  i = s32[] parameter(2)
+  j = s32[] parameter(3)
+  nan = f32[] constant(nan)
+  zero = f32[] constant(0)
+  ne_a = pred[] compare(a, a), direction=NE
+  eq_a = pred[] compare(a, zero), direction=EQ
+  sa = f32[] select(eq_a, zero, a)
+  ka = f32[] select(ne_a, nan, sa)
+  ne_b = pred[] compare(b, b), direction=NE
+  eq_b = pred[] compare(b, zero), direction=EQ
+  sb = f32[] select(eq_b, zero, b)
+  kb = f32[] select(ne_b, nan, sb)
+  ROOT lt = pred[] compare(ka, kb), direction=LT, type=TOTALORDER
+}
+
+"""
+
+
+def test_argsort_with_jax_comparator_is_a_key_sort_even_for_long_rows() -> None:
+    n = 50_000  # pairwise evaluation would need 2.5e9 comparisons: the key path must be taken
+    r = np.random.RandomState(0)
+    x = r.randint(-50, 50, n).astype(np.float32)
+    x[::97] = np.nan
+    x[1::89] = -0.0
+    body = (f"  x = f32[{n}] parameter(0)\n  i = s32[{n}] iota(), iota_dimension=0\n"
+            f"  ROOT s = (f32[{n}], s32[{n}]) sort(x, i), dimensions={{0}}, is_stable=true, "
+            "to_apply=jax_lt")
+    _, idx = run(body, x, comps=JAX_LT)
+    canon = np.where(x == 0, 0.0, x)  # -0 sorts with +0; NaN last (canonical positive NaN)
+    want = np.argsort(canon, kind="stable")
+    np.testing.assert_array_equal(idx, want)
+
+
 @pytest.mark.parametrize("form", ["op", "custom-call"])
 def test_topk_breaks_ties_by_lower_index_and_puts_nan_first(form) -> None:
     call = ("topk(x), k=3, largest=true" if form == "op"
