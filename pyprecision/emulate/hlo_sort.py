@@ -6,8 +6,8 @@ where ``f`` is the same elementwise expression on both sides (nothing, or JAX's 
 canonicalisation), is a stable NumPy argsort of the key ``f(operand k)`` (XLA's total order when
 ``type=TOTALORDER``); any other comparator is evaluated on all pairs of a row at once and each
 element's position is its number of predecessors (elements it is not less than, earlier equals
-first): a stable sort for every strict weak order, which is what XLA requires of a comparator. ``is_stable=false``
-allows any order of equal elements; this one is stable always.
+first): a stable sort for every strict weak order, which is what XLA requires of a comparator.
+``is_stable=false`` allows any order of equal elements; this one is stable always.
 
 TopK: the k largest (``largest=true``) or smallest elements of the last dimension in order,
 equal elements by lower index first; floats in XLA's total order (NaN above +inf).
