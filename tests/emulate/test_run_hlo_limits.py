@@ -117,3 +117,13 @@ def test_hlo_run_options_reach_the_evaluator(tmp_path, capsys) -> None:
     rc = main(["hlo-run", str(big), "--inputs", str(inp), "-o", str(tmp_path / "o.npz")])
     err = capsys.readouterr().err
     assert rc == 2 and "refused before allocating" in err
+
+
+def test_operand_cycle_in_an_unverified_module_is_an_error_not_a_hang() -> None:
+    from pyprecision.errors import VerifyError
+
+    text = ("HloModule m\n\nENTRY e {\n  p = f32[4] parameter(0)\n  a = f32[4] add(p, b)\n"
+            "  b = f32[4] add(a, p)\n  ROOT r = f32[4] negate(b)\n}\n")
+    m = hlo.parse(text, verify=False)
+    with pytest.raises(VerifyError, match="operand cycle"):
+        run_hlo(m, [np.zeros(4, np.float32)])
