@@ -10,12 +10,12 @@ It writes ``<out>/jax-<version>/`` with, per module ``<name>``: ``<name>.hlo.txt
 (``jax.jit(f).lower(*args).as_text(dialect="hlo")``, the unoptimized module), ``<name>.npz``
 (inputs ``in0..`` and XLA:CPU's outputs ``out0..``, a tuple result flattened in order), and a
 ``manifest.json`` with the versions, flags, and per module the description, files, input/output
-dtypes and shapes. Everything here is float32/int32/bool, stored as is (no raw-bit convention).
+dtypes and shapes. Everything here is float32/int32/bool (uint64 PRNG states), stored as is.
 
 Modules: a CNN (conv + batch norm + max/avg pooling) and its jax.grad; cumsum/cumprod; top-k
 sampling; scatter updates; argsort and multi-key sort; an embedding lookup and its gradient; a
 scan; dynamic_update_slice in a loop; causal attention; argmax; the remaining elementwise
-opcodes; and seeded random draws of ``lax.conv_general_dilated``, ``lax.reduce_window`` and
+opcodes; rng-bit-generator (Philox); and seeded random draws of ``lax.conv_general_dilated``, ``lax.reduce_window`` and
 ``lax.scatter`` attributes on small shapes (``--draws`` of each; the seed is fixed).
 """
 from __future__ import annotations
@@ -183,6 +183,18 @@ def elementwise_misc(x: Any, y: Any, i: Any, s: Any) -> Any:
             lax.pad(x, 0.5, [(-2, 3, 1)]), lax.rev(x.reshape(4, 4), (0, 1)))
 
 
+@case("rng_bit_generator", [np.array([1, 2], np.uint64), np.array([5, 2**64 - 2], np.uint64)],
+      "lax.rng_bit_generator with rng_default and rng_philox, u32 and u64 outputs, u64[2] "
+      "states (the second counter carries into its high word)")
+def rng_bit_generator(k2: Any, k3: Any) -> Any:
+    outs = []
+    for key, alg in ((k2, lax.RandomAlgorithm.RNG_DEFAULT), (k2, lax.RandomAlgorithm.RNG_PHILOX),
+                     (k3, lax.RandomAlgorithm.RNG_PHILOX)):
+        for shape, dt in (((3, 5), jnp.uint32), ((7,), jnp.uint64), ((2, 2), jnp.uint64)):
+            outs.extend(lax.rng_bit_generator(key, shape, dtype=dt, algorithm=alg))
+    return outs
+
+
 # -- seeded draws of attributes --------------------------------------------------------------
 def draw_conv(r: np.random.RandomState, k: int) -> None:
     nsp = int(r.randint(1, 3))
@@ -288,6 +300,10 @@ def run_case(name: str, fn: Callable[..., Any], args: list[np.ndarray], desc: st
             "inputs": [_describe(a) for a in args], "outputs": [_describe(a) for a in outs]}
 
 
+#: cases traced with 64-bit types enabled (u64 PRNG states); the others stay 32-bit
+X64 = {"rng_bit_generator"}
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default="tests/data/hlo-eval")
@@ -306,7 +322,11 @@ def main(argv: list[str] | None = None) -> int:
                      "numpy": np.__version__, "python": sys.version.split()[0]},
         "backend": jax.default_backend(), "xla_flags": NUMERIC_FLAGS, "modules": {}}
     for name, (fn, args, desc) in CASES.items():
-        manifest["modules"][name] = run_case(name, fn, args, desc, outdir)
+        if name in X64:
+            with jax.enable_x64(True):
+                manifest["modules"][name] = run_case(name, fn, args, desc, outdir)
+        else:
+            manifest["modules"][name] = run_case(name, fn, args, desc, outdir)
         print(f"{name}: {len(manifest['modules'][name]['outputs'])} outputs")
     with open(os.path.join(outdir, "manifest.json"), "w") as fh:
         json.dump(manifest, fh, indent=1, sort_keys=True)

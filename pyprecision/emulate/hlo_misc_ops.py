@@ -147,7 +147,14 @@ def custom_call(inst: Any, args: list[Any]) -> Any:
                          f"{', '.join((*IDENTITY_TARGETS, 'TopK'))})")
 
 
+def _rng_bit_generator(inst: Any, args: list[Any]) -> Any:
+    from pyprecision.emulate.hlo_rng import rng_bit_generator
+
+    return rng_bit_generator(inst, args)
+
+
 MISC_OPS = {
+    "rng-bit-generator": _rng_bit_generator,
     "reduce-precision": reduce_precision,
     "popcnt": popcnt,
     "count-leading-zeros": count_leading_zeros,

@@ -232,3 +232,13 @@ def test_sharding_custom_call_is_the_identity() -> None:
     body = '  x = f32[4] parameter(0)\n  ROOT c = f32[4] custom-call(x), custom_call_target="Sharding"'
     x = np.arange(4, dtype=np.float32)
     np.testing.assert_array_equal(run(body, x)[0], x)
+
+
+def test_rng_bit_generator_philox_advances_the_counter_and_refuses_three_fry() -> None:
+    body = ("  s = u64[2] parameter(0)\n  ROOT r = (u64[2], u32[3,5]) rng-bit-generator(s), "
+            "algorithm=rng_philox")
+    state, bits = run(body, np.array([1, 2], np.uint64))
+    np.testing.assert_array_equal(state, [1, 2 + 4])  # 15 words = 4 Philox blocks
+    assert bits.dtype == np.uint32 and len(set(bits.ravel().tolist())) == 15
+    with pytest.raises(EmulationError, match="algorithm=rng_three_fry is not supported"):
+        run(body.replace("rng_philox", "rng_three_fry"), np.array([1, 2], np.uint64))

@@ -71,7 +71,7 @@ def test_the_data_covers_what_issue_12_asks_for() -> None:
     assert {"convolution", "reduce-window", "select-and-scatter", "scatter", "gather", "sort",
             "topk", "reduce-precision", "dynamic-update-slice", "pad", "reverse", "clamp",
             "bitcast-convert", "popcnt", "count-leading-zeros", "erf", "atan2", "power",
-            "remainder", "shift-left", "while"} <= opcodes
+            "remainder", "shift-left", "while", "rng-bit-generator"} <= opcodes
 
 
 @pytest.mark.parametrize("version,name", modules(), ids=[f"{v}/{n}" for v, n in modules()])
