@@ -85,13 +85,17 @@ def convolution(inst: Any, args: list[np.ndarray]) -> np.ndarray:
                 mask = mask & valid.reshape(shape)
             if not mask.any():
                 continue
+            full = bool(mask.all())
             where: tuple[Any, ...] = (slice(None), slice(None)) + tuple(idx)
             xs = x[where] if idx else x                              # [n, c, *sp_out]
             for i in range(ki):
-                vals = xs[bidx, (cbase + i)[None, :]]                # [n_out, o, *sp_out]
+                if fgc == 1 and bgc == 1:                            # every output reads x[:, i]
+                    vals = xs[:, i:i + 1]                            # [n, 1, *sp_out]
+                else:
+                    vals = xs[bidx, (cbase + i)[None, :]]            # [n_out, o, *sp_out]
                 kern: tuple[Any, ...] = (slice(None), i) + tuple(pos)
                 prod = vals * k[kern][None, :][expand]
-                acc = np.where(mask, acc + prod, acc)
+                acc = acc + prod if full else np.where(mask, acc + prod, acc)
     perm = [0] * len(out_dims)
     perm[dn.out_batch], perm[dn.out_feature] = 0, 1
     for d, od in enumerate(dn.out_spatial):

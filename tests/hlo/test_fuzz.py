@@ -1,5 +1,6 @@
-"""Fuzzing the HLO parser + verifier + evaluator (issue 13): mutated real modules must give a
-module or one ParseError, and a parsed module evaluated on zeros must give values or one project
+"""Fuzzing the HLO parser + verifier + passes + evaluator (issue 13): mutated real modules must
+give a module or one ParseError; a parsed module must go through the three passes (each followed
+by the verifier) or give one project error; evaluated on zeros it must give values or one project
 error — never another exception, never a hang (every input is timed; the evaluator runs with a
 small Limits budget). Deterministic (derandomize=True), bounded (max_examples below).
 """
@@ -100,6 +101,10 @@ def check_one(text: str) -> None:
     if module is not None:
         hlo.to_text(module)
         args = zeros_for(module)
+        try:
+            hlo.run_passes(hlo.parse(text, "fuzz.hlo"), list(hlo.REGISTRY))
+        except PyPrecisionError:
+            pass
         if args is not None:
             try:
                 run_hlo(module, args, LIMITS)
