@@ -242,3 +242,13 @@ def test_rng_bit_generator_philox_advances_the_counter_and_refuses_three_fry() -
     assert bits.dtype == np.uint32 and len(set(bits.ravel().tolist())) == 15
     with pytest.raises(EmulationError, match="algorithm=rng_three_fry is not supported"):
         run(body.replace("rng_philox", "rng_three_fry"), np.array([1, 2], np.uint64))
+
+
+@pytest.mark.parametrize("body", [
+    "  a = c64[2] parameter(0)\n  ROOT b = c64[2] add(a, a)",
+    "  a = c64[2] parameter(0)\n  ROOT b = f32[2] real(a)",
+])
+def test_complex_types_are_one_clear_error(body) -> None:
+    with pytest.raises(EmulationError, match=r"not supported for this element type|unsupported "
+                                             r"opcode 'real'"):
+        run(body, np.zeros(2, np.complex64))
