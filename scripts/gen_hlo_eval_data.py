@@ -184,14 +184,16 @@ def elementwise_misc(x: Any, y: Any, i: Any, s: Any) -> Any:
 
 
 @case("rng_bit_generator", [np.array([1, 2], np.uint64), np.array([5, 2**64 - 2], np.uint64)],
-      "lax.rng_bit_generator with rng_default and rng_philox, u32 and u64 outputs, u64[2] "
-      "states (the second counter carries into its high word)")
+      "lax.rng_bit_generator with rng_default, rng_philox and rng_three_fry, u32 and u64 "
+      "outputs of several shapes, u64[2] states (one counter carries / wraps)")
 def rng_bit_generator(k2: Any, k3: Any) -> Any:
     outs = []
-    for key, alg in ((k2, lax.RandomAlgorithm.RNG_DEFAULT), (k2, lax.RandomAlgorithm.RNG_PHILOX),
-                     (k3, lax.RandomAlgorithm.RNG_PHILOX)):
-        for shape, dt in (((3, 5), jnp.uint32), ((7,), jnp.uint64), ((2, 2), jnp.uint64)):
-            outs.extend(lax.rng_bit_generator(key, shape, dtype=dt, algorithm=alg))
+    alg = lax.RandomAlgorithm
+    for key, a in ((k2, alg.RNG_DEFAULT), (k2, alg.RNG_PHILOX), (k3, alg.RNG_PHILOX),
+                   (k2, alg.RNG_THREE_FRY), (k3, alg.RNG_THREE_FRY)):
+        for shape, dt in (((3, 5), jnp.uint32), ((7,), jnp.uint64), ((2, 2), jnp.uint64),
+                          ((4, 3), jnp.uint32), ((), jnp.uint32), ((3, 1, 5), jnp.uint32)):
+            outs.extend(lax.rng_bit_generator(key, shape, dtype=dt, algorithm=a))
     return outs
 
 

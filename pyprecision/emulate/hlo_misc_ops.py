@@ -148,6 +148,7 @@ def custom_call(inst: Any, args: list[Any]) -> Any:
 
 
 def _rng_bit_generator(inst: Any, args: list[Any]) -> Any:
+    """rng-bit-generator (hlo_rng)."""
     from pyprecision.emulate.hlo_rng import rng_bit_generator
 
     return rng_bit_generator(inst, args)

@@ -234,14 +234,16 @@ def test_sharding_custom_call_is_the_identity() -> None:
     np.testing.assert_array_equal(run(body, x)[0], x)
 
 
-def test_rng_bit_generator_philox_advances_the_counter_and_refuses_three_fry() -> None:
+def test_rng_bit_generator_advances_the_counter_by_the_blocks_used() -> None:
     body = ("  s = u64[2] parameter(0)\n  ROOT r = (u64[2], u32[3,5]) rng-bit-generator(s), "
             "algorithm=rng_philox")
     state, bits = run(body, np.array([1, 2], np.uint64))
     np.testing.assert_array_equal(state, [1, 2 + 4])  # 15 words = 4 Philox blocks
     assert bits.dtype == np.uint32 and len(set(bits.ravel().tolist())) == 15
-    with pytest.raises(EmulationError, match="algorithm=rng_three_fry is not supported"):
-        run(body.replace("rng_philox", "rng_three_fry"), np.array([1, 2], np.uint64))
+    state, bits = run(body.replace("rng_philox", "rng_three_fry"), np.array([1, 2], np.uint64))
+    np.testing.assert_array_equal(state, [1, 2 + 9])  # halves of [3,5] split on the 5: 3x3 blocks
+    with pytest.raises(EmulationError, match="algorithm=rng_xyz is not supported"):
+        run(body.replace("rng_philox", "rng_xyz"), np.array([1, 2], np.uint64))
 
 
 @pytest.mark.parametrize("body", [
