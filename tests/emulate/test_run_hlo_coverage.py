@@ -254,3 +254,12 @@ def test_complex_types_are_one_clear_error(body) -> None:
     with pytest.raises(EmulationError, match=r"not supported for this element type|unsupported "
                                              r"opcode 'real'"):
         run(body, np.zeros(2, np.complex64))
+
+
+def test_bitcast_convert_between_widths_splits_and_joins_the_minor_dimension() -> None:
+    x = np.array([1.5, -2.0], np.float32)
+    (b,) = run("  x = f32[2] parameter(0)\n  ROOT b = u8[2,4] bitcast-convert(x)", x)
+    np.testing.assert_array_equal(b, [[0, 0, 192, 63], [0, 0, 0, 192]])  # XLA:CPU's bytes
+    (w,) = run("  x = u16[2,2] parameter(0)\n  ROOT b = u32[2] bitcast-convert(x)",
+               np.array([[1, 2], [3, 4]], np.uint16))
+    np.testing.assert_array_equal(w, [131073, 262147])
