@@ -164,10 +164,10 @@ def _broadcast(inst: Any, ops: list[Shape]) -> Shape | None:
         raise ValueError(f"broadcast dimensions={{{','.join(map(str, dims))}}} do not match the "
                          f"operand rank {x.rank}")
     _dims_in_range(dims, out.rank, "dimensions")
-    for i, d in enumerate(dims):
-        if x.dimensions[i] not in (1, out.dimensions[d]):
+    for i, d in enumerate(dims):  # HLO broadcast keeps sizes (no degenerate 1 -> n expansion)
+        if x.dimensions[i] != out.dimensions[d]:
             raise ValueError(f"operand dimension {i} ({x.dimensions[i]}) cannot broadcast to "
-                             f"result dimension {d} ({out.dimensions[d]})")
+                             f"result dimension {d} ({out.dimensions[d]}): sizes must be equal")
     return _like(x, dims=out.dimensions)
 
 

@@ -293,7 +293,7 @@ def _conditional(inst: Any, ops: list[Shape]) -> Shape:
 
 
 register({
-    "dot": Rule(2, 2, _dot),
+    "dot": Rule(2, 4, _dot),  # a sparse dot adds one or two metadata operands
     "convolution": Rule(2, 2, _convolution),
     "reduce": Rule(2, None, _reduce),
     "reduce-window": Rule(2, None, _reduce_window),

@@ -67,6 +67,8 @@ BAD = [
      "  ROOT b = f32[2,4] broadcast(p), dimensions={0,1}", "do not match the operand rank", 1),
     ("broadcast_size", "", "  p = f32[3] parameter(0)\n"
      "  ROOT b = f32[2,4] broadcast(p), dimensions={1}", "cannot broadcast", 1),
+    ("broadcast_degenerate", "", "  p = f32[1] parameter(0)\n"
+     "  ROOT b = f32[2,4] broadcast(p), dimensions={1}", "sizes must be equal", 1),
     ("reshape_count", "", "  p = f32[4,2] parameter(0)\n  ROOT r = f32[9] reshape(p)",
      "changes the element count", 1),
     ("transpose_permutation", "", "  p = f32[4,2] parameter(0)\n"
