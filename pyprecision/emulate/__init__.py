@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["DEFAULT_HLO_PASSES", "CompiledHlo", "compile_hlo", "relabelled_inputs", "run_compiled",
-           "run_hlo", "run_ir"]
+__all__ = ["DEFAULT_HLO_PASSES", "CompiledHlo", "Limits", "compile_hlo", "relabelled_inputs",
+           "run_compiled", "run_hlo", "run_ir"]
 
 
 def __getattr__(name: str) -> Any:
@@ -19,20 +19,27 @@ def __getattr__(name: str) -> Any:
         from pyprecision.emulate import hlo_pipeline
 
         return getattr(hlo_pipeline, name)
+    if name == "Limits":
+        from pyprecision.emulate.hlo_limits import Limits
+
+        return Limits
     raise AttributeError(name)
 
 
-def run_hlo(module: Any, args: list[Any], config: Any = None, target: str = "gen2") -> list[Any]:
+def run_hlo(
+    module: Any, args: list[Any], config: Any = None, target: str = "gen2", limits: Any = None
+) -> list[Any]:
     """Evaluate an HLO module on ``args`` (its ENTRY parameters in order); outputs in HLO result order.
 
-    ``config=None`` evaluates the HLO as written (every op rounded to its element type). With a
+    ``config=None`` evaluates the HLO as written (every op rounded to its element type), within
+    ``limits`` (an ``emulate.Limits``: while iterations, wall time, call depth, result bytes). With a
     ``PrecisionConfig`` (``pyprecision.frontend.parse_flags(argv)``) the whole neuronx-cc pipeline
     runs: HLO passes → lowering to the loop IR → AutoCast family → DTypeMutator → cast elimination
     → loop-IR emulation, for ``target`` (gen2/gen3/gen4)."""
     if config is None:
         from pyprecision.emulate.hlo_eval import run_hlo as plain
 
-        return plain(module, args)
+        return plain(module, args, limits)
     from pyprecision.emulate.hlo_pipeline import run_hlo_pipeline
 
     return run_hlo_pipeline(module, args, config, target)

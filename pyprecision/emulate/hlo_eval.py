@@ -15,24 +15,33 @@ from typing import Any, Union
 import numpy as np
 
 from pyprecision.emulate import hlo_dot
+from pyprecision.emulate.hlo_conv import convolution
+from pyprecision.emulate.hlo_eval_calls import VECTORIZABLE, CallingOps
+from pyprecision.emulate.hlo_limits import (
+    MAX_WHILE_ITERATIONS,
+    Budget,
+    Limits,
+    TimeBudgetExceeded,
+    shape_bytes,
+)
+from pyprecision.emulate.hlo_misc_ops import MISC_OPS
 from pyprecision.emulate.hlo_numeric import check_value, dtype_of
 from pyprecision.emulate.hlo_ops import ELEMENTWISE
 from pyprecision.emulate.hlo_reduce import fast_fold
 from pyprecision.emulate.hlo_shape_ops import SHAPE_OPS
+from pyprecision.emulate.hlo_sort import topk_op
 from pyprecision.errors import EmulationError
 
 Value = Union[np.ndarray, tuple]  # noqa: UP007 -- an array, or a tuple of Values
 
-#: Iteration cap for ``while`` (an HLO loop that never ends is an error, not a hang).
-MAX_WHILE_ITERATIONS = 1_000_000
+__all__ = ["Evaluator", "Limits", "MAX_WHILE_ITERATIONS", "run_hlo"]
 
-#: opcodes that only look at their operands elementwise (a reducer built from them can be
-#: evaluated on whole arrays at once).
-_VECTORIZABLE = set(ELEMENTWISE) | {"parameter", "constant", "tuple", "get-tuple-element"}
+_VECTORIZABLE = VECTORIZABLE
 
 
-def run_hlo(module: Any, args: list[np.ndarray]) -> list[np.ndarray]:
-    """Evaluate ``module``'s ENTRY computation on ``args`` (its parameters in order).
+def run_hlo(module: Any, args: list[np.ndarray], limits: Limits | None = None) -> list[np.ndarray]:
+    """Evaluate ``module``'s ENTRY computation on ``args`` (its parameters in order), within
+    ``limits`` (while iterations, wall time, call depth, result size: see :class:`Limits`).
 
     Inputs must have exactly the parameter's shape and the NumPy dtype of its element type
     (bf16/fp8 as ml_dtypes arrays, s4/u4 as int8/uint8, pred as bool); a tuple-shaped parameter
@@ -46,7 +55,7 @@ def run_hlo(module: Any, args: list[np.ndarray]) -> list[np.ndarray]:
                              f"got {len(args)} input(s)")
     values = [_check_input(p, a, f"parameter {p.parameter_number} ({p.name})", p.shape)
               for p, a in zip(params, args, strict=True)]
-    result = Evaluator(module).call(entry, values)
+    result = Evaluator(module, limits).call(entry, values)
     return _flatten(result)
 
 
@@ -79,11 +88,14 @@ def _flatten(v: Value) -> list[np.ndarray]:
     return [v]
 
 
-class Evaluator:
+class Evaluator(CallingOps):
     """Evaluates computations of one module; ``call(computation, args)`` is the entry point."""
 
-    def __init__(self, module: Any):
+    def __init__(self, module: Any, limits: Limits | None = None):
         self.module = module
+        self.limits = limits or Limits()
+        self.budget = Budget(self.limits)
+        self._sized: set[int] = set()  # instructions whose result size was checked
         self._constants: dict[int, np.ndarray] = {}
         self._order: dict[int, list[Any]] = {}
         self.handlers: dict[str, Callable[[Any, list[Any]], Value]] = {
@@ -99,8 +111,11 @@ class Evaluator:
             "fusion": self._fusion,
             "while": self._while,
             "conditional": self._conditional,
-            "custom-call": _custom_call,
             "reduce": self._reduce,
+            "convolution": convolution,
+            "topk": topk_op,
+            **MISC_OPS,
+            **self.calling_handlers(),
         }
 
     # -- computations ----------------------------------------------------------------------
@@ -114,13 +129,17 @@ class Evaluator:
         order = self._order.get(id(comp))
         if order is None:
             order = self._order[id(comp)] = comp.post_order([comp.root])
-        for inst in order:
-            if id(inst) in env:
-                continue
-            if inst.opcode == "parameter":
-                raise EmulationError(f"{inst.name}: parameter({inst.parameter_number}) of "
-                                     f"{comp.name} has no argument")
-            env[id(inst)] = self.evaluate(inst, [env[id(o)] for o in inst.operands])
+        self.budget.enter(comp.name)
+        try:
+            for inst in order:
+                if id(inst) in env:
+                    continue
+                if inst.opcode == "parameter":
+                    raise EmulationError(f"{inst.name}: parameter({inst.parameter_number}) of "
+                                         f"{comp.name} has no argument")
+                env[id(inst)] = self.evaluate(inst, [env[id(o)] for o in inst.operands])
+        finally:
+            self.budget.leave()
         return env[id(comp.root)]
 
     def evaluate(self, inst: Any, operands: list[Value]) -> Value:
@@ -129,18 +148,17 @@ class Evaluator:
         if handler is None:
             raise EmulationError(f"unsupported opcode '{inst.opcode}' in instruction "
                                  f"{inst.name}")
+        self.budget.check_time(inst.name)
+        if id(inst) not in self._sized:
+            self.budget.check_bytes(shape_bytes(inst.shape), inst.name,
+                                    f"the result {inst.shape.to_text(with_layout=False)}")
+            self._sized.add(id(inst))
         try:
             return handler(inst, operands)
         except EmulationError:
             raise
         except (ValueError, TypeError, IndexError, KeyError) as e:
             raise EmulationError(f"{inst.name} ({inst.opcode}): {e}") from e
-
-    def _called(self, inst: Any, key: str) -> Any:
-        comp = inst.called(key)
-        if comp is None:
-            raise EmulationError(f"{inst.name}: {inst.opcode} has no {key}= computation")
-        return comp
 
     # -- opcodes ---------------------------------------------------------------------------
     def _constant(self, inst: Any, args: list[Value]) -> np.ndarray:
@@ -173,13 +191,28 @@ class Evaluator:
         cond = self._called(inst, "condition")
         body = self._called(inst, "body")
         (state,) = args
-        for _ in range(MAX_WHILE_ITERATIONS):
-            go = self.call(cond, [state])
-            if not bool(np.asarray(go)):
-                return state
-            state = self.call(body, [state])
-        raise EmulationError(f"{inst.name}: while loop did not finish within "
-                             f"{MAX_WHILE_ITERATIONS} iterations")
+        cap = self.limits.max_while_iterations
+        go, k = True, 0
+        try:
+            for k in range(cap + 1):  # noqa: B007 -- k is reported
+                go = bool(np.asarray(self.call(cond, [state])))
+                if not go:
+                    return state
+                if k == cap:
+                    break
+                state = self.call(body, [state])
+        except TimeBudgetExceeded as e:
+            if e.while_reported:
+                raise
+            err = TimeBudgetExceeded(
+                f"{inst.name}: while loop stopped after {k} iteration(s) by the time budget of "
+                f"{self.limits.time_budget:g} s; its condition {cond.name} last gave {go} "
+                "(time_budget= / hlo-run --time-budget)")
+            err.while_reported = True
+            raise err from None
+        raise EmulationError(f"{inst.name}: while loop did not finish within {cap} iterations; its "
+                             f"condition {cond.name} last gave {go} (max_while_iterations= / "
+                             "hlo-run --max-while-iterations)")
 
     def _conditional(self, inst: Any, args: list[Value]) -> Value:
         """conditional(pred, t_arg, f_arg), true_computation=, false_computation=; or
@@ -241,15 +274,6 @@ class Evaluator:
             for o, v in zip(out, r, strict=True):
                 o[idx] = v
         return out
-
-
-def _custom_call(inst: Any, args: list[Value]) -> Value:
-    """Only the ``Sharding`` annotation (an identity on a single-program view) is known."""
-    target = inst.attr_str("custom_call_target")
-    if target == "Sharding" and len(args) == 1:
-        return args[0]
-    raise EmulationError(f"unsupported opcode 'custom-call' (custom_call_target={target!r}) in "
-                         f"instruction {inst.name}")
 
 
 def _array(v: Value, inst: Any) -> np.ndarray:

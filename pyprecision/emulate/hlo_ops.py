@@ -236,15 +236,26 @@ def convert(inst: Any, args: list[np.ndarray]) -> np.ndarray:
 
 
 def bitcast_convert(inst: Any, args: list[np.ndarray]) -> np.ndarray:
-    """bitcast-convert between element types of the same bit width."""
+    """bitcast-convert: the same bits as another element type; to a narrower type the result
+    gains a minor dimension (the pieces in memory order, least significant first on this
+    little-endian layout, as XLA:CPU), to a wider one the operand's minor dimension is joined."""
     from pyprecision.emulate.hlo_numeric import dtype_of
 
     (a,) = args
     dt = dtype_of(_et(inst))
-    if dt.itemsize != a.dtype.itemsize:
-        raise EmulationError(f"{inst.name}: bitcast-convert between different widths is not "
-                             "supported")
-    return np.ascontiguousarray(a).view(dt)
+    if a.dtype.itemsize == dt.itemsize and a.dtype.itemsize * 8 in (8, 16, 32, 64) \
+            and inst.shape.dimensions == inst.operands[0].shape.dimensions:
+        return np.ascontiguousarray(a).view(dt)
+    if dt.itemsize * 8 != _bits(_et(inst)) or a.dtype.itemsize * 8 != _bits(_operand_type(inst)):
+        raise EmulationError(f"{inst.name}: bitcast-convert of sub-byte types is not supported")
+    flat = np.ascontiguousarray(a).reshape(-1).view(dt)
+    return flat.reshape(tuple(inst.shape.dimensions))
+
+
+def _bits(t: PrimitiveType) -> int:
+    from pyprecision.hlo import bit_width
+
+    return bit_width(t)
 
 
 BINARY_OPS = ("add", "subtract", "multiply", "divide", "remainder", "maximum", "minimum",

@@ -1,6 +1,6 @@
 """Data-movement HLO opcodes: broadcast, reshape, transpose, slice, concatenate, iota, reverse,
-pad, dynamic-slice, dynamic-update-slice, gather. None of them changes a value, so none rounds (iota
-rounds its indices to the element type)."""
+pad, dynamic-slice, dynamic-update-slice (gather is in hlo_scatter). None of them changes a
+value, so none rounds (iota rounds its indices to the element type)."""
 from __future__ import annotations
 
 import re
@@ -146,42 +146,6 @@ def dynamic_update_slice(inst: Any, args: list[np.ndarray]) -> np.ndarray:
     return out
 
 
-def gather(inst: Any, args: list[np.ndarray]) -> np.ndarray:
-    """XLA gather: for every batch position of the start indices, a ``slice_sizes`` window of
-    the operand at the (clamped) start, with ``collapsed_slice_dims`` and the batching dims
-    dropped, placed at the output's ``offset_dims``; batching dims pair
-    ``operand_batching_dims`` with ``start_indices_batching_dims``."""
-    operand, idx = args
-    offset_dims = inst.attr_ints("offset_dims") or []
-    collapsed = set(inst.attr_ints("collapsed_slice_dims") or [])
-    start_map = inst.attr_ints("start_index_map") or []
-    op_batch = inst.attr_ints("operand_batching_dims") or []
-    idx_batch = inst.attr_ints("start_indices_batching_dims") or []
-    ivd = _ints(inst, "index_vector_dim")[0]
-    sizes = _ints(inst, "slice_sizes")
-    if ivd == idx.ndim:
-        idx = idx[..., None]
-    batch_src = [d for d in range(idx.ndim) if d != ivd]  # original dims of the batch axes
-    idx = np.moveaxis(idx, ivd, -1).astype(np.int64)
-    out_dims = _dims(inst)
-    batch_out = [d for d in range(len(out_dims)) if d not in offset_dims]
-    kept = tuple(z for d, z in enumerate(sizes) if d not in collapsed and d not in op_batch)
-    out = np.empty(out_dims, dtype=operand.dtype)
-    for b in np.ndindex(*idx.shape[:-1]):
-        start = [0] * operand.ndim
-        for k, od in enumerate(start_map):
-            start[od] = int(idx[b + (k,)])
-        for od, sd in zip(op_batch, idx_batch, strict=True):
-            start[od] = b[batch_src.index(sd)]
-        start = [min(max(st, 0), n - z) for st, n, z in zip(start, operand.shape, sizes, strict=True)]
-        window = operand[tuple(slice(st, st + z) for st, z in zip(start, sizes, strict=True))]
-        where: list[Any] = [slice(None)] * len(out_dims)
-        for pos, d in enumerate(batch_out):
-            where[d] = b[pos]
-        out[tuple(where)] = window.reshape(kept)
-    return out
-
-
 #: opcode → handler for the data-movement opcodes.
 SHAPE_OPS: dict[str, Handler] = {
     "broadcast": broadcast,
@@ -195,5 +159,4 @@ SHAPE_OPS: dict[str, Handler] = {
     "pad": pad,
     "dynamic-slice": dynamic_slice,
     "dynamic-update-slice": dynamic_update_slice,
-    "gather": gather,
 }

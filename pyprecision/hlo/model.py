@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from pyprecision.errors import VerifyError
 from pyprecision.hlo import attrs as A
 from pyprecision.hlo.shape import ProgramShape, Shape
 
@@ -49,6 +50,8 @@ class HloInstruction:
     is_root: bool = False
     called_computations: list[HloComputation] = field(default_factory=list)
     index_comments: bool | None = None  # None: follow the module style
+    #: (line, column) of the instruction in the text it was parsed from (None when built)
+    location: tuple[int, int] | None = field(default=None, repr=False)
 
     # -- attributes -------------------------------------------------------------------------
     def attr(self, key: str) -> str | None:
@@ -136,6 +139,8 @@ class HloComputation:
     header_attributes: str = ""  # verbatim ", ..." text before " {"
     footer_attributes: str = ""  # verbatim ", execution_thread=..." text after the closing brace
     separator: str = "\n\n"      # text printed after the closing brace
+    #: (line, column) of the computation's header in the parsed text (None when built)
+    location: tuple[int, int] | None = field(default=None, repr=False)
 
     @property
     def root(self) -> HloInstruction:
@@ -164,8 +169,10 @@ class HloComputation:
 
     def post_order(self, roots: Iterable[HloInstruction] | None = None) -> list[HloInstruction]:
         """Instructions in a def-before-use order (ties kept in text order); with ``roots``, only
-        those and what they depend on (e.g. ``[comp.root]``: what evaluating the root needs)."""
+        those and what they depend on (e.g. ``[comp.root]``: what evaluating the root needs).
+        VerifyError on an operand cycle (possible only in a module that skipped the verifier)."""
         seen: set[int] = set()
+        visiting: set[int] = set()  # on the current path: meeting one again is a cycle
         order: list[HloInstruction] = []
         for start in self.instructions if roots is None else roots:
             if id(start) in seen:
@@ -173,14 +180,20 @@ class HloComputation:
             stack: list[tuple[HloInstruction, int]] = [(start, 0)]
             while stack:
                 inst, k = stack.pop()
-                if k == 0 and id(inst) in seen:
-                    continue
+                if k == 0:
+                    if id(inst) in seen:
+                        continue
+                    visiting.add(id(inst))
                 if k < len(inst.operands):
                     stack.append((inst, k + 1))
                     op = inst.operands[k]
+                    if id(op) in visiting:
+                        raise VerifyError(f"{self.name}: {inst.name} is in an operand cycle "
+                                          f"through {op.name}")
                     if id(op) not in seen:
                         stack.append((op, 0))
                     continue
+                visiting.discard(id(inst))
                 if id(inst) not in seen:
                     seen.add(id(inst))
                     order.append(inst)
@@ -208,6 +221,8 @@ class HloModule:
     preamble: str = "\n\n"   # verbatim text between the header line and the first computation
     header_end: str = ""     # verbatim text ending the header line (before its newline)
     style: TextStyle = field(default_factory=TextStyle)
+    #: the file name the module was parsed from (error locations name it)
+    filename: str = "<string>"
     _next_id: int | None = None
 
     @property

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import re
 
-from pyprecision.errors import ParseError
-from pyprecision.hlo import attrs as A
+from pyprecision.hlo._cursor import Cursor
 from pyprecision.hlo._gc import paused_gc
 from pyprecision.hlo.model import HloComputation, HloInstruction, HloModule, TextStyle
 from pyprecision.hlo.shape import UNBOUNDED, Layout, ProgramShape, Shape
@@ -20,89 +19,57 @@ _MODULE_NAME = re.compile(r"[^\s,]+")
 _OPCODE = re.compile(r"[a-z][a-z0-9\-_]*")
 _KEY = re.compile(r"[A-Za-z_][\w.\-]*")
 _TYPE_BRACKET = re.compile(r"([a-z][a-z0-9]*)\[")
-_SIMPLE_ARRAY = re.compile(r"([a-z][a-z0-9]*)\[([0-9,]*)\](?:\{([0-9,]*)\})?(?![{:])")
-_WS = re.compile(r"(?:\s+|/\*.*?\*/|//[^\n]*)*", re.S)
-_INLINE_WS = re.compile(r"[ \t\r]*")
+_SIMPLE_ARRAY = re.compile(r"([a-z][a-z0-9]*)\[((?:\d{1,18}(?:,\d{1,18})*)?)\]"
+                           r"(?:\{((?:\d{1,5}(?:,\d{1,5})*)?)\})?(?![{:])")
 _SECTIONS = ("FileNames", "FunctionNames", "FileLocations", "StackFrames")
 _SECTION_LINE = re.compile(r"(FileNames|FunctionNames|FileLocations|StackFrames)[ \t]*\n")
 _CALLEE = re.compile(r"%?([A-Za-z0-9_][\w.\-]*)")
-_CALL_KEYS = ("to_apply", "calls", "condition", "body", "branch_computations",
-              "true_computation", "false_computation", "called_computations",
+_ANY_WS = re.compile(r"\s*")
+#: Deepest tuple-shape nesting accepted (XLA sets none; real modules nest two or three deep).
+MAX_TUPLE_DEPTH = 64
+_CALL_KEYS = ("to_apply", "calls", "condition", "body", "branch_computations", "select",
+              "scatter", "true_computation", "false_computation", "called_computations",
               "async_execution_thread_computations")
 
 
-class _Cursor:
-    """Position in the text plus error construction with line:col."""
-
-    def __init__(self, text: str, filename: str):
-        self.text = text
-        self.pos = 0
-        self.filename = filename
-        #: (instruction, computation name, position) of every to_apply=/body=/calls=... reference
-        self.calls: list[tuple[HloInstruction, str, int]] = []
-
-    def error(self, message: str, pos: int | None = None) -> ParseError:
-        p = self.pos if pos is None else pos
-        line = self.text.count("\n", 0, p) + 1
-        col = p - (self.text.rfind("\n", 0, p) + 1) + 1
-        return ParseError(message, line, col, self.filename)
-
-    def ws(self) -> None:
-        self.pos = _WS.match(self.text, self.pos).end()  # type: ignore[union-attr]
-
-    def inline_ws(self) -> None:
-        self.pos = _INLINE_WS.match(self.text, self.pos).end()  # type: ignore[union-attr]
-
-    def peek(self) -> str:
-        return self.text[self.pos] if self.pos < len(self.text) else ""
-
-    def expect(self, s: str) -> None:
-        if not self.text.startswith(s, self.pos):
-            got = self.text[self.pos:self.pos + 12].split("\n")[0] or "end of text"
-            raise self.error(f"expected '{s}', got '{got}'")
-        self.pos += len(s)
-
-    def match(self, pattern: re.Pattern[str], what: str) -> re.Match[str]:
-        m = pattern.match(self.text, self.pos)
-        if not m:
-            got = self.text[self.pos:self.pos + 12].split("\n")[0] or "end of text"
-            raise self.error(f"expected {what}, got '{got}'")
-        self.pos = m.end()
-        return m
-
-    def raw_value(self, stop: str = ",\n") -> str:
-        start = self.pos
-        try:
-            end = A.scan_balanced(self.text, start, stop)
-        except ValueError as exc:
-            raise self.error(str(exc.args[0]), exc.args[1]) from None
-        self.pos = end
-        return self.text[start:end].rstrip()
-
-
 # -- shapes ---------------------------------------------------------------------------------
-def _parse_shape(cur: _Cursor) -> Shape:
-    text = cur.text
+def _parse_shape(cur: Cursor) -> Shape:
     if cur.peek() == "(":
+        if cur.depth >= MAX_TUPLE_DEPTH:
+            raise cur.error(f"tuple shape nested deeper than {MAX_TUPLE_DEPTH} levels")
         cur.pos += 1
-        elems: list[Shape] = []
-        comments = True
-        while True:
-            before = cur.pos
-            cur.ws()
-            saw_comment = "/*index=" in text[before:cur.pos]
-            if cur.peek() == ")":
-                cur.pos += 1
-                break
-            if len(elems) % 5 == 0 and len(elems) and not saw_comment:
-                comments = False
-            elems.append(_parse_shape(cur))
-            cur.ws()
-            if cur.peek() == ",":
-                cur.pos += 1
-            elif cur.peek() != ")":
-                raise cur.error("expected ',' or ')' in tuple shape")
-        return Shape.tuple_of(elems, index_comments=comments)
+        cur.depth += 1
+        try:
+            return _parse_tuple_shape(cur)
+        finally:
+            cur.depth -= 1
+    return _parse_array_shape(cur)
+
+
+def _parse_tuple_shape(cur: Cursor) -> Shape:
+    text = cur.text
+    elems: list[Shape] = []
+    comments = True
+    while True:
+        before = cur.pos
+        cur.ws()
+        saw_comment = "/*index=" in text[before:cur.pos]
+        if cur.peek() == ")":
+            cur.pos += 1
+            break
+        if len(elems) % 5 == 0 and len(elems) and not saw_comment:
+            comments = False
+        elems.append(_parse_shape(cur))
+        cur.ws()
+        if cur.peek() == ",":
+            cur.pos += 1
+        elif cur.peek() != ")":
+            raise cur.error("expected ',' or ')' in tuple shape")
+    return Shape.tuple_of(elems, index_comments=comments)
+
+
+def _parse_array_shape(cur: Cursor) -> Shape:
+    text = cur.text
     m = _SIMPLE_ARRAY.match(text, cur.pos)
     if m and (t := type_from_name(m.group(1))) is not None:
         cur.pos = m.end()
@@ -122,14 +89,14 @@ def _parse_shape(cur: _Cursor) -> Shape:
         if cur.text.startswith("<=", cur.pos):
             cur.pos += 2
             dyn.append(True)
-            dims_l.append(int(cur.match(re.compile(r"\d+"), "a dimension size").group()))
+            dims_l.append(cur.integer("a dimension size"))
         elif cur.peek() == "?":
             cur.pos += 1
             dyn.append(True)
             dims_l.append(UNBOUNDED)
         else:
             dyn.append(False)
-            dims_l.append(int(cur.match(re.compile(r"\d+"), "a dimension size").group()))
+            dims_l.append(cur.integer("a dimension size"))
         if cur.peek() == ",":
             cur.pos += 1
         elif cur.peek() != "]":
@@ -139,10 +106,23 @@ def _parse_shape(cur: _Cursor) -> Shape:
     return Shape(t, tuple(dims_l), tuple(dyn), layout)
 
 
-def _parse_layout(cur: _Cursor) -> Layout:
+def _parse_layout(cur: Cursor) -> Layout:
+    """``{1,0}``, ``{}``, ``{0:T(8,128)}``: comma-separated dimension numbers (whitespace of any
+    kind around them is skipped; ``{1 0}`` without the comma is an error, never ``{10}``)."""
     cur.expect("{")
-    m = cur.match(re.compile(r"[0-9,\s]*"), "a layout")
-    m2m = tuple(int(d) for d in m.group().replace(" ", "").split(",") if d)
+    m2m_l: list[int] = []
+    text = cur.text
+    while True:
+        cur.pos = _ANY_WS.match(text, cur.pos).end()  # type: ignore[union-attr]
+        if cur.peek() in ("}", ":"):
+            break
+        if m2m_l:
+            cur.expect(",")
+            cur.pos = _ANY_WS.match(text, cur.pos).end()  # type: ignore[union-attr]
+        if not cur.peek().isdigit():
+            raise cur.error("expected a dimension number in the layout")
+        m2m_l.append(cur.integer("a layout dimension", 1 << 16))
+    m2m = tuple(m2m_l)
     extras = ""
     if cur.peek() == ":":
         cur.pos += 1
@@ -153,7 +133,7 @@ def _parse_layout(cur: _Cursor) -> Layout:
 
 def parse_shape(text: str) -> Shape:
     """Parse one shape, e.g. ``f32[2,3]{1,0}`` or ``(s32[], bf16[4]{0})``."""
-    cur = _Cursor(text, "<shape>")
+    cur = Cursor(text, "<shape>")
     cur.ws()
     s = _parse_shape(cur)
     cur.ws()
@@ -164,7 +144,7 @@ def parse_shape(text: str) -> Shape:
 
 def parse_program_shape(raw: str) -> ProgramShape:
     """Parse ``{(f32[2]{0}, s32[])->f32[2]{0}}`` (an ``entry_computation_layout`` value)."""
-    cur = _Cursor(raw, "<entry_computation_layout>")
+    cur = Cursor(raw, "<entry_computation_layout>")
     cur.ws()
     braced = cur.peek() == "{"
     if braced:
@@ -181,14 +161,14 @@ def parse_program_shape(raw: str) -> ProgramShape:
 
 
 # -- instructions ---------------------------------------------------------------------------
-def _looks_like_shape(cur: _Cursor) -> bool:
+def _looks_like_shape(cur: Cursor) -> bool:
     if cur.peek() == "(":
         return True
     m = _TYPE_BRACKET.match(cur.text, cur.pos)
     return bool(m and type_from_name(m.group(1)) is not None)
 
 
-def _parse_instruction(cur: _Cursor, style: TextStyle,
+def _parse_instruction(cur: Cursor, style: TextStyle,
                        pending: list[tuple[HloInstruction, str, int]]) -> HloInstruction:
     text = cur.text
     is_root = False
@@ -212,7 +192,7 @@ def _parse_instruction(cur: _Cursor, style: TextStyle,
         cur.expect(")")
     elif opcode == "parameter":
         cur.ws()
-        inst.parameter_number = int(cur.match(re.compile(r"\d+"), "a parameter number").group())
+        inst.parameter_number = cur.integer("a parameter number", 1 << 31)
         cur.ws()
         cur.expect(")")
     else:
@@ -234,7 +214,7 @@ def _parse_instruction(cur: _Cursor, style: TextStyle,
     return inst
 
 
-def _parse_operands(cur: _Cursor, inst: HloInstruction, style: TextStyle,
+def _parse_operands(cur: Cursor, inst: HloInstruction, style: TextStyle,
                     pending: list[tuple[HloInstruction, str, int]]) -> None:
     text = cur.text
     count = 0
@@ -248,7 +228,8 @@ def _parse_operands(cur: _Cursor, inst: HloInstruction, style: TextStyle,
         if count and count % 5 == 0 and "/*index=" not in text[before:cur.pos]:
             comments = False
         if _looks_like_shape(cur):
-            _parse_shape(cur)
+            shape_at = cur.pos
+            cur.inline_shapes.append((inst, count, _parse_shape(cur), shape_at))
             style.operand_shapes = True
             cur.inline_ws()
         at = cur.pos
@@ -268,7 +249,7 @@ def _parse_operands(cur: _Cursor, inst: HloInstruction, style: TextStyle,
 
 
 # -- computations and module ----------------------------------------------------------------
-def _parse_computation(cur: _Cursor, style: TextStyle) -> HloComputation:
+def _parse_computation(cur: Cursor, style: TextStyle) -> HloComputation:
     text = cur.text
     is_entry = False
     if text.startswith("ENTRY", cur.pos) and text[cur.pos + 5:cur.pos + 6] in (" ", "\t", "%"):
@@ -277,8 +258,10 @@ def _parse_computation(cur: _Cursor, style: TextStyle) -> HloComputation:
         cur.inline_ws()
     if cur.peek() == "%":
         style.percent = True
+    comp_at = cur.pos
     name = cur.match(_NAME, "a computation name").group(1)
     comp = HloComputation(name, is_entry=is_entry)
+    cur.located.append((comp, comp_at))
     sig_start = cur.pos
     cur.inline_ws()
     if cur.peek() == "(":
@@ -319,6 +302,7 @@ def _parse_computation(cur: _Cursor, style: TextStyle) -> HloComputation:
             raise cur.error(f"computation '{name}' is not closed with '}}'")
         at = cur.pos
         inst = _parse_instruction(cur, style, pending)
+        cur.located.append((inst, at))
         if inst.name in by_name:
             raise cur.error(f"duplicate instruction name '{inst.name}'", at)
         by_name[inst.name] = inst
@@ -335,16 +319,35 @@ def _parse_computation(cur: _Cursor, style: TextStyle) -> HloComputation:
     return comp
 
 
-def parse(text: str, filename: str = "<string>") -> HloModule:
-    """Parse HLO text into an :class:`HloModule`; raises ParseError ``file:line:col: message``."""
+def parse(text: str, filename: str = "<string>", verify: bool = True) -> HloModule:
+    """Parse HLO text into an :class:`HloModule` and run the verifier on it (``verify=False``
+    skips it: for tools that must read a broken module); raises ParseError ``file:line:col:
+    message`` for malformed text and for every verifier rule the module breaks."""
     if "\r\n" in text:
         text = text.replace("\r\n", "\n")  # CRLF files: same lines and columns
     with paused_gc():
-        return _parse_module(text, filename)
+        module = _parse_module(text, filename)
+        if verify:
+            from pyprecision.hlo.verifier import check
+
+            check(module)
+        return module
+
+
+def _check_inline_shapes(cur: Cursor) -> None:
+    """An operand written with its shape ("f32[8] %x") must have that shape (layouts ignored)."""
+    from pyprecision.hlo.shape_inference import compatible
+
+    for inst, k, shape, at in cur.inline_shapes:
+        op = inst.operands[k]
+        if not compatible(shape, op.shape):
+            raise cur.error(f"operand {k} of '{inst.name}' is written as "
+                            f"{shape.to_text(with_layout=False)}, but '{op.name}' is "
+                            f"{op.shape.to_text(with_layout=False)}", at)
 
 
 def _parse_module(text: str, filename: str) -> HloModule:
-    cur = _Cursor(text, filename)
+    cur = Cursor(text, filename)
     cur.ws()
     cur.expect("HloModule")
     cur.inline_ws()
@@ -382,12 +385,19 @@ def _parse_module(text: str, filename: str) -> HloModule:
     if not comps:
         raise cur.error("module has no computations")
     module.computations = comps
+    module.filename = filename
     by_name = {c.name: c for c in comps}
+    if len(by_name) != len(comps):
+        dup = next(c for i, c in enumerate(comps) if c.name in {d.name for d in comps[:i]})
+        raise cur.error(f"duplicate computation name '{dup.name}'",
+                        next(p for o, p in cur.located if o is dup))
     for inst, cname, at in cur.calls:
         c = by_name.get(cname)
         if c is None:
             raise cur.error(f"unknown computation '{cname}' called by '{inst.name}'", at)
         inst.called_computations.append(c)
+    _check_inline_shapes(cur)
+    cur.locate()
     return module
 
 

@@ -98,8 +98,20 @@ def is_sub_byte(t: PrimitiveType) -> bool:
     return t in _SUB_BYTE
 
 
+_NUMPY: dict[PrimitiveType, np.dtype] = {}
+
+
 def numpy_dtype(t: PrimitiveType) -> np.dtype:
     """NumPy dtype holding values of ``t`` (ml_dtypes for bf16/fp8/fp4; s4/u4 etc. as int8/uint8)."""
+    if not _NUMPY:
+        _NUMPY.update(_numpy_table())
+    dt = _NUMPY.get(t)
+    if dt is None:
+        raise ValueError(f"no NumPy dtype for HLO type {type_name(t)}")
+    return dt
+
+
+def _numpy_table() -> dict[PrimitiveType, np.dtype]:
     import ml_dtypes
 
     table: dict[PrimitiveType, object] = {
@@ -123,6 +135,21 @@ def numpy_dtype(t: PrimitiveType) -> np.dtype:
         PrimitiveType.F8E8M0FNU: ml_dtypes.float8_e8m0fnu,
         PrimitiveType.C64: np.complex64, PrimitiveType.C128: np.complex128,
     }
-    if t not in table:
-        raise ValueError(f"no NumPy dtype for HLO type {type_name(t)}")
-    return np.dtype(table[t])  # type: ignore[call-overload]
+    return {k: np.dtype(v) for k, v in table.items()}  # type: ignore[call-overload]
+
+_WIDTHS = {PrimitiveType.PRED: 8, PrimitiveType.S1: 1, PrimitiveType.U1: 1, PrimitiveType.S2: 2,
+           PrimitiveType.U2: 2, PrimitiveType.S4: 4, PrimitiveType.U4: 4, PrimitiveType.S8: 8,
+           PrimitiveType.U8: 8, PrimitiveType.S16: 16, PrimitiveType.U16: 16,
+           PrimitiveType.S32: 32, PrimitiveType.U32: 32, PrimitiveType.S64: 64,
+           PrimitiveType.U64: 64, PrimitiveType.F16: 16, PrimitiveType.BF16: 16,
+           PrimitiveType.F32: 32, PrimitiveType.F64: 64, PrimitiveType.C64: 64,
+           PrimitiveType.C128: 128, PrimitiveType.F4E2M1FN: 4}
+
+
+def bit_width(t: PrimitiveType) -> int:
+    """Bits of one element (XLA's ``primitive_util::BitWidth``; every fp8 type is 8)."""
+    if t in _WIDTHS:
+        return _WIDTHS[t]
+    if t in _FLOATS:
+        return 8
+    raise ValueError(f"{type_name(t)} has no bit width")

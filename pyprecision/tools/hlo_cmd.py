@@ -46,6 +46,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     run.add_argument("module", help="HLO text file ('-' for stdin)")
     run.add_argument("--inputs", required=True, help="input .npz")
     run.add_argument("-o", "--output", required=True, help="output .npz")
+    run.add_argument("--max-while-iterations", type=int, default=100_000, metavar="N",
+                     help="stop a while loop after N iterations (default 100000)")
+    run.add_argument("--time-budget", type=float, default=30.0, metavar="SECONDS",
+                     help="stop the evaluation after this much wall time (default 30)")
+    run.add_argument("--memory-budget", type=int, default=None, metavar="BYTES",
+                     help="refuse any result larger than this (default: half the RAM)")
     from pyprecision.frontend import add_precision_arguments
 
     neuron = run.add_argument_group(
@@ -136,9 +142,11 @@ def save_outputs(outputs: list[np.ndarray], path: str, inputs: tuple[str, ...] =
 
 def run_run(args: argparse.Namespace) -> int:
     """``hlo-run``: evaluate the module and write the outputs."""
-    from pyprecision.emulate import run_hlo
+    from pyprecision.emulate import Limits, run_hlo
     from pyprecision.frontend import config_from_namespace, parse_flags
 
+    limits = Limits(max_while_iterations=args.max_while_iterations,
+                    time_budget=args.time_budget, memory_budget=args.memory_budget)
     module = _read_module(args.module)
     inputs = load_inputs(module, args.inputs)
     config = config_from_namespace(args)
@@ -152,7 +160,7 @@ def run_run(args: argparse.Namespace) -> int:
                 print(f"pyprecision hlo-run: note: {note}", file=sys.stderr)
             outputs = run_compiled(compiled, inputs)
         else:
-            outputs = run_hlo(module, inputs)
+            outputs = run_hlo(module, inputs, limits=limits)
     except PyPrecisionError:
         raise
     except (ValueError, KeyError, NotImplementedError) as exc:

@@ -58,17 +58,10 @@ def test_s4_input_range_checked() -> None:
 
 
 def test_unknown_opcode_names_opcode_and_instruction() -> None:
-    body = """  a = f32[4]{0} parameter(0)
-  ROOT s = f32[4]{0} sort(a), dimensions={0}, to_apply=cmp"""
-    comps = """cmp {
-  p = f32[] parameter(0)
-  q = f32[] parameter(1)
-  ROOT lt = pred[] compare(p, q), direction=LT
-}
-
-"""
-    with pytest.raises(EmulationError, match=r"unsupported opcode 'sort' in instruction s"):
-        run(body, np.zeros(4, np.float32), comps=comps)
+    body = """  a = f32[2,2]{1,0} parameter(0)
+  ROOT s = f32[2,2]{1,0} cholesky(a), lower=true"""
+    with pytest.raises(EmulationError, match=r"unsupported opcode 'cholesky' in instruction s"):
+        run(body, np.zeros((2, 2), np.float32))
 
 
 def test_tuple_parameter_and_nested_tuple_result_flatten_in_order() -> None:

@@ -52,6 +52,7 @@ def test_bnt_tuple_inherits_metadata() -> None:
 
 def test_bnt_mixed_operands_all_converted() -> None:
     src = BNT.read_text().replace("s.1 = bf16[3]{0} parameter(1)", "s.1 = f32[3]{0} parameter(1)")
+    src = src.replace("{(bf16[4,3,2]{2,1,0}, bf16[3]{0},", "{(bf16[4,3,2]{2,1,0}, f32[3]{0},")
     _, out = run(src)
     assert "convert.9 = f32[3]{0} convert(s.1)" in out
 

@@ -96,6 +96,7 @@ def test_nimd_NOTE_gate_is_the_output_shape_not_the_operands() -> None:
 
 def test_nimd_non_integer_operand_is_fed_unconverted() -> None:
     src = SRC.replace("b.2 = s8[3,4]{1,0} parameter(1)", "b.2 = bf16[3,4]{1,0} parameter(1)")
+    src = src.replace("s8[3,4]{1,0})->", "bf16[3,4]{1,0})->")
     _, out = run(src)
     assert "convert.6 = f32[2,4]{1,0}" not in out
     assert "dot.6 = f32[2,4]{1,0} dot(convert.5, b.2)" in out
