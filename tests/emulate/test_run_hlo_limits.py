@@ -46,7 +46,7 @@ def test_runaway_while_stops_at_the_iteration_cap_naming_count_and_condition() -
     m = hlo.parse(FOREVER)
     with pytest.raises(EmulationError, match=r"w: while loop did not finish within 50 "
                        r"iterations; its condition cond last gave True"):
-        run_hlo(m, [np.int32(0)], Limits(max_while_iterations=50))
+        run_hlo(m, [np.int32(0)], limits=Limits(max_while_iterations=50))
 
 
 def test_runaway_while_stops_by_the_time_budget_within_seconds() -> None:
@@ -54,7 +54,7 @@ def test_runaway_while_stops_by_the_time_budget_within_seconds() -> None:
     t0 = time.monotonic()
     with pytest.raises(EmulationError, match=r"stopped after \d+ iteration\(s\) by the time "
                        r"budget of 0.2 s; its condition cond last gave True"):
-        run_hlo(m, [np.int32(0)], Limits(max_while_iterations=10**9, time_budget=0.2))
+        run_hlo(m, [np.int32(0)], limits=Limits(max_while_iterations=10**9, time_budget=0.2))
     assert time.monotonic() - t0 < 10  # generous: the machine is shared
 
 
@@ -67,7 +67,7 @@ def test_default_limits_stop_a_runaway_loop_in_seconds() -> None:
 
 def test_a_while_that_finishes_at_the_cap_is_not_an_error() -> None:
     m = hlo.parse(FOREVER.replace("constant(-1)", "constant(7)"))
-    (out,) = run_hlo(m, [np.int32(0)], Limits(max_while_iterations=7))
+    (out,) = run_hlo(m, [np.int32(0)], limits=Limits(max_while_iterations=7))
     assert out == 7
 
 
@@ -80,9 +80,9 @@ def test_broadcast_to_f32_100000_cubed_is_refused_before_allocation() -> None:
 
 def test_memory_budget_is_an_option() -> None:
     m = hlo.parse(HUGE_BROADCAST.replace("100000,100000,100000", "8,8"))
-    assert run_hlo(m, [np.float32(1)], Limits(memory_budget=256))[0].shape == (8, 8)
+    assert run_hlo(m, [np.float32(1)], limits=Limits(memory_budget=256))[0].shape == (8, 8)
     with pytest.raises(EmulationError, match="memory budget of 255 bytes"):
-        run_hlo(m, [np.float32(1)], Limits(memory_budget=255))
+        run_hlo(m, [np.float32(1)], limits=Limits(memory_budget=255))
 
 
 def test_call_depth_is_bounded_for_modules_built_without_the_verifier() -> None:

@@ -107,7 +107,7 @@ def check_one(text: str) -> None:
             pass
         if args is not None:
             try:
-                run_hlo(module, args, LIMITS)
+                run_hlo(module, args, limits=LIMITS)
             except PyPrecisionError:
                 pass
     assert time.monotonic() - t0 < TIME_LIMIT
