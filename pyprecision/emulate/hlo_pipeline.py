@@ -41,7 +41,7 @@ def compile_hlo(
     target: str = "gen2",
     *,
     hlo_passes: tuple[str, ...] | list[str] = DEFAULT_HLO_PASSES,
-    filename: str = "<hlo>",
+    filename: str | None = None,
     text: str | None = None,
     provenance: list[Any] | None = None,
 ) -> CompiledHlo:

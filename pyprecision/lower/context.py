@@ -94,7 +94,6 @@ class LoweringContext:
     notes: list[str] = field(default_factory=list)
     rows: list[tuple[str, HloInstruction]] = field(default_factory=list)
     _block: ir.Block | None = None
-    _lines: dict[str, int] | None = None
     _frames: dict[int, tuple[str, int]] | None = None
     _identities: dict[tuple[int, str], ir.Tensor] = field(default_factory=dict)
     statics: dict[int, np.ndarray] = field(default_factory=dict)
@@ -157,17 +156,9 @@ class LoweringContext:
 
     # -- locations and errors -----------------------------------------------------------------------
     def hlo_line(self, inst: HloInstruction) -> int:
-        """The 1-based line of ``inst``'s definition in the module text (0 when unknown)."""
-        if self.text is None:
-            return 0
-        if self._lines is None:
-            self._lines = {}
-            pat = re.compile(r"^\s*(?:ROOT\s+)?%?([^\s=]+)\s*=")
-            for i, line in enumerate(self.text.split("\n"), 1):
-                m = pat.match(line)
-                if m:
-                    self._lines.setdefault(m.group(1), i)
-        return self._lines.get(inst.name, 0)
+        """The 1-based line of ``inst``'s definition in the module text (the parser records it;
+        0 for an instruction an HLO pass made)."""
+        return inst.location[0] if inst.location is not None else 0
 
     def location(self, inst: HloInstruction, path: str) -> HloLoc:
         """The origin record of ``inst`` (metadata's op_name and source, or its stack frame)."""
@@ -187,9 +178,13 @@ class LoweringContext:
         """A LoweringError located at ``inst``'s line in the module text."""
         line = self.hlo_line(inst)
         if line:
-            return LoweringError(f"{self.filename}:{line}:1: {inst.name} ({inst.opcode}): {message}")
-        made = ", made by an HLO pass" if self.text is not None else ""
-        return LoweringError(f"{self.filename}: {inst.name} ({inst.opcode}{made}): {message}")
+            col = inst.location[1] if inst.location is not None else 1
+            return LoweringError(
+                f"{self.filename}:{line}:{col}: {inst.name} ({inst.opcode}): {message}"
+            )
+        return LoweringError(
+            f"{self.filename}: {inst.name} ({inst.opcode}, made by an HLO pass): {message}"
+        )
 
 
 def _stack_frames(module: HloModule) -> dict[int, tuple[str, int]]:

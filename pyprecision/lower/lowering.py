@@ -58,7 +58,7 @@ def supported_opcodes() -> list[str]:
 
 
 def lower(
-    module: HloModule, *, filename: str = "<hlo>", text: str | None = None, config: Any = None
+    module: HloModule, *, filename: str | None = None, text: str | None = None, config: Any = None
 ) -> Lowered:
     """Lower ``module``'s ENTRY computation. ``text`` (the module's source) lets errors carry
     ``file:line:col``; ``config`` (a PrecisionConfig) sets what the lowering itself decides
@@ -66,7 +66,8 @@ def lower(
     LoweringError on anything it does not handle; the result is verified."""
     f = ir.Function("main")
     mod = ir.Module([f])
-    ctx = LoweringContext(module, f, filename, text, config=config)
+    name = filename or getattr(module, "filename", None) or "<hlo>"
+    ctx = LoweringContext(module, f, name, text, config=config)
     entry = module.entry
     inputs: list[str] = []
     for p in sorted(entry.parameters, key=lambda q: q.parameter_number or 0):

@@ -41,7 +41,7 @@ def test_unsupported_module_is_one_located_error(name):
     msg = str(e.value)
     assert UNSUPPORTED[name] in msg
     if UNSUPPORTED[name] not in ("f64", "s4"):  # dtype errors name the parameter instead
-        assert re.match(rf"{re.escape(path)}:\d+:1: \S+ \(", msg), msg
+        assert re.match(rf"{re.escape(path)}:\d+:\d+: \S+ \(", msg), msg
 
 
 @pytest.mark.parametrize("name", LOWERABLE)
