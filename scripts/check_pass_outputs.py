@@ -12,7 +12,10 @@ the tests). Runs:
 * HLO — every pass alone and the three in registry order: the printed module.
 
 An error is recorded as its type and message. ``--write FILE`` records one ``key sha256`` line per
-run; ``--check FILE`` recomputes and lists every key whose hash differs (exit 1 when any does).
+run (a test program's key is its file and the start of its text's sha256, so editing a test
+elsewhere does not move it); ``--check FILE`` recomputes and lists every key whose hash differs
+(exit 1 when any does). Runs present on one side only (a test program added or removed since the
+baseline) are counted, not compared.
 
     python scripts/check_pass_outputs.py --write scripts/pass_outputs.sha256
     python scripts/check_pass_outputs.py --check scripts/pass_outputs.sha256
@@ -62,7 +65,7 @@ def ir_programs() -> dict[str, str]:
         out[f"examples/{p.name}"] = p.read_text(encoding="utf-8")
     seen = set(out.values())
     for path in sorted((ROOT / "tests").rglob("*.py")):
-        for n, lit in enumerate(_literals(path)):
+        for lit in _literals(path):
             text = textwrap.dedent(lit).strip() + "\n"
             if text in seen or "func @" not in text:
                 continue
@@ -71,8 +74,14 @@ def ir_programs() -> dict[str, str]:
             except Exception:  # noqa: BLE001 - not a valid program: not ours to hash
                 continue
             seen.add(text)
-            out[f"{path.relative_to(ROOT)}#{n}"] = text
+            out[f"{path.relative_to(ROOT)}#{_short(text)}"] = text
     return out
+
+
+def _short(text: str) -> str:
+    """A program's key inside its file: the start of its text's sha256 (stable under edits
+    elsewhere in the file)."""
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
 def hlo_programs() -> dict[str, str]:
@@ -85,7 +94,7 @@ def hlo_programs() -> dict[str, str]:
             out[str(p.relative_to(ROOT))] = p.read_text(encoding="utf-8")
     seen = set(out.values())
     for path in sorted((ROOT / "tests").rglob("*.py")):
-        for n, lit in enumerate(_literals(path)):
+        for lit in _literals(path):
             text = textwrap.dedent(lit).strip() + "\n"
             if text in seen or "HloModule" not in text:
                 continue
@@ -94,7 +103,7 @@ def hlo_programs() -> dict[str, str]:
             except Exception:  # noqa: BLE001
                 continue
             seen.add(text)
-            out[f"{path.relative_to(ROOT)}#{n}"] = text
+            out[f"{path.relative_to(ROOT)}#{_short(text)}"] = text
     return out
 
 
@@ -197,10 +206,12 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     want = dict(line.rsplit(" ", 1) for line in
                 Path(args.check).read_text(encoding="utf-8").splitlines() if line)
-    bad = [k for k in sorted(set(want) | set(hashes)) if want.get(k) != hashes.get(k)]
+    both = sorted(set(want) & set(hashes))
+    bad = [k for k in both if want[k] != hashes[k]]
     for k in bad:
         print(f"DIFFERS {k}")
-    print(f"{len(hashes)} runs, {len(bad)} differ")
+    print(f"{len(both)} runs compared, {len(bad)} differ; {len(set(want) - set(hashes))} only in "
+          f"the baseline, {len(set(hashes) - set(want))} only now")
     return 1 if bad else 0
 
 

@@ -63,6 +63,7 @@ from pyprecision.ir.memory import (
 )
 from pyprecision.ir.parser import Location, parse
 from pyprecision.ir.printer import function_to_text, instruction_to_text, to_text
+from pyprecision.ir.rewriter import Rewriter
 from pyprecision.ir.tensors import NeuronAP, SingleValueTensor, Tensor
 from pyprecision.ir.values import ScalarValue, Use, Value
 from pyprecision.ir.verifier import verify
@@ -102,6 +103,7 @@ __all__ = [
     "GenericLoad",
     "GenericStore",
     "IRBuilder",
+    "Rewriter",
     "Instruction",
     "LoadInst",
     "Location",

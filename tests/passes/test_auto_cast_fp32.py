@@ -23,11 +23,18 @@ def test_cascade_selects_dtype(mode: str, dtype: str) -> None:
 
 
 def test_quirk_call_ins_call_outs_only_in_all_fp32r() -> None:
+    """Spec 000 §1 QUIRK: the two sets exist only in the all-fp32r branch (per run, never on the
+    pass itself)."""
     for mode in ("all", "all-fp8e4", "experimental-all-fp16", "matmult", "none"):
         p = acast(mode)
-        assert not hasattr(p, "call_ins") and not hasattr(p, "call_outs")
+        assert not p.tracks_call_edges
+        run = p.new_run()
+        assert run.call_ins is None and run.call_outs is None
     p = acast("all-fp32r")
-    assert p.call_ins == set() and p.call_outs == set()
+    assert p.tracks_call_edges
+    run = p.new_run()
+    assert run.call_ins == set() and run.call_outs == set()
+    assert not hasattr(p, "call_ins") and not hasattr(p, "call_outs")
 
 
 MIXED = """
@@ -174,9 +181,10 @@ def test_gotcha_replace_all_uses_with_except_excludes_the_cast() -> None:
 def test_quirk_opaque_call_skipped_and_recorded_at_boundary() -> None:
     m = parse(BOUNDARY)
     p = acast("all-fp32r")
-    p.run(m)
+    run = p.new_run()
+    p.run_on_function(m.main, run)
     x, z = m.main.get_tensor("x"), m.main.get_tensor("z")
-    assert p.call_ins == {x} and p.call_outs == {z}
+    assert run.call_ins == {x} and run.call_outs == {z}
     opaque = next(i for i in m.main.instructions() if isinstance(i, ir.OpaqueOp))
     assert [ap.dtype.name for ap in opaque.aps] == ["float32", "float32"]  # untouched
 

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from pyprecision import ir
-from pyprecision.passes import REGISTRY, AutoCastInputs, AutoCastTCInputs, Target
+from pyprecision.passes import STATISTICS, AutoCastInputs, AutoCastTCInputs, Target
 
 from .helpers import EXAMPLES, TargetDouble, assert_unchanged, canon, parse, run
 
@@ -61,7 +61,7 @@ def test_note_tensor_shrink_is_class_level() -> None:
 
 
 def test_correction_x02_1_tensor_shrink_docstring_has_no_closing_paren() -> None:
-    desc = REGISTRY["AutoCastTCInputs.tensor_shrink"].description
+    desc = STATISTICS["AutoCastTCInputs.tensor_shrink"].description
     assert desc == "Tensor shrink for matmult down-cast (in bytes"
 
 

@@ -8,7 +8,7 @@ import pytest
 import pyprecision
 from pyprecision import ir
 from pyprecision.errors import PassError
-from pyprecision.passes import REGISTRY, DTypeMutator, MutateState, Target
+from pyprecision.passes import STATISTICS, DTypeMutator, MutateState, MutatorRun, Target
 
 from .helpers import TargetDouble, assert_unchanged, canon, parse, run
 
@@ -154,24 +154,24 @@ def test_gates_7_and_8_order_and_can_mutate_dst_ty_quirk() -> None:
     dst = ir.Value("d", "float32", (2,))
     ir.UnaryOp("cast", dst, ir.Value("u", "bfloat16", (2,)))  # the one load of dst
     probe = _probe(dtype=ir.float32, dst=dst, reinterpret=None, has_single_user=False,
-                   canMutateDstTy=True)
+                   can_mutate_dst_ty=True)
     state = dm(multi=False).match_or_mutate_dst_ty(probe, "bfloat16")
     assert state is MutateState.Mismatch
     assert probe.read == ["dtype", "dst", "reinterpret", "has_single_user"]  # type: ignore[attr-defined]
     probe.read.clear()  # type: ignore[attr-defined]
-    probe.attrs.update(has_single_user=True, canMutateDstTy=False)  # type: ignore[attr-defined]
+    probe.attrs.update(has_single_user=True, can_mutate_dst_ty=False)  # type: ignore[attr-defined]
     assert dm().match_or_mutate_dst_ty(probe, "bfloat16") is MutateState.Mismatch
     # gate 8 is an attribute read (a property), never a call
-    assert probe.read == ["dtype", "dst", "reinterpret", "has_single_user", "canMutateDstTy"]  # type: ignore[attr-defined]
+    assert probe.read == ["dtype", "dst", "reinterpret", "has_single_user", "can_mutate_dst_ty"]  # type: ignore[attr-defined]
     # with mutate_multi_users a multi-user operand passes gate 7 and is decided by gate 8
     probe.read.clear()  # type: ignore[attr-defined]
     probe.attrs.update(has_single_user=False)  # type: ignore[attr-defined]
     assert dm(multi=True).match_or_mutate_dst_ty(probe, "bfloat16") is MutateState.Mismatch
-    assert probe.read[-2:] == ["has_single_user", "canMutateDstTy"]  # type: ignore[attr-defined]
+    assert probe.read[-2:] == ["has_single_user", "can_mutate_dst_ty"]  # type: ignore[attr-defined]
 
 
 def test_quirk_can_mutate_dst_ty_is_a_property() -> None:
-    assert isinstance(ir.Instruction.__dict__["canMutateDstTy"], property)
+    assert isinstance(ir.Instruction.__dict__["can_mutate_dst_ty"], property)
     m = parse(EXP_CAST.replace("%e = exp %x", "%e = matmul %x, %x"))
     # matmul's canMutateDstTy is False (PSUM): gate 8 refuses
     assert dm().match_or_mutate_dst_ty(inst(m, "e"), "bfloat16") is MutateState.Mismatch
@@ -319,20 +319,21 @@ def test_const_load_already_target_dtype_is_match() -> None:
 
 
 def test_reset_and_set_function() -> None:
+    """Spec 002 :48/:51: the memo and the function are per-run state (MutatorRun), not the pass's."""
     p = dm()
     m1, m2 = parse(WEIGHT), parse(WEIGHT)
-    p.set_function(m1.main)
-    assert p.f is m1.main
-    p.static_cast_load_tensor(inst(m1, "w"), "bfloat16")
-    assert len(p.tensor_map) == 1
-    p.reset()
-    assert p.tensor_map == {}
-    p.set_function(m2.main)
-    assert p.f is m2.main
+    run = MutatorRun(m1.main)
+    p.static_cast_load_tensor(inst(m1, "w"), "bfloat16", run)
+    assert len(run.tensor_map) == 1
+    run.reset()
+    assert run.tensor_map == {}
+    run.set_function(m2.main)
+    assert run.f is m2.main
+    assert not hasattr(p, "tensor_map") and not hasattr(p, "f")
 
 
 def test_statistics_descriptions() -> None:
-    assert {k: v.description for k, v in REGISTRY.items() if k.startswith("DTypeMutator.")} == {
+    assert {k: v.description for k, v in STATISTICS.items() if k.startswith("DTypeMutator.")} == {
         "DTypeMutator.operator_type_mutated":
             "Number of operator whose dst type is mutated for legalization",
         "DTypeMutator.n_loads": "Number of load whose tensor type mutated",
@@ -372,7 +373,7 @@ def test_note_n_loads_statistic_is_not_the_tensor_attribute() -> None:
     e = inst(m, "e")
     assert e.dst.tensor.n_loads == 1
     assert isinstance(DTypeMutator.n_loads, int)
-    assert REGISTRY["DTypeMutator.n_loads"].description == "Number of load whose tensor type mutated"
+    assert STATISTICS["DTypeMutator.n_loads"].description == "Number of load whose tensor type mutated"
     before = DTypeMutator.n_loads
     dm().run(m)  # an op retype, not a load: the load statistic does not move
     assert DTypeMutator.n_loads == before
