@@ -164,7 +164,8 @@ class DTypeMutator(FunctionPass):
             None if single is None else (lambda t: id(t) in single),
         )
         DTypeMutator.casted_weights += casted  # :75
-        DTypeMutator.folded_cast_load += 1  # :79
+        if how != "splat":  # :61-:62 the splat fast path returns before the count at :79
+            DTypeMutator.folded_cast_load += 1  # :79
         if self.provenance is not None:
             now = load.tensor  # type: ignore[attr-defined]
             what = {"splat": "the splat is re-encoded in place",

@@ -304,6 +304,28 @@ def test_static_cast_single_value_tensor_fast_path() -> None:
     assert DTypeMutator.casted_weights == cw  # no bytes re-encoded
 
 
+def test_single_value_tensor_splat_returns_before_folded_cast_load_is_counted() -> None:
+    """Spec 002 staticCastLoadTensor: the SingleValueTensor fast path returns at :61–:62, before
+    ``folded_cast_load += 1`` at :79; a cloned weight (or a memo hit) is counted."""
+    splat = """
+    func @main {
+      tensor @b : const float32[1,2] = splat 0.1
+      tensor @y : output bfloat16[2,2]
+    ^bb0:
+      %b = sb_atom_load @b broadcast : float32[2,2]
+      %c = cast %b : bfloat16[2,2]
+      affine_store %c, @y
+    }
+    """
+    fl = DTypeMutator.folded_cast_load
+    changed, out = run(dm(), splat)
+    assert changed and "tensor @b : const bfloat16[1,2]" in out  # the splat was folded...
+    assert DTypeMutator.folded_cast_load == fl  # ...and not counted
+    fl = DTypeMutator.folded_cast_load
+    run(dm(dma=False), WEIGHT)  # two loads of one dense weight: a clone, then a memo hit
+    assert DTypeMutator.folded_cast_load == fl + 2
+
+
 def test_const_load_already_target_dtype_is_match() -> None:
     m = parse("""
     func @main {
