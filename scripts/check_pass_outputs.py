@@ -178,7 +178,7 @@ def runs() -> Iterator[tuple[str, Callable[[], str]]]:
             for gen in ("gen2", "gen3"):
                 yield (f"ir|{name}|trace|{mode}|{gen}",
                        lambda t=text, m=mode, g=gen: _trace(t, m, g))
-    names = list(hlo.REGISTRY)
+    names = list(hlo.PASSES)
     for name, text in hlo_programs().items():
         for combo in [[n] for n in names] + [names]:
             yield (f"hlo|{name}|{'+'.join(combo)}", lambda t=text, c=combo: _hlo(t, c))
