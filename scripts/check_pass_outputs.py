@@ -17,7 +17,7 @@ elsewhere does not move it); ``--check FILE`` recomputes and lists every key who
 (exit 1 when any does). Runs present on one side only (a test program added or removed since the
 baseline) are counted, not compared.
 
-    python scripts/check_pass_outputs.py --write scripts/pass_outputs.sha256
+    python scripts/check_pass_outputs.py --write scripts/pass_outputs.sha256 --programs-from REV
     python scripts/check_pass_outputs.py --check scripts/pass_outputs.sha256
 """
 from __future__ import annotations
@@ -25,6 +25,8 @@ from __future__ import annotations
 import argparse
 import ast
 import hashlib
+import os
+import subprocess
 import sys
 import textwrap
 from collections.abc import Callable, Iterator
@@ -48,9 +50,29 @@ SINGLE = (
 SINGLE_MODES = ("all", "all-fp32r", "matmult", "matmult-fp8e4")
 
 
-def _literals(path: Path) -> Iterator[str]:
+#: a git revision whose tests are read too (``--programs-from``), so a test edited since the
+#: baseline still contributes the programs it had then
+PROGRAMS_FROM: list[str] = []
+#: the repository those revisions are read from (env PASS_CHECK_GIT; default: this checkout)
+GIT = os.environ.get("PASS_CHECK_GIT", str(ROOT))
+
+
+def _test_sources() -> Iterator[tuple[str, str]]:
+    """(path, text) of every test module in the working tree, then of each PROGRAMS_FROM rev."""
+    for path in sorted((ROOT / "tests").rglob("*.py")):
+        yield str(path.relative_to(ROOT)), path.read_text(encoding="utf-8")
+    for rev in PROGRAMS_FROM:
+        names = subprocess.run(["git", "-C", GIT, "ls-tree", "-r", "--name-only", rev,
+                                "tests"], capture_output=True, text=True, check=True).stdout
+        for name in sorted(n for n in names.splitlines() if n.endswith(".py")):
+            text = subprocess.run(["git", "-C", GIT, "show", f"{rev}:{name}"],
+                                  capture_output=True, text=True, check=True).stdout
+            yield name, text
+
+
+def _literals(source: str) -> Iterator[str]:
     try:
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+        tree = ast.parse(source)
     except SyntaxError:
         return
     for node in ast.walk(tree):
@@ -64,8 +86,8 @@ def ir_programs() -> dict[str, str]:
     for p in sorted((ROOT / "examples").glob("*.pir")):
         out[f"examples/{p.name}"] = p.read_text(encoding="utf-8")
     seen = set(out.values())
-    for path in sorted((ROOT / "tests").rglob("*.py")):
-        for lit in _literals(path):
+    for path, source in _test_sources():
+        for lit in _literals(source):
             text = textwrap.dedent(lit).strip() + "\n"
             if text in seen or "func @" not in text:
                 continue
@@ -74,7 +96,7 @@ def ir_programs() -> dict[str, str]:
             except Exception:  # noqa: BLE001 - not a valid program: not ours to hash
                 continue
             seen.add(text)
-            out[f"{path.relative_to(ROOT)}#{_short(text)}"] = text
+            out[f"{path}#{_short(text)}"] = text
     return out
 
 
@@ -93,8 +115,8 @@ def hlo_programs() -> dict[str, str]:
         if p.is_file() and p.suffix in (".txt", ".hlo"):
             out[str(p.relative_to(ROOT))] = p.read_text(encoding="utf-8")
     seen = set(out.values())
-    for path in sorted((ROOT / "tests").rglob("*.py")):
-        for lit in _literals(path):
+    for path, source in _test_sources():
+        for lit in _literals(source):
             text = textwrap.dedent(lit).strip() + "\n"
             if text in seen or "HloModule" not in text:
                 continue
@@ -103,7 +125,7 @@ def hlo_programs() -> dict[str, str]:
             except Exception:  # noqa: BLE001
                 continue
             seen.add(text)
-            out[f"{path.relative_to(ROOT)}#{_short(text)}"] = text
+            out[f"{path}#{_short(text)}"] = text
     return out
 
 
@@ -195,17 +217,24 @@ def main(argv: list[str] | None = None) -> int:
     group = ap.add_mutually_exclusive_group(required=True)
     group.add_argument("--write", metavar="FILE")
     group.add_argument("--check", metavar="FILE")
+    ap.add_argument("--programs-from", metavar="REV", help="with --write: also take the test "
+                    "programs of git revision REV (recorded in FILE; --check reuses it)")
     args = ap.parse_args(argv)
+    if args.check:
+        lines = Path(args.check).read_text(encoding="utf-8").splitlines()
+        PROGRAMS_FROM.extend(ln.split()[2] for ln in lines if ln.startswith("# programs-from "))
+    elif args.programs_from:
+        PROGRAMS_FROM.append(args.programs_from)
     hashes = compute()
     if args.write:
         path = Path(args.write)
         tmp = path.with_suffix(path.suffix + ".tmp")
-        tmp.write_text("".join(f"{k} {h}\n" for k, h in hashes.items()), encoding="utf-8")
+        head = "".join(f"# programs-from {rev}\n" for rev in PROGRAMS_FROM)
+        tmp.write_text(head + "".join(f"{k} {h}\n" for k, h in hashes.items()), encoding="utf-8")
         tmp.replace(path)
         print(f"{len(hashes)} runs recorded in {path}")
         return 0
-    want = dict(line.rsplit(" ", 1) for line in
-                Path(args.check).read_text(encoding="utf-8").splitlines() if line)
+    want = dict(line.rsplit(" ", 1) for line in lines if line and not line.startswith("#"))
     both = sorted(set(want) & set(hashes))
     bad = [k for k in both if want[k] != hashes[k]]
     for k in bad:

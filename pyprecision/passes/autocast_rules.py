@@ -105,12 +105,14 @@ def store_verdict(inst: StoreInst | TensorScalarGEPOp, dtype: DType) -> Verdict:
 def memcpy_verdict(inst: OffloadedMemCpy, source_ok: bool = True,
                    on_call_edge: bool = False) -> Verdict:
     """An fp32 → fp32 DMA copy lands narrowed (its destination is narrowed) unless reinterpreted,
-    its source is not one that arrives narrowed (``source_ok``), or it writes a boundary or
-    call-edge tensor."""
+    its source is not one that arrives narrowed (``source_ok``), it writes a boundary or
+    call-edge tensor, or its destination is not fp32 (decision P5)."""
     if inst.is_reinterpreted or not source_ok:
         return _skip("", "memcpy left alone (reinterpreted, or its source is not narrowed)")
     if inst.dst.tensor.is_input_or_output or on_call_edge:
         return _skip("", "memcpy into a boundary/call-edge tensor left alone")
+    if inst.dst.tensor.dtype is not float32:  # decision P5
+        return _skip("", f"already {inst.dst.tensor.dtype.name}; {_P5}")
     return Verdict(APPLY, "", "@{name} lands narrowed to {dtype}: the DMA carries the cast",
                    "narrow-destination")
 

@@ -331,3 +331,21 @@ def test_shrink_tensor_guard_11_a_computing_writer_blocks_decision_p7() -> None:
 
 def test_shrink_tensor_all_guards_pass() -> None:
     assert guard(shrink_text()) == ("apply", "shrinkTensor", "shrink")
+
+
+def test_decision_p5_a_memcpy_into_a_tensor_already_narrow_is_left_alone() -> None:
+    text = """
+    func @main {
+      tensor @x : input float32[2,2]
+      tensor @t : internal {tdt}[2,2]
+      tensor @y : output float32[2,2]
+    ^bb0:
+      offloaded_memcpy @x -> @t
+      %r = affine_load @t : float32[2,2]
+      affine_store %r, @y
+    }
+    """
+    for tdt, want in (("bfloat16", ("skip", "", "")), ("float32", ("apply", "", "narrow-destination"))):
+        m = parse(text.replace("{tdt}", tdt))
+        memcpy = next(i for i in m.main.instructions() if isinstance(i, ir.OffloadedMemCpy))
+        assert rule_of(m, memcpy) == want
