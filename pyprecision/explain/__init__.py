@@ -6,21 +6,18 @@ Imports ``ir``, ``passes``, ``frontend``, ``emulate``, ``hlo``, ``kernel`` and `
 code-space ULP distance and the HLO runner); nothing but ``tools`` imports ``explain``.
 """
 from pyprecision.explain.core import Explanation, explain, explain_hlo, split_flags
-from pyprecision.explain.gates import GateVerdict, autocast_skip_reason, mutator_verdict
 from pyprecision.explain.hlo_program import HloRow, explain_hlo_program
 from pyprecision.explain.numerics import OpError, all_fp32_reference, op_errors, probe_values
 from pyprecision.explain.plot import plot_explanation
-from pyprecision.explain.provenance import OpRow, Trace, trace_pipeline
+from pyprecision.explain.provenance import OpRow, Trace, skip_reason, trace_pipeline
 from pyprecision.explain.render import comparison_json, comparison_lines, explanation_lines
 
 __all__ = [
     "Explanation",
-    "GateVerdict",
     "OpError",
     "OpRow",
     "Trace",
     "all_fp32_reference",
-    "autocast_skip_reason",
     "comparison_json",
     "comparison_lines",
     "explain",
@@ -29,9 +26,9 @@ __all__ = [
     "plot_explanation",
     "HloRow",
     "explanation_lines",
-    "mutator_verdict",
     "op_errors",
     "probe_values",
+    "skip_reason",
     "split_flags",
     "trace_pipeline",
 ]

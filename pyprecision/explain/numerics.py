@@ -80,7 +80,7 @@ def all_fp32_reference(text: str, filename: str = "<program>") -> tuple[Module, 
         if t.dtype.is_float and t.dtype is not float32:
             value = None if t.value is None or np.ndim(t.value) == 0 else \
                 np.asarray(t.value).astype(np.float32)
-            t.mutateTensorTy(float32)
+            t.mutate_tensor_ty(float32)
             if value is not None:
                 t.value = value
     for inst in f.instructions():

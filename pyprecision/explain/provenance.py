@@ -12,11 +12,27 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from pyprecision.explain.gates import autocast_skip_reason
-from pyprecision.ir import Function, Module, StoreInst, Value, instruction_to_text, parse
-from pyprecision.passes import Decision, Target, make_pass, pipeline_pass_names, run_passes
+from pyprecision.ir import (
+    DType,
+    Function,
+    Instruction,
+    Module,
+    StoreInst,
+    Value,
+    instruction_to_text,
+    parse,
+)
+from pyprecision.passes import (
+    Decision,
+    Target,
+    cascade_dtype,
+    instruction_verdict,
+    make_pass,
+    pipeline_pass_names,
+    run_passes,
+)
 
-__all__ = ["OpRow", "OpSnap", "Trace", "snapshot_ops", "trace_pipeline"]
+__all__ = ["OpRow", "OpSnap", "Trace", "skip_reason", "snapshot_ops", "trace_pipeline"]
 
 
 @dataclass(frozen=True)
@@ -71,14 +87,27 @@ def _op_kind(text: str) -> str:
     return body.split()[0] if body.split() else body
 
 
-def snapshot_ops(module: Module) -> dict[str, OpSnap]:
+def skip_reason(inst: Instruction, dtype: DType) -> str | None:
+    """Why AutoCastFP32 (narrowing to ``dtype``) leaves ``inst`` alone — its own skip verdict
+    (``passes.instruction_verdict``), in words — or None when it would rewrite it."""
+    verdict = instruction_verdict(inst, dtype)
+    if verdict.state != "skip" or not verdict.reason:
+        return None
+    head = f"AutoCastFP32 {verdict.rule}" if verdict.rule else "AutoCastFP32"
+    return f"{head}: {verdict.reason}"
+
+
+def snapshot_ops(module: Module, autocast_dtype: DType | None = None) -> dict[str, OpSnap]:
     """Every instruction of every function by key, in program order. Keys of ``@main`` (or the
-    first function) are bare (``%mm``); other functions' are prefixed (``@scale:%s``)."""
+    first function) are bare (``%mm``); other functions' are prefixed (``@scale:%s``).
+    ``autocast_dtype``: the D AutoCastFP32 would narrow to (bfloat16 by default), for each op's
+    skip reason."""
     out: dict[str, OpSnap] = {}
     main = module.main
+    dtype = autocast_dtype if autocast_dtype is not None else cascade_dtype("all")
     for f in module.functions:
         prefix = "" if f is main else f"@{f.name}:"
-        for key, snap in _snapshot_function(f).items():
+        for key, snap in _snapshot_function(f, dtype).items():
             out[prefix + key] = snap if not prefix else OpSnap(
                 prefix + key, snap.op, snap.dtype, snap.text,
                 tuple(prefix + o for o in snap.operands), snap.users, snap.skip, snap.tensor,
@@ -86,7 +115,7 @@ def snapshot_ops(module: Module) -> dict[str, OpSnap]:
     return out
 
 
-def _snapshot_function(f: Function) -> dict[str, OpSnap]:
+def _snapshot_function(f: Function, autocast_dtype: DType) -> dict[str, OpSnap]:
     out: dict[str, OpSnap] = {}
     for inst in f.instructions():
         text = instruction_to_text(inst).strip()
@@ -108,7 +137,7 @@ def _snapshot_function(f: Function) -> dict[str, OpSnap]:
         feeds_store = inst.result is not None and any(
             isinstance(u, StoreInst) for u in inst.result.users)
         out[key] = OpSnap(key, _op_kind(text), dtype, text, operands, users,
-                          autocast_skip_reason(inst), where, feeds_store, id(inst),
+                          skip_reason(inst, autocast_dtype), where, feeds_store, id(inst),
                           id(mem) if mem is not None else 0)
     return out
 
@@ -170,13 +199,14 @@ def trace_pipeline(text: str, flags: list[str], target: str = "gen2",
     tgt = Target.from_config(config, target)
     module = parse(text, filename=filename)
     names = pipeline_pass_names(config)
-    snaps = [snapshot_ops(module)]
+    dtype = cascade_dtype(config.fp32_cast_mode)
+    snaps = [snapshot_ops(module, dtype)]
     logs: list[list[Decision]] = []
     for name in names:
         log: list[Decision] = []
         run_passes(module, [make_pass(name, tgt, provenance=log)])
         logs.append(log)
-        snaps.append(snapshot_ops(module))
+        snaps.append(snapshot_ops(module, dtype))
     found = [_decisions_by_key(log, snaps[i], snaps[i + 1]) for i, log in enumerate(logs)]
     rows = _attribute(snaps, names, found, config.scope)
     return Trace(rows, names, module, config.fp32_cast_mode, target)

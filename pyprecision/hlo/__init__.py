@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pyprecision.hlo.model import HloComputation, HloInstruction, HloModule, TextStyle
 from pyprecision.hlo.parser import parse, parse_program_shape, parse_shape
-from pyprecision.hlo.passes import REGISTRY, get_pass, run_passes
+from pyprecision.hlo.passes import PASSES, REGISTRY, get_pass, run_passes
 from pyprecision.hlo.printer import to_text
 from pyprecision.hlo.shape import Layout, ProgramShape, Shape
 from pyprecision.hlo.types import (
@@ -39,8 +39,8 @@ from pyprecision.hlo.window import (
 
 __all__ = [
     "HloComputation", "HloInstruction", "HloModule", "TextStyle", "Layout", "ProgramShape",
-    "Shape", "PrimitiveType", "REGISTRY", "bit_width", "get_pass", "is_float", "is_integer",
-    "numpy_dtype",
+    "Shape", "PrimitiveType", "PASSES", "REGISTRY", "bit_width", "get_pass", "is_float",
+    "is_integer", "numpy_dtype",
     "parse", "parse_program_shape", "parse_shape", "run_passes", "to_text", "type_name", "verify",
     "ConvDims", "GatherDims", "ScatterDims", "WindowDim", "conv_output_dims", "gather_dims",
     "gather_output_dims", "parse_dim_labels", "parse_window", "scatter_dims",

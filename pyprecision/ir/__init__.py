@@ -63,6 +63,7 @@ from pyprecision.ir.memory import (
 )
 from pyprecision.ir.parser import Location, parse
 from pyprecision.ir.printer import function_to_text, instruction_to_text, to_text
+from pyprecision.ir.rewriter import Rewriter
 from pyprecision.ir.shape_ops import (
     REDUCE_KINDS,
     BroadcastOp,
@@ -126,6 +127,7 @@ __all__ = [
     "GenericLoad",
     "GenericStore",
     "IRBuilder",
+    "Rewriter",
     "Instruction",
     "LoadInst",
     "Location",

@@ -2,20 +2,18 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from pyprecision.ir import (
     CallOpBase,
     DType,
     Function,
     GenericLoad,
-    GenericStore,
     Instruction,
-    IRBuilder,
     LoadInst,
-    Module,
     OffloadedMemCpy,
     OpaqueOp,
+    Rewriter,
     ScalarValue,
     SelectOp,
     StoreInst,
@@ -29,307 +27,250 @@ from pyprecision.ir import (
     float32r,
     make_cast,
 )
+from pyprecision.passes.autocast_rules import instruction_verdict
+from pyprecision.passes.base import FunctionPass, functions_of
 from pyprecision.passes.mutate import mutate_fp32, mutate_result_and_scalar_operands
-from pyprecision.passes.provenance import ProvenanceLog, note
+from pyprecision.passes.provenance import ProvenanceLog, Verdict, note, record
 from pyprecision.passes.target import Target
 
+__all__ = ["AutoCastFP32", "AutoCastRun", "cascade_dtype", "functions_of"]
 
-def functions_of(unit: Module | Function) -> list[Function]:
-    """The functions a pass runs over."""
-    return [unit] if isinstance(unit, Function) else unit.functions
+
+def cascade_dtype(mode: str) -> DType:
+    """Spec 000 §1 — the gating cascade on ``fp32_cast_mode``: interned-string equality, no enum,
+    and fp16 for everything else."""
+    if mode == "all":
+        return bfloat16
+    if mode == "all-fp32r":
+        return float32r
+    if mode == "all-fp8e4":
+        return float8e4
+    return float16  # the fp16 fall-through
+
+
+@dataclass
+class AutoCastRun:
+    """What one run on one function remembers: its rewriter (which knows the ops this run built)
+    and, in all-fp32r only, the call edges (QUIRK, spec 000 §1: the two sets exist only in that
+    branch; None elsewhere)."""
+
+    rewriter: Rewriter = field(default_factory=Rewriter)
+    call_ins: set[Tensor] | None = None
+    call_outs: set[Tensor] | None = None
+
+    def on_call_edge(self, tensor: Tensor) -> bool:
+        """The tensor is read by an opaque op or written by a call (recorded in all-fp32r)."""
+        if self.call_ins is None or self.call_outs is None:
+            return False
+        return tensor in self.call_ins or tensor in self.call_outs
 
 
 @dataclass(frozen=True)
-class AutoCastFP32:
+class AutoCastFP32(FunctionPass):
     """fp32 op → op at D; fp32 load x → cast(x, D); store x → store cast(x, D); D from the mode.
 
     Options: ``target`` (its ``fp32_cast_mode`` picks D, spec 000 §1) and ``disable_inline_cast``
     (insertInputCasts emits a standalone cast instead of a narrowing load, spec 000 §2 NOTE).
-    ``provenance``: None, or a list every decision is appended to (:mod:`.provenance`).
+    ``provenance``: None, or a list every verdict is appended to (:mod:`.provenance`). The rules
+    are pure functions (:mod:`.autocast_rules`); this class applies their verdicts.
     """
 
     name: ClassVar[str] = "auto-cast-fp32"
     target: Target = field(default_factory=Target)
     disable_inline_cast: bool = False
     provenance: ProvenanceLog | None = field(default=None, compare=False, repr=False)
-    dtype: DType = field(init=False, repr=False, compare=False)
-    _created: set[int] = field(init=False, repr=False, compare=False, default_factory=set)
 
-    def __post_init__(self) -> None:
-        # spec 000 §1 — the gating cascade, interned-string equality, no enum
-        mode = self.target.fp32_cast_mode
-        if mode == "all":
-            object.__setattr__(self, "dtype", bfloat16)
-        elif mode == "all-fp32r":
-            object.__setattr__(self, "dtype", float32r)
-            object.__setattr__(self, "call_ins", set())  # QUIRK: only in this branch
-            object.__setattr__(self, "call_outs", set())
-        elif mode == "all-fp8e4":
-            object.__setattr__(self, "dtype", float8e4)
-        else:  # the fp16 fall-through
-            object.__setattr__(self, "dtype", float16)
+    @property
+    def dtype(self) -> DType:
+        """D, the dtype fp32 narrows to (:func:`cascade_dtype` of the target's mode)."""
+        return cascade_dtype(self.target.fp32_cast_mode)
 
-    # -- driver ------------------------------------------------------------------------------------
-    def run(self, unit: Module | Function) -> bool:
-        """Run on every function; True when anything changed."""
-        changed = False
-        for f in functions_of(unit):
-            changed |= self.run_on_function(f)
-        return changed
-
-    def run_on_function(self, f: Function) -> bool:
-        """beforeStmtTransform, transformInstruction on a snapshot of the instructions,
-        afterStmtTransform."""
-        object.__setattr__(self, "_created", set())  # boundary loads/casts built by this run
-        changed = self.before_stmt_transform(f)
-        for inst in list(f.instructions()):
-            if inst.parent is not None and id(inst) not in self._created:
-                changed |= self.transform_instruction(inst)
-        changed |= self.after_stmt_transform(f)
-        return changed
-
-    # -- call-edge bookkeeping (all-fp32r only) ---------------------------------------------------------
     @property
     def tracks_call_edges(self) -> bool:
         """True only in all-fp32r, the one branch that creates call_ins / call_outs."""
-        return hasattr(self, "call_ins")
+        return self.target.fp32_cast_mode == "all-fp32r"
 
-    def on_call_edge(self, tensor: Tensor) -> bool:
-        """The tensor is read by an opaque op or written by a call (recorded in all-fp32r)."""
-        if not self.tracks_call_edges:
-            return False
-        return tensor in self.call_ins or tensor in self.call_outs  # type: ignore[attr-defined]
+    def new_run(self) -> AutoCastRun:
+        """A fresh per-run state (call-edge sets only in all-fp32r)."""
+        if self.tracks_call_edges:
+            return AutoCastRun(Rewriter(), set(), set())
+        return AutoCastRun(Rewriter())
+
+    # -- driver ------------------------------------------------------------------------------------
+    def run_on_function(self, f: Function, run: AutoCastRun | None = None) -> bool:
+        """beforeStmtTransform, transformInstruction on a snapshot of the instructions,
+        afterStmtTransform (``run``: the per-run state; a fresh one by default)."""
+        run = run or self.new_run()
+        changed = self.before_stmt_transform(f, run)
+        for inst in list(f.instructions()):
+            if inst.parent is not None and not run.rewriter.created(inst):
+                changed |= self.transform_instruction(inst, run)
+        changed |= self.after_stmt_transform(f, run)
+        return changed
+
+    def _record(self, subject: object, verdict: Verdict) -> None:
+        if verdict.reason:
+            record(self.provenance, subject, self.name, verdict)
 
     # -- spec 000 §2 -----------------------------------------------------------------------------------
-    def before_stmt_transform(self, f: Function) -> bool:
+    def before_stmt_transform(self, f: Function, run: AutoCastRun | None = None) -> bool:
         """Walk the tensors: record call edges, narrow boundary tensors, cast fp32 inputs."""
+        run = run or self.new_run()
         changed = False
         for tensor in f.tensors:
             if tensor.is_reinterpreted:  # skip reinterpreted views
                 continue
-            if self.tracks_call_edges:
-                changed |= self._record_call_edges(tensor)
-            if tensor.isInputOrOutput and not self.on_call_edge(tensor):  # decision P1
+            if run.call_ins is not None:
+                changed |= _record_call_edges(tensor, run)
+            if tensor.is_input_or_output and not run.on_call_edge(tensor):  # decision P1
                 changed |= mutate_fp32(tensor, self.dtype, self.provenance, self.name,
                                        "{kind} @{name} narrowed to {dtype} at the boundary "
                                        "(spec 000 §2)")
-            if tensor.isInput and tensor.dtype == float32:  # after the narrowing (decision P1)
-                changed |= self.insert_input_casts(tensor)
+            if tensor.is_input and tensor.dtype == float32:  # after the narrowing (decision P1)
+                changed |= self.insert_input_casts(tensor, run)
         return changed
 
-    def _record_call_edges(self, tensor: Tensor) -> bool:
-        changed = False
-        for op in tensor.load_insts:
-            if isinstance(op, OpaqueOp) and tensor not in op.call_ins:
-                op.call_ins.add(tensor)  # record opaque consumer
-                self.call_ins.add(tensor)  # type: ignore[attr-defined]
-                changed = True
-        for op in tensor.store_insts:
-            if isinstance(op, CallOpBase) and tensor not in op.call_outs:
-                op.call_outs.add(tensor)  # record call producer
-                self.call_outs.add(tensor)  # type: ignore[attr-defined]
-                changed = True
-        return changed
-
-    def insert_input_casts(self, tensor: Tensor) -> bool:
+    def insert_input_casts(self, tensor: Tensor, run: AutoCastRun | None = None) -> bool:
         """Spec 000 §2 insertInputCasts: each fp32 load of the input is replaced by a clone at the
         block front — narrowing itself (inline) or followed by a standalone cast."""
+        run = run or self.new_run()
         changed = False
         for load in tensor.load_insts:
             if not isinstance(load, LoadInst) or load.is_reinterpreted or load.dtype != float32:
                 continue  # opaque/call/memcpy readers keep the fp32 bytes
-            self._splice_input_cast(load)
+            self._splice_input_cast(load, run.rewriter)
             changed = True
         return changed
 
-    def _note(self, subject: Any, rule: str, message: str) -> None:
-        note(self.provenance, subject, self.name, rule, message)
-
-    def _splice_input_cast(self, load: LoadInst) -> None:
-        block = load.parent
-        assert block is not None and load.result is not None
-        builder = IRBuilder(function=load.function)
+    def _splice_input_cast(self, load: LoadInst, rw: Rewriter) -> None:
+        block, f = load.parent, load.function
+        assert block is not None and f is not None and load.result is not None
         name = f"{self.dtype.name}.{load.tensor.name}"  # dtype2str(self.dtype) + tensor.name_str
-        replacement: Instruction
         if self.disable_inline_cast:  # STANDALONE: fp32 load + make_cast
             newload: Instruction = load.clone()
             assert newload.result is not None
-            replacement = make_cast(newload.result, self.dtype, name, load.function)
+            replacement: Instruction = make_cast(newload.result, self.dtype, name, f)
+            new = [newload, replacement]
         else:  # INLINE: the load itself produces the narrow dtype
-            newload = load.clone(load.function.unique_name(name))  # type: ignore[union-attr]
+            newload = replacement = load.clone(f.unique_name(name))
             newload.dtype = self.dtype
-            replacement = newload
+            new = [newload]
         # a GenericLoad reads an index value: it cannot move above its definition (decision P6)
         if isinstance(load, GenericLoad):
-            builder.set_insertion_point_before(load)
-            builder.insert(newload)
-            if replacement is not newload:
-                builder.insert(replacement)
+            rw.insert_all_before(new, load, dl=load.dl)
         else:
-            with builder.front_under_bb(block):
-                builder.insert(newload)
-                if replacement is not newload:
-                    builder.insert(replacement)
-        for inst in (newload, replacement):
-            self._created.add(id(inst))
-            inst.allocateId()
-            inst.updateDebugLoc(load.dl)
-        load.replaceAllUsesWithExcept(replacement, replacement)  # GOTCHA: exclude the cast
-        load.eraseFromParent()
-        if self.provenance is not None:
-            self._note(load, "insertInputCasts", "replaced by a load at the block front "
-                       "(spec 000 §2)")
-            if replacement is newload:
-                self._note(newload, "insertInputCasts",
-                           f"the input is loaded as {self.dtype.name} (inline cast, spec 000 §2)")
-            else:
-                self._note(newload, "insertInputCasts", "the input is loaded as float32 "
-                           "(disable_inline_cast, spec 000 §2 NOTE)")
-                self._note(replacement, "insertInputCasts",
-                           f"inserted, standalone cast of the input to {self.dtype.name}")
+            rw.insert_at_front(block, new, dl=load.dl)
+        rw.replace_all_uses(load, replacement, except_=replacement)  # GOTCHA: exclude the cast
+        rw.erase(load)
+        if self.provenance is None:
+            return
+        self._note(load, "insertInputCasts", "replaced by a load at the block front (spec 000 §2)")
+        if replacement is newload:
+            self._note(newload, "insertInputCasts",
+                       f"the input is loaded as {self.dtype.name} (inline cast, spec 000 §2)")
+        else:
+            self._note(newload, "insertInputCasts", "the input is loaded as float32 "
+                       "(disable_inline_cast, spec 000 §2 NOTE)")
+            self._note(replacement, "insertInputCasts",
+                       f"inserted, standalone cast of the input to {self.dtype.name}")
+
+    def _note(self, subject: object, rule: str, message: str) -> None:
+        note(self.provenance, subject, self.name, rule, message)
 
     # -- spec 000 §3: transformInstruction ----------------------------------------------------------------
-    def transform_instruction(self, inst: Instruction) -> bool:
-        """The skip rules in order, then the per-kind transforms."""
-        # SKIP-RULE 1: opaque / call ops are not transformed (the boundary owns their I/O)
-        if isinstance(inst, (OpaqueOp, CallOpBase)):
-            self._note(inst, "skip rule 1", "opaque/call ops are not transformed")
-            return False
-        if isinstance(inst, LoadInst):
-            return self.transform_load(inst)
-        if isinstance(inst, (StoreInst, TensorScalarGEPOp)):
-            return self.transform_store(inst)
-        if isinstance(inst, OffloadedMemCpy):
-            return self.transform_offloaded_memcpy(inst)
-        if isinstance(inst, UnaryOp):
-            return self.transform_unary_op(inst)
-        return self.transform_compute(inst)
+    def decide(self, inst: Instruction, run: AutoCastRun) -> Verdict:
+        """The verdict of the rules for ``inst`` (:func:`.autocast_rules.instruction_verdict`)."""
+        return instruction_verdict(inst, self.dtype, run.on_call_edge)
 
-    def transform_compute(self, inst: Instruction) -> bool:
-        """Binary ops, selects, matmuls: rules 2 and 3, then mutate_result_and_scalar_operands."""
-        # SKIP-RULE 2: integer-typed paths short-circuit (only float ops cast; decision P4)
-        if _is_integer(inst.dtype):
-            self._note(inst, "skip rule 2", "integer path")
+    def transform_instruction(self, inst: Instruction, run: AutoCastRun | None = None) -> bool:
+        """Decide (the skip rules in order, then the rule of the op's kind), then apply."""
+        run = run or self.new_run()
+        verdict = self.decide(inst, run)
+        action = verdict.action
+        if not action:
+            self._record(inst, verdict)
             return False
-        # SKIP-RULE 3: a SelectOp keeps its predicate at uint8
-        skip = (0,) if isinstance(inst, SelectOp) else ()
-        if skip:
-            self._note(inst, "skip rule 3", "the select predicate keeps its dtype")
-        return mutate_result_and_scalar_operands(inst, self.dtype, skip, self.provenance, self.name)
+        if action == "narrow":
+            self._record(inst, verdict)  # skip rule 3 for a select
+            skip = (0,) if isinstance(inst, SelectOp) else ()
+            return mutate_result_and_scalar_operands(inst, self.dtype, skip, self.provenance,
+                                                     self.name, run.rewriter)
+        if action == "cast-result":
+            assert isinstance(inst, LoadInst)
+            return self._cast_result(inst, verdict, run.rewriter)
+        if action == "cast-source":
+            assert isinstance(inst, (StoreInst, TensorScalarGEPOp))
+            return self._cast_store(inst, verdict, run)
+        if action in ("follow", "retarget"):  # a load of narrowed memory; a cast to fp32
+            mutate_fp32(inst, self.dtype)
+            self._record(inst, verdict)
+            return True
+        if action == "fold":  # spec 000 §5 GOTCHA: bypass the redundant cast and delete it
+            assert isinstance(inst, UnaryOp)
+            mutate_fp32(inst, self.dtype)
+            run.rewriter.replace_and_erase(inst, inst.data)
+            self._record(inst, verdict)
+            return True
+        if action == "narrow-destination":
+            assert isinstance(inst, OffloadedMemCpy)
+            return mutate_fp32(inst.dst.tensor, self.dtype, self.provenance, self.name,
+                               verdict.reason)
+        return self.apply_other(inst, verdict, run)
+
+    def apply_other(self, inst: Instruction, verdict: Verdict, run: AutoCastRun) -> bool:
+        """Actions only a subclass decides (none in the base pass)."""
+        raise AssertionError(f"{self.name}: no rewrite for action {verdict.action!r}")
 
     # -- spec 000 §5: loads cast their RESULT, stores cast their SOURCE ---------------------------
-    def transform_load(self, inst: LoadInst) -> bool:
-        """A float32 load of fp32 memory keeps reading fp32 and gets ``cast → D`` after it (users
-        rewired); a float32 load of memory already narrowed follows it (decision P3)."""
-        if inst.is_reinterpreted:
-            self._note(inst, "", "reinterpreted load is never touched")
-            return False
-        if inst.dtype != float32:
-            if inst.dtype is not None and self.provenance is not None:
-                self._note(inst, "", f"already {inst.dtype.name}; only fp32 is narrowed "
-                           "(decision P5)")
-            return False
-        if inst.src.dtype != float32:
-            return mutate_fp32(inst, self.dtype, self.provenance, self.name,
-                               "load of narrowed memory follows it to {dtype} (decision P3)")
+    def _cast_result(self, inst: LoadInst, verdict: Verdict, rw: Rewriter) -> bool:
         assert inst.result is not None
         cast = make_cast(inst.result, self.dtype, function=inst.function)
-        cast.insertAfter(inst)  # the load casts its RESULT: cast placed after the load
-        cast.allocateId()
-        cast.updateDebugLoc(inst.dl)
-        inst.replaceAllUsesWithExcept(cast, cast)
-        if self.provenance is not None:
-            self._note(cast, "", f"inserted, the load casts its result to {self.dtype.name} "
-                       "(spec 000 §5)")
+        rw.insert_after(cast, inst, dl=inst.dl)  # the load casts its RESULT: after the load
+        rw.replace_all_uses(inst, cast, except_=cast)
+        self._record(cast, verdict)
         return True
 
-    def transform_store(self, inst: StoreInst | TensorScalarGEPOp) -> bool:
-        """A store into fp32 memory stores ``cast(src → D)`` and narrows its destination (kept fp32
-        when the tensor is on a call edge in all-fp32r)."""
-        if inst.is_reinterpreted:
-            self._note(inst, "", "reinterpreted store is never touched")
-            return False
-        # SKIP-RULE 4: a GenericStore re-checks the integer guard before narrowing
-        if isinstance(inst, GenericStore) and _is_integer(inst.dtype):
-            self._note(inst, "skip rule 4", "integer generic store")
-            return False
-        if _is_integer(inst.dtype) or inst.dtype != float32:
-            if inst.dtype is not None and self.provenance is not None:
-                self._note(inst, "skip rule 2" if _is_integer(inst.dtype) else "",
-                           "integer path" if _is_integer(inst.dtype) else
-                           f"destination already {inst.dtype.name}; only fp32 is narrowed")
-            return False
-        if isinstance(inst, TensorScalarGEPOp) and self.dtype not in inst.allowed_dtypes:
-            if self.provenance is not None:
-                self._note(inst, "", f"{self.dtype.name} is not in the GEP's allowed_dtypes")
-            return False
-        changed = self._cast_source(inst)
+    def _cast_store(self, inst: StoreInst | TensorScalarGEPOp, verdict: Verdict,
+                    run: AutoCastRun) -> bool:
+        changed = self._cast_source(inst, verdict, run.rewriter)
         if isinstance(inst, TensorScalarGEPOp) and isinstance(inst.scalar, ScalarValue):
             changed |= mutate_fp32(inst.scalar, self.dtype)  # the GEP's scalar rides along
-        if not self.on_call_edge(inst.tensor):  # narrow the dst dtype
+        if not run.on_call_edge(inst.tensor):  # narrow the dst dtype
             changed |= mutate_fp32(inst, self.dtype, self.provenance, self.name,
                                    "store narrows its destination to {dtype} (spec 000 §5)")
         else:
             self._note(inst, "", "destination kept fp32: the tensor is on a call edge (all-fp32r)")
         return changed
 
-    def _cast_source(self, inst: StoreInst | TensorScalarGEPOp) -> bool:
+    def _cast_source(self, inst: StoreInst | TensorScalarGEPOp, verdict: Verdict,
+                     rw: Rewriter) -> bool:
         src = inst.src
         if isinstance(src, ScalarValue):
             return mutate_fp32(src, self.dtype)
         if src.dtype != float32:
             return False
         cast = make_cast(src, self.dtype, function=inst.function)
-        cast.insertBefore(inst)
-        cast.allocateId()
-        cast.updateDebugLoc(inst.dl)
-        inst.replaceUseOfWith(src, cast)  # the store casts its SOURCE
-        if self.provenance is not None:
-            self._note(cast, "", f"inserted, the store casts its source to {self.dtype.name} "
-                       "(spec 000 §5)")
+        rw.insert_before(cast, inst, dl=inst.dl)
+        rw.replace_uses_in(inst, src, cast)  # the store casts its SOURCE
+        self._record(cast, verdict)
         return True
 
-    def transform_offloaded_memcpy(self, inst: OffloadedMemCpy) -> bool:
-        """An fp32 → fp32 DMA copy lands narrowed: its destination tensor is narrowed, so the DMA
-        carries the conversion."""
-        if inst.is_reinterpreted or not self.memcpy_source_ok(inst):
-            self._note(inst, "", "memcpy left alone (reinterpreted, or its source is not narrowed)")
-            return False
-        dst = inst.dst.tensor
-        if dst.isInputOrOutput or self.on_call_edge(dst):
-            self._note(inst, "", "memcpy into a boundary/call-edge tensor left alone")
-            return False
-        return mutate_fp32(dst, self.dtype, self.provenance, self.name,
-                           "@{name} lands narrowed to {dtype}: the DMA carries the cast")
-
-    def memcpy_source_ok(self, inst: OffloadedMemCpy) -> bool:
-        """Which memcpy sources are narrowed on arrival (any, in the base pass)."""
-        return True
-
-    # -- spec 000 §5 GOTCHA: transformUnaryOp folds redundant casts -----------------------------------
-    def transform_unary_op(self, op: UnaryOp) -> bool:
-        """A cast whose source already has the (narrowed) target dtype is bypassed and erased;
-        other float unary ops narrow like any compute op; bitcasts are never touched."""
-        if op.reinterpret:
-            self._note(op, "", "bitcasts are never touched")
-            return False
-        if op.is_cast:
-            changed = mutate_fp32(op, self.dtype)  # a cast to fp32 now targets D
-            if op.data.dtype is op.dtype:
-                op.replaceAllUsesWith(op.data)  # bypass the cast
-                op.eraseFromParent()  # and delete it
-                self._note(op, "", "redundant cast folded (transformUnaryOp, spec 000 §5 GOTCHA)")
-                return True
-            if changed and self.provenance is not None:
-                self._note(op, "", f"a cast to fp32 now targets {self.dtype.name} "
-                           "(transformUnaryOp)")
-            return changed
-        return self.transform_compute(op)
-
-    def after_stmt_transform(self, f: Function) -> bool:
+    def after_stmt_transform(self, f: Function, run: AutoCastRun | None = None) -> bool:
         """Nothing in the base pass (AutoCastTCInputs shrinks tensors here)."""
         return False
 
 
-def _is_integer(dtype: Any) -> bool:
-    return dtype is not None and dtype.is_integer
+def _record_call_edges(tensor: Tensor, run: AutoCastRun) -> bool:
+    assert run.call_ins is not None and run.call_outs is not None
+    changed = False
+    for op in tensor.load_insts:
+        if isinstance(op, OpaqueOp) and tensor not in op.call_ins:
+            op.call_ins.add(tensor)  # record opaque consumer
+            run.call_ins.add(tensor)
+            changed = True
+    for op in tensor.store_insts:
+        if isinstance(op, CallOpBase) and tensor not in op.call_outs:
+            op.call_outs.add(tensor)  # record call producer
+            run.call_outs.add(tensor)
+            changed = True
+    return changed

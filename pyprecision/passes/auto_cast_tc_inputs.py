@@ -8,22 +8,21 @@ from typing import ClassVar
 import numpy as np
 
 from pyprecision.ir import (
-    CallOpBase,
     DType,
     Function,
     Instruction,
-    IRBuilder,
     LoadInst,
-    OffloadedMemCpy,
-    OpaqueOp,
+    Rewriter,
     SingleValueTensor,
-    StoreInst,
     Tensor,
     TensorContractOp,
     UnaryOp,
     Value,
+    make_cast,
 )
-from pyprecision.passes.auto_cast_fp32 import AutoCastFP32
+from pyprecision.passes.auto_cast_fp32 import AutoCastFP32, AutoCastRun
+from pyprecision.passes.autocast_rules import contract_verdict, shrink_verdict
+from pyprecision.passes.provenance import Verdict, record
 from pyprecision.passes.statistics import register_stats
 
 
@@ -67,109 +66,85 @@ class AutoCastTCInputs(AutoCastFP32):
     #: CLASS-level byte counter (spec 000 §6 NOTE): cumulative across every instance
     tensor_shrink: ClassVar[int] = 0
 
-    def before_stmt_transform(self, f: Function) -> bool:
+    def before_stmt_transform(self, f: Function, run: AutoCastRun | None = None) -> bool:
         """The matmult-* modes do not drive the base boundary casts (spec 000 §1)."""
         return False
 
-    def transform_instruction(self, inst: Instruction) -> bool:
-        """Only TensorContractOps are transformed."""
-        if isinstance(inst, TensorContractOp):
-            return self.transform_tensor_contract_op(inst)
-        self._note(inst, "", "only matmul operands are cast (spec 000 §4)")
-        return False
+    def decide(self, inst: Instruction, run: AutoCastRun) -> Verdict:
+        """Only TensorContractOps are transformed (spec 000 §4)."""
+        return contract_verdict(inst)
+
+    def apply_other(self, inst: Instruction, verdict: Verdict, run: AutoCastRun) -> bool:
+        """``contract``: cast the matmul's operands."""
+        assert isinstance(inst, TensorContractOp) and verdict.action == "contract"
+        return self.transform_tensor_contract_op(inst, run)
 
     # -- spec 000 §4 -----------------------------------------------------------------------------------
-    def transform_tensor_contract_op(self, tc: TensorContractOp) -> bool:
+    def transform_tensor_contract_op(self, tc: TensorContractOp,
+                                     run: AutoCastRun | None = None) -> bool:
         """Cast the stationary (operands[0]) then the moving (operands[1]) operand."""
-        builder = IRBuilder(function=tc.function)
+        rw = (run or self.new_run()).rewriter
         transpose = is_matmult_transpose(tc)
         stationary = tc.operands[0]
         assert isinstance(stationary, Value)
-        changed = self.cast_tc_operand(stationary, builder=builder, transpose=transpose)
+        changed = self.cast_tc_operand(stationary, rw, transpose=transpose)
         # re-read operands[1]: when stationary is moving, the first call already rewired it
         moving = tc.operands[1]
         assert isinstance(moving, Value)
-        changed |= self.cast_tc_operand(moving, builder=builder, transpose=transpose)
+        changed |= self.cast_tc_operand(moving, rw, transpose=transpose)
         if self.provenance is not None and tc.dtype is not None:
             self._note(tc, "", f"its operands are cast (spec 000 §4); the result stays "
                        f"{tc.dtype.name} (PSUM)")
         return changed
 
-    def cast_tc_operand(self, v: Value, builder: IRBuilder, transpose: bool = False) -> bool:
+    def cast_tc_operand(self, v: Value, rewriter: Rewriter | None = None,
+                        transpose: bool = False) -> bool:
         """Ask the target for the legal operand dtype; cast and rewire only when it differs."""
-        target = self.target.getMatmultOperandType(v.dtype, transpose=transpose)
+        target = self.target.get_matmult_operand_type(v.dtype, transpose=transpose)
         if v.dtype == target:
             if self.provenance is not None:
                 self._note(v, "castTCOperand", f"matmul operand already {target.name} "
                            "(getMatmultOperandType)")
             return False  # already legal — no cast
-        cast = builder.cast_to(v, target)  # inserted right after v's definition
-        cast.allocateId()
-        v.replaceAllUsesWithExcept(cast, cast)  # rewire users, exclude the cast
+        rw = rewriter or Rewriter()
+        cast = make_cast(v, target, function=v.owner.function if v.owner else None)
+        rw.insert_after_definition(cast, v)  # inserted right after v's definition
+        rw.replace_all_uses(v, cast, except_=cast)  # rewire users, exclude the cast
         if self.provenance is not None:
             self._note(cast, "castTCOperand", f"matmul operand cast to {target.name} "
                        "(getMatmultOperandType, spec 000 §4)")
         return True
 
     # -- spec 000 §6 -----------------------------------------------------------------------------------
-    def after_stmt_transform(self, f: Function) -> bool:
+    def after_stmt_transform(self, f: Function, run: AutoCastRun | None = None) -> bool:
         """Visit EVERY tensor (eager, no short-circuit), then drop dead tensors."""
-        results = [self.shrink_tensor(t) for t in f.ordered_all_tensors]
-        f.dropDeadTensors()
+        rw = (run or self.new_run()).rewriter
+        results = [self.shrink_tensor(t, rw) for t in f.ordered_all_tensors]
+        f.drop_dead_tensors()
         return any(results)
 
-    def shrink_tensor(self, tensor: Tensor) -> bool:
-        """The guard chain of spec 000 §6, one guard per line, then the physical narrowing."""
-        for op in tensor.load_insts:
-            if isinstance(op, (OpaqueOp, CallOpBase)):
-                return self._guard(tensor, 1, "opaque/call reader: cannot rewrite")
-        for op in tensor.store_insts:
-            if isinstance(op, (OpaqueOp, CallOpBase)):
-                return self._guard(tensor, 2, "opaque/call writer: cannot rewrite")
-        if not tensor.are_all_dim_affine:
-            return self._guard(tensor, 3, "non-affine access")
-        if tensor.n_loads != 1:  # expected exactly one (decision P7)
-            return self._guard(tensor, 4, "read {} times, not exactly once", tensor.n_loads)
-        if tensor.isInputOrOutput:
-            return self._guard(tensor, 5, "boundary tensor")
-        if tensor.is_const:
-            return self._guard(tensor, 6, "constant tensor")
-        loaders = frozenset(tensor.load_insts)
-        if len(loaders) > 1:
-            return self._guard(tensor, 7, "more than one distinct loader")
-        (ld,) = loaders
+    def shrink_tensor(self, tensor: Tensor, rewriter: Rewriter | None = None) -> bool:
+        """Decide (the guard chain, :func:`.autocast_rules.shrink_verdict`), then narrow."""
+        verdict = shrink_verdict(tensor, truncated_dtype)
+        if not verdict.applies:
+            record(self.provenance, tensor, self.name, verdict)
+            return False
+        (ld,) = frozenset(tensor.load_insts)
         narrow_dt = truncated_dtype(ld)
-        if narrow_dt is None:
-            return self._guard(tensor, 8, "the loader is not down-cast (decision P7)")
-        if ld.dtype == narrow_dt:
-            return self._guard(tensor, 9, "already narrow")
-        if ld.is_reinterpreted:
-            return self._guard(tensor, 10, "reinterpreted view")
-        if not all(isinstance(op, (StoreInst, OffloadedMemCpy)) for op in tensor.store_insts):
-            return self._guard(tensor, 11, "a computing writer would round differently "
-                               "(decision P7)")
-        self._narrow(tensor, ld, narrow_dt)
+        assert narrow_dt is not None
+        self._narrow(tensor, ld, narrow_dt, rewriter or Rewriter())
         if self.provenance is not None:
-            self._note(tensor, "shrinkTensor", f"@{tensor.name} is stored {narrow_dt.name}: its "
-                       "only loader was down-cast (spec 000 §6)")
+            record(self.provenance, tensor, self.name, verdict)
             self._note(ld, "shrinkTensor", f"the loaded tensor is stored {narrow_dt.name}; the "
                        "down-cast is gone (spec 000 §6)")
         return True
 
-    def _guard(self, tensor: Tensor, n: int, why: str, *args: object) -> bool:
-        """A failed shrinkTensor guard (numbered in the chain's order): record it (``why``
-        formatted with ``args``), return False."""
-        if self.provenance is not None:
-            self._note(tensor, f"shrinkTensor guard {n}", why.format(*args))
-        return False
-
-    def _narrow(self, tensor: Tensor, ld: Instruction, narrow_dt: DType) -> None:
+    def _narrow(self, tensor: Tensor, ld: Instruction, narrow_dt: DType, rw: Rewriter) -> None:
         AutoCastTCInputs.tensor_shrink += tensor.size_in_bytes  # class attr, before narrowing
-        tensor.mutateTensorTy(narrow_dt)  # writers now convert on store
+        tensor.mutate_tensor_ty(narrow_dt)  # writers now convert on store
         (cast,) = ld.result.users  # type: ignore[union-attr]
         ld.mutate_dst_ty(narrow_dt)  # the load reads the narrow bytes
-        cast.replaceAllUsesWith(ld.result)  # the down-cast is now an identity
-        cast.eraseFromParent()
+        rw.replace_and_erase(cast, ld.result)  # the down-cast is now an identity
 
 
 register_stats(AutoCastTCInputs, {"tensor_shrink": "Tensor shrink for matmult down-cast (in bytes"})

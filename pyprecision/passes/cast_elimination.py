@@ -16,7 +16,7 @@ from pyprecision.ir import (
     DType,
     Function,
     Instruction,
-    Module,
+    Rewriter,
     UnaryOp,
     Value,
     bfloat16,
@@ -27,7 +27,7 @@ from pyprecision.ir import (
     float32,
     float32r,
 )
-from pyprecision.passes.auto_cast_fp32 import functions_of
+from pyprecision.passes.base import FunctionPass
 from pyprecision.passes.provenance import ProvenanceLog, note
 from pyprecision.passes.statistics import register_stats
 
@@ -66,7 +66,7 @@ def _is_cast(inst: object) -> TypeGuard[UnaryOp]:
 
 
 @dataclass(frozen=True)
-class CastElimination:
+class CastElimination(FunctionPass):
     """cast(x : T → T) → x; cast(cast(a → B exact) → C) → cast(a → C); unused cast → erased.
 
     ``provenance``: None, or a list every rule application is appended to (:mod:`.provenance`).
@@ -78,27 +78,22 @@ class CastElimination:
     dead_casts: ClassVar[int] = 0
     provenance: ProvenanceLog | None = field(default=None, compare=False, repr=False)
 
-    def run(self, unit: Module | Function) -> bool:
-        """Run on every function; True when anything changed."""
-        changed = False
-        for f in functions_of(unit):
-            changed |= self.run_on_function(f)
-        return changed
-
     def run_on_function(self, f: Function) -> bool:
         """Forward walk (rules 2 then 1 on each cast), then the dead sweep (rule 3)."""
         changed = False
+        rw = Rewriter()
         casts = [i for i in f.instructions() if _is_cast(i)]
         for cast in casts:
             if cast.parent is None:
                 continue
-            changed |= self.fold_cast_of_cast(cast)
-            changed |= self.remove_identity(cast)
-        dead = self.erase_dead_casts([c for c in casts if c.parent is not None])
+            changed |= self.fold_cast_of_cast(cast, rw)
+            changed |= self.remove_identity(cast, rw)
+        dead = self.erase_dead_casts([c for c in casts if c.parent is not None], rw)
         return changed or dead > 0
 
-    def erase_dead_casts(self, casts: list[UnaryOp]) -> int:
+    def erase_dead_casts(self, casts: list[UnaryOp], rewriter: Rewriter | None = None) -> int:
         """Rule 3: erase unused casts, then any cast feeding them that became unused."""
+        rw = rewriter or Rewriter()
         work = [c for c in casts if not c.result._uses]  # type: ignore[union-attr]
         erased = 0
         while work:
@@ -106,7 +101,7 @@ class CastElimination:
             if cast.parent is None or cast.result._uses:  # type: ignore[union-attr]
                 continue
             feeder = _producer(cast)
-            cast.eraseFromParent()
+            rw.erase(cast)
             note(self.provenance, cast, self.name, "rule 3", "dead cast erased")
             erased += 1
             if _is_cast(feeder) and feeder.parent is not None:
@@ -114,8 +109,9 @@ class CastElimination:
         CastElimination.dead_casts += erased
         return erased
 
-    def fold_cast_of_cast(self, cast: UnaryOp) -> bool:
+    def fold_cast_of_cast(self, cast: UnaryOp, rewriter: Rewriter | None = None) -> bool:
         """Rule 2: read through exact inner casts."""
+        rw = rewriter or Rewriter()
         changed = False
         inner = _producer(cast)
         while _is_cast(inner) and inner.dtype is not None \
@@ -124,18 +120,17 @@ class CastElimination:
                 note(self.provenance, cast, self.name, "rule 2", f"cast-of-cast read through the "
                      f"exact inner cast %{inner.result.name}"  # type: ignore[union-attr]
                      f" ({inner.data.dtype.name} → {inner.dtype.name})")
-            cast.set_operand(0, inner.data)
+            rw.set_operand(cast, 0, inner.data)
             CastElimination.folded_cast_chains += 1
             changed = True
             inner = _producer(cast)
         return changed
 
-    def remove_identity(self, cast: UnaryOp) -> bool:
+    def remove_identity(self, cast: UnaryOp, rewriter: Rewriter | None = None) -> bool:
         """Rule 1: a cast to its source's own dtype."""
         if cast.data.dtype is not cast.dtype:
             return False
-        cast.replaceAllUsesWith(cast.data)
-        cast.eraseFromParent()
+        (rewriter or Rewriter()).replace_and_erase(cast, cast.data)
         if self.provenance is not None and cast.dtype is not None:
             note(self.provenance, cast, self.name, "rule 1",
                  f"identity cast removed ({cast.dtype.name} → {cast.dtype.name})")

@@ -6,24 +6,15 @@ import enum
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from pyprecision.ir import (
-    Function,
-    Instruction,
-    Module,
-    NeuronAP,
-    NeuronInst,
-    SBAtomLoad,
-    TensorScalarGEPOp,
-    UnaryOp,
-    Value,
-    as_dtype,
-    bfloat16,
-    float8_e5m2,
-    float16,
-    float32r,
+from pyprecision.ir import Function, Instruction, SBAtomLoad, as_dtype
+from pyprecision.passes.base import FunctionPass
+from pyprecision.passes.mutator_gates import (
+    MISMATCH,
+    absorb_verdict,
+    match_or_mutate_verdict,
+    mutate_load_verdict,
 )
-from pyprecision.passes.auto_cast_fp32 import functions_of
-from pyprecision.passes.provenance import ProvenanceLog, note
+from pyprecision.passes.provenance import ProvenanceLog, Verdict, record
 from pyprecision.passes.statistics import register_stats
 from pyprecision.passes.target import Target
 from pyprecision.passes.weights import static_cast_load_tensor
@@ -52,14 +43,34 @@ class MutateState(enum.Enum):
         return self is not MutateState.Mismatch
 
 
+@dataclass
+class MutatorRun:
+    """What one run of DTypeMutator on one function remembers (spec 002 :41-:51): the function
+    ``f``, the weight-cast memo ``tensor_map`` and which const tensors have exactly one reader
+    (counted once, so the walk stays linear)."""
+
+    f: Function | None
+    tensor_map: dict[Any, Any] = field(default_factory=dict)
+    single_load: set[int] | None = None
+
+    def reset(self) -> None:
+        """Discard the weight-cast memo (spec 002 :48)."""
+        self.tensor_map.clear()
+
+    def set_function(self, f: Function) -> None:
+        """Re-point the run at another function, keeping its memo (spec 002 :51)."""
+        self.f = f
+
+
 @dataclass(frozen=True)
-class DTypeMutator:
+class DTypeMutator(FunctionPass):
     """``%y = cast (op …) : D`` with op's dst used only by the cast → op retyped to D (the cast
     becomes an identity for cast-elimination); weights cast at compile time.
 
     Options: ``target`` (``enable_dma_cast``) and ``mutate_multi_users`` (gate 7; decision P17:
-    no effect on the driver's casts in this IR). ``provenance``: None, or a list every gate's
-    outcome is appended to (:mod:`.provenance`).
+    no effect on the driver's casts in this IR). ``provenance``: None, or a list every verdict is
+    appended to (:mod:`.provenance`). The gates are pure functions (:mod:`.mutator_gates`); this
+    class applies their verdicts.
     """
 
     name: ClassVar[str] = "dtype-mutator"
@@ -71,196 +82,110 @@ class DTypeMutator:
 
     target: Target = field(default_factory=Target)
     mutate_multi_users: bool = False
-    f: Function | None = field(default=None, compare=False)
     provenance: ProvenanceLog | None = field(default=None, compare=False, repr=False)
-    tensor_map: dict[Any, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
-    _single_load: set[int] | None = field(default=None, init=False, repr=False, compare=False)
-
-    # -- lifecycle (spec 002 :48, :51) ---------------------------------------------------------------
-    def reset(self) -> None:
-        """Discard the weight-cast memo."""
-        self.tensor_map.clear()
-
-    def set_function(self, f: Function) -> None:
-        """Re-point the pass at another function (no state re-allocation)."""
-        object.__setattr__(self, "f", f)
 
     # -- driver (decision P10) -------------------------------------------------------------------
-    def run(self, unit: Module | Function) -> bool:
-        """For every cast whose source is an instruction's dst, try to absorb the cast into it."""
-        changed = False
-        for f in functions_of(unit):
-            self.set_function(f)
-            self.reset()
-            changed |= self.run_on_function(f)
-        return changed
-
     def run_on_function(self, f: Function) -> bool:
-        """Walk the casts in program order; drop the weights the const-fold orphaned."""
+        """Walk the casts in program order, absorbing each into its producer where the gates
+        allow; drop the weights the const-fold orphaned."""
         changed = False
-        # which const tensors have exactly one reader, counted once (keeps the walk linear)
         single = {id(t) for t in f.tensors if t.is_const and t.n_loads == 1}
-        object.__setattr__(self, "_single_load", single)
+        run = MutatorRun(f, single_load=single)
         for inst in list(f.instructions()):
-            if not (isinstance(inst, UnaryOp) and inst.is_cast and inst.parent is not None):
+            driver = absorb_verdict(inst)
+            if driver is None:
                 continue
-            data = inst.data
-            if not isinstance(data, Value) or data.owner is None:
+            if not driver.applies:
+                record(self.provenance, inst, self.name, driver)
                 continue
-            if data.dtype == inst.dtype:
-                continue  # an identity cast: cast-elimination's job
-            if not (data.dtype.is_float and inst.dtype is not None and inst.dtype.is_float):
-                note(self.provenance, inst, self.name, "driver", "not a float→float cast: "
-                     "never absorbed (decision P10)")
-                continue  # only float→float casts can be absorbed (decision P10)
-            state = self.match_or_mutate_dst_ty(operand=data.owner, dtype=inst.dtype)
-            changed |= state.mutated
+            producer = inst.data.owner  # type: ignore[attr-defined]
+            verdict = self._verdict(producer, inst.dtype)
+            changed |= self._apply(producer, inst.dtype, verdict, run).mutated
             if self.provenance is not None:
-                self._note_cast(inst, data.owner, state)
-        for original in {key[0] for key in self.tensor_map}:
+                record(self.provenance, inst, self.name, _cast_verdict(inst, producer, verdict))
+        for original in {key[0] for key in run.tensor_map}:
             if not original.accesses and f.has_tensor(original.name):
                 f.remove_tensor(original)  # replaced by its casted clone everywhere
-        object.__setattr__(self, "_single_load", None)
         return changed
 
-    def _note_cast(self, cast: Instruction, producer: Instruction, state: MutateState) -> None:
-        """Record on the cast what the producer's verdict (the last gate recorded) means for it."""
-        assert self.provenance is not None
-        last = self.provenance[-1] if self.provenance else None
-        why = f" ({last.rule}: {last.message})" if last is not None else ""
-        if state.mismatch:
-            note(self.provenance, cast, self.name, "kept",
-                 f"cannot absorb it into {_name(producer)}{why}")
-        else:
-            note(self.provenance, cast, self.name, "absorbed",
-                 f"{_name(producer)} now produces {cast.dtype.name if cast.dtype else '?'}; "
-                 "the cast is an identity")
-
-    def _gate(self, operand: Any, state: MutateState, gate: int, reason: str) -> MutateState:
-        """Record one gate's outcome (when provenance is on) and return ``state``."""
-        note(self.provenance, operand, self.name, f"gate {gate}", reason, state.value)
-        return state
-
     # -- spec 002 :162 -----------------------------------------------------------------------------
-    def try_mutate_dst_ty(self, operand: Any, dtype: Any) -> bool:
+    def try_mutate_dst_ty(self, operand: Any, dtype: Any, run: MutatorRun | None = None) -> bool:
         """True iff Match or Mutated."""
-        result = self.match_or_mutate_dst_ty(operand=operand, dtype=dtype)
-        return not result.mismatch
+        return not self.match_or_mutate_dst_ty(operand=operand, dtype=dtype, run=run).mismatch
 
-    # -- spec 002 :81 — the eight gates, in execution order -------------------------------------------
-    def match_or_mutate_dst_ty(self, operand: Any, dtype: Any) -> MutateState:
-        """May the dst of ``operand`` be retyped to ``dtype``? Mutates when every gate passes."""
-        dtype = as_dtype(dtype)
-        match, mismatch, log = MutateState.Match, MutateState.Mismatch, self.provenance is not None
-        if operand.dtype == dtype:  # GATE 1 (:82) already equal
-            return self._gate(operand, match, 1, f"already {dtype.name}") if log else match
-        if isinstance(operand, NeuronAP) and operand.reinterpret:  # GATE 2 (:85-86)
-            return self._gate(operand, mismatch, 2, "reinterpreted access pattern")
-        if not isinstance(operand, NeuronInst) and _sole_gep_producer_rejects(operand, dtype):
-            # GATE 3 (:88-96) scalar/GEP producer's legal set
-            return self._gate(operand, mismatch, 3, f"GEP producer does not allow {dtype.name}"
-                              ) if log else mismatch
-        dst = getattr(operand, "dst", None)  # (:101)
-        if dst is None or dst.tensor.n_loads != 1:  # GATE 4 (:101/:107) exactly one load
-            return self._gate(operand, mismatch, 4, "no dst" if dst is None else
-                              f"multi-user: dst is read {dst.tensor.n_loads} times, not exactly "
-                              "once") if log else mismatch
-        if operand.reinterpret:  # GATE 5 (:110)
-            return self._gate(operand, mismatch, 5, "reinterpreting producer")
-        if isinstance(operand, SBAtomLoad):  # GATE 6 (:113) load-specialized path
-            return self.mutate_load(operand, dtype)
-        if not operand.has_single_user and not self.mutate_multi_users:  # GATE 7 (:104)
-            return self._gate(operand, mismatch, 7, "multi-user")
-        if not operand.canMutateDstTy:  # GATE 8 (:117) a PROPERTY, not a method
-            return self._gate(operand, mismatch, 8, "canMutateDstTy is false"
-                              + (f" ({_why_fixed(operand)})" if log else ""))
-        operand.dtype = dtype  # (:120)
-        operand.dst.mutateTensorTy(dtype)  # (:122)
-        DTypeMutator.operator_type_mutated += 1  # (:124) class-level counter
-        if not log:
-            return MutateState.Mutated
-        return self._gate(operand, MutateState.Mutated, 8, f"retyped to {dtype.name}, the cast "
-                          "absorbed")
+    # -- spec 002 :81 ------------------------------------------------------------------------------
+    def match_or_mutate_dst_ty(self, operand: Any, dtype: Any,
+                               run: MutatorRun | None = None) -> MutateState:
+        """May the dst of ``operand`` be retyped to ``dtype``? Retypes it when every gate passes
+        (the eight gates: :func:`.mutator_gates.match_or_mutate_verdict`)."""
+        return self._apply(operand, dtype, self._verdict(operand, dtype), run)
 
     # -- spec 002 :127 ----------------------------------------------------------------------------
-    def mutate_load(self, load: SBAtomLoad, dtype: Any) -> MutateState:
-        """DMA-carries-the-cast vs const-fold. ``self.dtype`` of the seed is read as the load's
-        dtype at :131 and as the requested dtype at :146 (decision P11)."""
+    def mutate_load(self, load: SBAtomLoad, dtype: Any, run: MutatorRun | None = None) -> MutateState:
+        """DMA-carries-the-cast vs const-fold (:func:`.mutator_gates.mutate_load_verdict`)."""
+        verdict = mutate_load_verdict(load, dtype, enable_dma_cast=self.target.enable_dma_cast)
+        return self._apply(load, dtype, verdict, run)
+
+    def _verdict(self, operand: Any, dtype: Any) -> Verdict:
+        return match_or_mutate_verdict(operand, dtype, mutate_multi_users=self.mutate_multi_users,
+                                       enable_dma_cast=self.target.enable_dma_cast)
+
+    def _apply(self, operand: Any, dtype: Any, verdict: Verdict,
+               run: MutatorRun | None) -> MutateState:
+        """Record ``verdict`` and carry out its action."""
+        record(self.provenance, operand, self.name, verdict)
         dtype = as_dtype(dtype)
-        mismatch, mutated = MutateState.Mismatch, MutateState.Mutated
-        log = self.provenance is not None  # messages are built only when recording
-        if (load.has_partition_broadcast and dtype == float16  # :130
-                and (load.dtype == bfloat16 or load.dtype == float32r)):  # :131
-            return self._gate(load, mismatch, 6, f"mutateLoad: broadcast {load.dtype.name} load "
-                              "cannot become fp16 (:130)") if log else mismatch
-        if dtype == float8_e5m2:  # :136 unsupported target for a load
-            return self._gate(load, mismatch, 6, "mutateLoad: fp8 e5m2 is not a load target (:136)")
-        if load.load_const:  # :141 CONSTANT (weight) load
-            if load.src.reinterpret:  # :143
-                return self._gate(load, mismatch, 6, "mutateLoad: reinterpreted weight (:143)")
-            if load.tensor.dtype == dtype:  # :146 already target dtype
-                return self._gate(load, MutateState.Match, 6, f"mutateLoad: weight already "
-                                  f"{dtype.name} (:146)") if log else MutateState.Match
-            if log:
-                self._gate(load, mutated, 6, f"mutateLoad: weight const-folded to {dtype.name} "
-                           "(staticCastLoadTensor, :149)")
-            self.static_cast_load_tensor(load, dtype)  # :149 weight const-fold
-            return mutated
-        if not self.target.enable_dma_cast:  # :152 THE SWITCH
-            return self._gate(load, mismatch, 6, "mutateLoad: the target has no DMA cast "
-                              "(enable_dma_cast=false, :152)")
-        if load.dst is not None:  # :155
-            load.dst.mutateTensorTy(dtype)  # :156 the DMA carries the cast
-        else:
-            load.dtype = dtype  # :158
-        DTypeMutator.n_loads += 1
-        return self._gate(load, mutated, 6, f"mutateLoad: the DMA carries the cast to "
-                          f"{dtype.name} (:156)") if log else mutated
+        if verdict.action == "retype":
+            operand.dtype = dtype  # (:120)
+            operand.dst.mutate_tensor_ty(dtype)  # (:122)
+            DTypeMutator.operator_type_mutated += 1  # (:124) class-level counter
+        elif verdict.action == "dma-cast":
+            if operand.dst is not None:  # :155
+                operand.dst.mutate_tensor_ty(dtype)  # :156 the DMA carries the cast
+            else:
+                operand.dtype = dtype  # :158
+            DTypeMutator.n_loads += 1
+        elif verdict.action == "const-fold":
+            self.static_cast_load_tensor(operand, dtype, run)  # :149 weight const-fold
+        return MutateState(verdict.state)
 
     # -- spec 002 :54 -----------------------------------------------------------------------------
-    def static_cast_load_tensor(self, load: Instruction, dtype: Any) -> None:
-        """Re-encode the weight once (memoized in ``tensor_map``) and point the load at it."""
-        assert self.f is not None or load.function is not None
-        f = self.f if self.f is not None else load.function
-        single = self._single_load
+    def static_cast_load_tensor(self, load: Instruction, dtype: Any,
+                                run: MutatorRun | None = None) -> None:
+        """Re-encode the weight once (memoized in the run's ``tensor_map``) and point the load at
+        it."""
+        if run is None:
+            run = MutatorRun(load.function)
+        assert run.f is not None
+        single = run.single_load
         weight = load.tensor  # type: ignore[attr-defined]
-        casted = static_cast_load_tensor(
-            load, as_dtype(dtype), f, self.tensor_map,  # type: ignore[arg-type]
+        how, casted = static_cast_load_tensor(
+            load, as_dtype(dtype), run.f, run.tensor_map,
             None if single is None else (lambda t: id(t) in single),
         )
-        if casted:
-            DTypeMutator.casted_weights += casted
-        DTypeMutator.folded_cast_load += 1  # :79
+        DTypeMutator.casted_weights += casted  # :75
+        if how != "splat":  # :61-:62 the splat fast path returns before the count at :79
+            DTypeMutator.folded_cast_load += 1  # :79
         if self.provenance is not None:
             now = load.tensor  # type: ignore[attr-defined]
-            what = ("the splat is re-encoded in place" if now is weight
-                    else f"@{weight.name} re-encoded as @{now.name}" if casted
-                    else f"reuses @{now.name} (tensor_map memo)")
-            note(self.provenance, load, self.name, "staticCastLoadTensor", what)
+            what = {"splat": "the splat is re-encoded in place",
+                    "clone": f"@{weight.name} re-encoded as @{now.name}",
+                    "reuse": f"reuses @{now.name} (tensor_map memo)"}[how]
+            record(self.provenance, load, self.name, Verdict("", "staticCastLoadTensor", what))
+
+
+def _cast_verdict(cast: Instruction, producer: Instruction, verdict: Verdict) -> Verdict:
+    """What the producer's verdict means for the cast: kept, or absorbed."""
+    if verdict.state == MISMATCH:
+        return Verdict("", "kept", f"cannot absorb it into {_name(producer)} "
+                       f"({verdict.rule}: {verdict.reason})")
+    return Verdict("", "absorbed", f"{_name(producer)} now produces "
+                   f"{cast.dtype.name if cast.dtype else '?'}; the cast is an identity")
 
 
 def _name(inst: Any) -> str:
     result = getattr(inst, "result", None)
     return f"%{result.name}" if result is not None else type(inst).__name__
-
-
-def _why_fixed(operand: Any) -> str:
-    """Why gate 8 refuses, in words (explain's rows)."""
-    if type(operand).__name__ == "TensorContractOp":
-        return "matmul results live in fp32 PSUM"
-    return f"{type(operand).__name__} cannot be retyped"
-
-
-def _sole_gep_producer_rejects(operand: Any, dtype: Any) -> bool:
-    """Gate 3: the operand's tensor has one writer and one reader, the writer is a
-    TensorScalarGEPOp, and ``dtype`` is not in the operand's ``allowed_dtypes``."""
-    tensor = getattr(operand, "tensor", None)
-    if tensor is None or not getattr(tensor, "single_def_single_use", False):
-        return False
-    stores = getattr(tensor, "store_insts", [])
-    if len(stores) != 1 or not isinstance(stores[0], TensorScalarGEPOp):
-        return False
-    return dtype not in operand.allowed_dtypes
 
 
 register_stats(DTypeMutator, {

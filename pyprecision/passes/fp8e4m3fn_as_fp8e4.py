@@ -27,7 +27,7 @@ from pyprecision.ir import (
     float8e4,
     float8e4m3fn,
 )
-from pyprecision.passes.auto_cast_fp32 import functions_of
+from pyprecision.passes.base import FunctionPass, functions_of
 from pyprecision.passes.weights import static_cast_values
 
 
@@ -47,13 +47,13 @@ def _relabel_number(x: float) -> float:
 
 
 @dataclass(frozen=True)
-class Fp8e4m3fnAsFp8e4:
+class Fp8e4m3fnAsFp8e4(FunctionPass):
     """float8e4m3fn T → float8e4 T (bytes kept); input/output @t : float8e4m3fn → accessed ``as float8e4``."""
 
     name: ClassVar[str] = "fp8e4m3fn-as-fp8e4"
 
     def run(self, unit: Module | Function) -> bool:
-        """Run on every function; True when anything changed."""
+        """Run on every function (a function another one calls has device, not host, I/O)."""
         funcs = functions_of(unit)
         called = {i.callee for f in funcs for i in f.instructions() if isinstance(i, CallOp)}
         changed = False
@@ -73,10 +73,10 @@ class Fp8e4m3fnAsFp8e4:
             for op in inst.operands:
                 if isinstance(op, ScalarValue) and op.dtype is float8e4m3fn:
                     op.value = _relabel_number(float(op.value))
-                    op.mutateTensorTy(float8e4)
+                    op.mutate_tensor_ty(float8e4)
                     changed = True
             if inst.result is not None and inst.result.dtype is float8e4m3fn:
-                inst.result.mutateTensorTy(float8e4)
+                inst.result.mutate_tensor_ty(float8e4)
                 changed = True
         return changed
 
@@ -90,7 +90,7 @@ class Fp8e4m3fnAsFp8e4:
             t.value = _relabel_number(float(splat))  # type: ignore[assignment]
         elif t.value is not None:
             t.value = relabel_codes(t.value)
-        t.mutateTensorTy(float8e4)
+        t.mutate_tensor_ty(float8e4)
         return True
 
     def relabel_view(self, ap: NeuronAP) -> bool:

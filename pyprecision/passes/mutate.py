@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Any
 
-from pyprecision.ir import DType, Instruction, ScalarValue, Value, float32, make_cast
+from pyprecision.ir import DType, Instruction, Rewriter, ScalarValue, Value, float32, make_cast
 from pyprecision.passes.provenance import ProvenanceLog, note
 
 #: the default provenance message of a narrowing (``{dtype}`` is the new dtype's name)
@@ -26,7 +26,7 @@ def mutate_fp32(v: Any, dtype: DType, log: ProvenanceLog | None = None, pass_nam
         if isinstance(v, Instruction):
             v.mutate_dst_ty(dtype)
         else:
-            v.mutateTensorTy(dtype)
+            v.mutate_tensor_ty(dtype)
         if log is not None:
             note(log, v, pass_name, "", why.format(dtype=dtype.name, name=getattr(v, "name", ""),
                                                    kind=getattr(v, "kind", "")))
@@ -37,16 +37,16 @@ def mutate_fp32(v: Any, dtype: DType, log: ProvenanceLog | None = None, pass_nam
 
 
 def cast_operand_before(inst: Instruction, index: int, dtype: DType,
-                        log: ProvenanceLog | None = None, pass_name: str = "") -> Instruction:
+                        log: ProvenanceLog | None = None, pass_name: str = "",
+                        rewriter: Rewriter | None = None) -> Instruction:
     """Splice ``cast operands[index] → dtype`` just before ``inst`` and make ``inst`` read it
     (every slot of ``inst`` reading the same value is rewired: replaceUseOfWith)."""
+    rw = rewriter or Rewriter()
     operand = inst.operands[index]
     assert isinstance(operand, Value)
     cast = make_cast(operand, dtype, function=inst.function)
-    cast.insert_before(inst)
-    cast.allocateId()
-    cast.updateDebugLoc(inst.dl)
-    inst.replaceUseOfWith(operand, cast)
+    rw.insert_before(cast, inst, dl=inst.dl)
+    rw.replace_uses_in(inst, operand, cast)
     if log is not None:
         note(log, cast, pass_name, "", f"inserted, fp32 operand cast to {dtype.name} (spec 000 §3)")
     return cast
@@ -54,12 +54,14 @@ def cast_operand_before(inst: Instruction, index: int, dtype: DType,
 
 def mutate_result_and_scalar_operands(
     inst: Instruction, dtype: DType, skip: Collection[int] = (),
-    log: ProvenanceLog | None = None, pass_name: str = "",
+    log: ProvenanceLog | None = None, pass_name: str = "", rewriter: Rewriter | None = None,
 ) -> bool:
     """Spec 000 §3: narrow the RESULT in place, narrow scalar operands in place, and give every
     float32 tensor operand a cast node (operand slots in ``skip`` are left alone — the SelectOp
     predicate, skip rule 3). Returns whether anything changed. With a provenance ``log`` the
-    result's outcome is recorded on ``inst`` and every inserted cast on the cast."""
+    result's outcome is recorded on ``inst`` and every inserted cast on the cast. Casts are placed
+    through ``rewriter`` (a fresh one when None)."""
+    rw = rewriter or Rewriter()
     changed = False
     if inst.result is not None:
         narrowed = mutate_fp32(inst.result, dtype)
@@ -74,6 +76,6 @@ def mutate_result_and_scalar_operands(
         if isinstance(operand, ScalarValue):
             changed |= mutate_fp32(operand, dtype)  # scalars ride along for free
         elif operand.dtype is float32:  # decision P5: only fp32 tensors need converting
-            cast_operand_before(inst, index, dtype, log, pass_name)
+            cast_operand_before(inst, index, dtype, log, pass_name, rw)
             changed = True
     return changed

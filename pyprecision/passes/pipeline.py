@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from pyprecision.errors import PassError, PyPrecisionError, VerifyError, add_note
 from pyprecision.frontend import MODE_TABLE, PrecisionConfig
 from pyprecision.ir import Function, Module, to_text, verify
+from pyprecision.pass_manager import run_pass_sequence
 from pyprecision.passes.statistics import Statistics, snapshot
 from pyprecision.passes.target import Target
 
@@ -27,48 +27,14 @@ def pipeline_pass_names(config: PrecisionConfig | str) -> list[str]:
     return [*names, first, "dtype-mutator", "cast-elimination"]
 
 
-def _verify(unit: Module | Function, when: str) -> None:
-    try:
-        verify(unit)
-    except VerifyError as exc:
-        add_note(exc, f"IR {when}:\n{to_text(unit)}")
-        raise
-
-
-def _text(unit: Module | Function) -> str:
-    try:
-        return to_text(unit)
-    except Exception as exc:  # noqa: BLE001 - a note must never hide the real error
-        return f"<unprintable IR: {type(exc).__name__}: {exc}>"
-
-
 def run_passes(unit: Module | Function, passes: Sequence[Any]) -> dict[str, bool]:
     """Run ``passes`` in order, verifying before the first and after each; returns name → changed.
 
     A pass that breaks the IR raises VerifyError naming it, with the printed IR attached as a note;
-    an unexpected exception inside a pass becomes a PassError with the IR as the pass left it.
+    an unexpected exception inside a pass becomes a PassError with the IR as the pass left it
+    (the shared manager, :func:`pyprecision.pass_manager.run_pass_sequence`).
     """
-    _verify(unit, "before the pipeline")
-    changed: dict[str, bool] = {}
-    for p in passes:
-        try:
-            result = bool(p.run(unit))
-        except PyPrecisionError as exc:
-            add_note(exc, f"in pass {p.name}; IR when it stopped:\n{_text(unit)}")
-            raise
-        except Exception as exc:
-            err = PassError(f"pass {p.name} failed: {type(exc).__name__}: {exc}")
-            add_note(err, f"IR when it stopped:\n{_text(unit)}")
-            raise err from exc
-        try:
-            verify(unit)
-        except VerifyError as exc:
-            raise_err = VerifyError(f"after pass {p.name}: {exc}")
-            add_note(raise_err, f"IR after {p.name}:\n{to_text(unit)}")
-            raise raise_err from exc
-        key = p.name if p.name not in changed else f"{p.name}#{len(changed)}"
-        changed[key] = result
-    return changed
+    return run_pass_sequence(unit, passes, verify=verify, to_text=to_text, label="IR")
 
 
 def run_pipeline(

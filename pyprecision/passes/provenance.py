@@ -11,10 +11,29 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Decision", "ProvenanceLog", "note", "subject_name"]
+__all__ = ["Decision", "ProvenanceLog", "Verdict", "note", "record", "subject_name"]
 
 #: what a pass appends to
 ProvenanceLog = list["Decision"]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What a chain of gates or guards decided about one object, before anything is changed: the
+    ``state`` (``match``/``mutated``/``mismatch`` for DTypeMutator's gates, ``skip`` or ``apply``
+    for the other chains), the ``rule`` that decided (``gate 4``, ``skip rule 1``, ``shrinkTensor
+    guard 3``; empty for a plain outcome), a short ``reason``, and the ``action`` the pass applies
+    (empty when nothing is to be done)."""
+
+    state: str
+    rule: str
+    reason: str
+    action: str = ""
+
+    @property
+    def applies(self) -> bool:
+        """The pass has something to do (``action`` is set)."""
+        return bool(self.action)
 
 
 @dataclass(frozen=True)
@@ -57,6 +76,14 @@ def subject_name(obj: Any) -> str:
     if tensor is not None and hasattr(tensor, "name"):
         return f"{opname} @{tensor.name}"
     return str(opname)
+
+
+def record(log: ProvenanceLog | None, subject: Any, pass_name: str, verdict: Verdict) -> None:
+    """Append ``verdict`` about ``subject`` when ``log`` is a list (the log is the verdicts)."""
+    if log is not None:
+        state = verdict.state if verdict.state in ("match", "mutated", "mismatch") else ""
+        log.append(Decision(subject_name(subject), pass_name, verdict.rule, verdict.reason, state,
+                            subject))
 
 
 def note(log: ProvenanceLog | None, subject: Any, pass_name: str, rule: str, message: str,

@@ -1,4 +1,5 @@
-"""The registry of named passes and the ``name{option=value,...}`` pass-spec syntax."""
+"""The pass registry (:data:`PASSES`, every loop-IR pass by name) and the ``name{option=value,...}``
+pass-spec syntax."""
 from __future__ import annotations
 
 import dataclasses
@@ -41,7 +42,7 @@ def _option_value(text: str) -> Any:
 
 def _options(cls: type) -> dict[str, dataclasses.Field[Any]]:
     return {f.name: f for f in dataclasses.fields(cls)
-            if f.init and f.name not in ("target", "f", "provenance")}
+            if f.init and f.name not in ("target", "provenance")}
 
 
 def make_pass(spec: str, target: Target, provenance: list[Any] | None = None) -> Any:

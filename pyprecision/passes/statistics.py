@@ -30,7 +30,7 @@ class Statistic:
 
 
 #: every registered statistic, by key, in registration order
-REGISTRY: dict[str, Statistic] = {}
+STATISTICS: dict[str, Statistic] = {}
 
 
 def register_stats(owner: type, descriptions: Mapping[str, str]) -> type:
@@ -39,13 +39,13 @@ def register_stats(owner: type, descriptions: Mapping[str, str]) -> type:
         if not isinstance(getattr(owner, attr, None), int):
             raise TypeError(f"{owner.__name__}.{attr} must be an int class attribute")
         stat = Statistic(owner, attr, desc)
-        REGISTRY[stat.key] = stat
+        STATISTICS[stat.key] = stat
     return owner
 
 
 def snapshot() -> dict[str, int]:
     """Current cumulative value of every registered counter."""
-    return {key: stat.value for key, stat in REGISTRY.items()}
+    return {key: stat.value for key, stat in STATISTICS.items()}
 
 
 class Statistics(Mapping[str, int]):
@@ -68,7 +68,7 @@ class Statistics(Mapping[str, int]):
 
     def description(self, key: str) -> str:
         """The registered description of ``key``."""
-        return REGISTRY[key].description
+        return STATISTICS[key].description
 
     def to_text(self) -> str:
         """One line per statistic: ``value key  # description``, then one line per pass run."""

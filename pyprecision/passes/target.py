@@ -119,8 +119,9 @@ class Target:
         """The AutoCastFP32 cascade's dtype for this mode (spec 000 §1)."""
         return DTYPE_OF_TOKEN[autocast_dtype_for_mode(self.fp32_cast_mode)]
 
-    def getMatmultOperandType(self, dtype: Any, transpose: bool = False) -> DType:
-        """The legal matmul-operand dtype for an operand currently of ``dtype``.
+    def get_matmult_operand_type(self, dtype: Any, transpose: bool = False) -> DType:
+        """getMatmultOperandType (spec 000 §4): the legal matmul-operand dtype for an operand
+        currently of ``dtype``.
 
         An fp32 operand becomes the mode's dtype (the transpose dtype for a matmult-based
         transpose, which differs only in mode ``matmult``); with scope ``none`` it stays fp32. A dtype
@@ -139,4 +140,4 @@ class Target:
             return bfloat16
         return dt
 
-    get_matmult_operand_type = getMatmultOperandType
+    getMatmultOperandType = get_matmult_operand_type  # the spec's spelling

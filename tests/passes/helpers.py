@@ -49,7 +49,7 @@ class TargetDouble:
     operand_rule: dict[str, str] = field(default_factory=dict)
     asked: list[tuple[str, bool]] = field(default_factory=list)
 
-    def getMatmultOperandType(self, dtype: Any, transpose: bool = False) -> ir.DType:
+    def get_matmult_operand_type(self, dtype: Any, transpose: bool = False) -> ir.DType:
         dt = as_dtype(dtype)
         self.asked.append((dt.name, transpose))
         return as_dtype(self.operand_rule.get(dt.name, dt.name))

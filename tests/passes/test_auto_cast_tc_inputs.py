@@ -1,10 +1,12 @@
 """AutoCastTCInputs (spec 000 §4, §6) and AutoCastInputs (§8)."""
 from __future__ import annotations
 
-from pyprecision import ir
-from pyprecision.passes import REGISTRY, AutoCastInputs, AutoCastTCInputs, Target
+from filecheck import filecheck  # tests/ is on sys.path
 
-from .helpers import EXAMPLES, TargetDouble, assert_unchanged, canon, parse, run
+from pyprecision import ir
+from pyprecision.passes import STATISTICS, AutoCastInputs, AutoCastTCInputs, Target
+
+from .helpers import EXAMPLES, TargetDouble, assert_unchanged, parse, run
 
 SPILL = """
 func @main {
@@ -32,22 +34,14 @@ def test_matmult_bf16_casts_operands_and_shrinks_spill() -> None:
     AutoCastTCInputs.tensor_shrink = 0
     changed, out = run(tc(), SPILL)
     assert changed
-    assert out == canon("""
-    func @main {
-      tensor @x : input float32[2,3]
-      tensor @t : internal bfloat16[2,3]
-      tensor @w : const float32[2,2] = splat 0.5
-      tensor @y : output float32[3,2]
-    ^bb0:
-      %x = affine_load @x : float32[2,3]
-      %e = exp %x : float32[2,3]
-      affine_store %e, @t
-      %r = affine_load @t : bfloat16[2,3]
-      %w = sb_atom_load @w : float32[2,2]
-      %bfloat16.w = cast %w : bfloat16[2,2]
-      %mm = matmul %r, %bfloat16.w : float32[3,2]
-      affine_store %mm, @y
-    }
+    filecheck(out, """
+        CHECK:      tensor @t : internal bfloat16[2,3]
+        CHECK:      affine_store %e, @t
+        CHECK-NEXT: %r = affine_load @t : bfloat16[2,3]
+        CHECK-NEXT: %w = sb_atom_load @w : float32[2,2]
+        CHECK-NEXT: %bfloat16.w = cast %w : bfloat16[2,2]
+        CHECK-NEXT: %mm = matmul %r, %bfloat16.w : float32[3,2]
+        CHECK-NOT:  cast
     """)
     assert AutoCastTCInputs.tensor_shrink == 2 * 3 * 4  # the fp32 size of @t
 
@@ -61,7 +55,7 @@ def test_note_tensor_shrink_is_class_level() -> None:
 
 
 def test_correction_x02_1_tensor_shrink_docstring_has_no_closing_paren() -> None:
-    desc = REGISTRY["AutoCastTCInputs.tensor_shrink"].description
+    desc = STATISTICS["AutoCastTCInputs.tensor_shrink"].description
     assert desc == "Tensor shrink for matmult down-cast (in bytes"
 
 
@@ -134,19 +128,11 @@ def test_cast_tc_operand_rewires_every_user_of_the_operand() -> None:
     }
     """
     _, out = run(tc(), text)
-    assert out == canon("""
-    func @main {
-      tensor @s : input float32[2,2]
-      tensor @y : output float32[2,2]
-      tensor @z : output float32[2,2]
-    ^bb0:
-      %s = affine_load @s : float32[2,2]
-      %bfloat16.s = cast %s : bfloat16[2,2]
-      %mm = matmul %bfloat16.s, %bfloat16.s : float32[2,2]
-      %n = neg %bfloat16.s : float32[2,2]
-      affine_store %mm, @y
-      affine_store %n, @z
-    }
+    filecheck(out, """
+        CHECK:      %s = affine_load @s : float32[2,2]
+        CHECK-NEXT: %bfloat16.s = cast %s : bfloat16[2,2]
+        CHECK-NEXT: %mm = matmul %bfloat16.s, %bfloat16.s : float32[2,2]
+        CHECK-NEXT: %n = neg %bfloat16.s : float32[2,2]
     """)
 
 
@@ -230,21 +216,17 @@ def test_auto_cast_inputs_narrows_only_inputs() -> None:
     }
     """
     _, out = run(AutoCastInputs(Target.from_config("all")), text)
-    assert out == canon("""
-    func @main {
-      tensor @x : input bfloat16[2,2]
-      tensor @w : const float32[2,2] = splat 0.5
-      tensor @t : internal bfloat16[2,2]
-      tensor @y : output float32[2,2]
-    ^bb0:
-      offloaded_memcpy @x -> @t
-      %x = affine_load @x : bfloat16[2,2]
-      %w = affine_load @w : float32[2,2]
-      %r = affine_load @t : float32[2,2]
-      %a = add %x, %w : float32[2,2]
-      %b = add %a, %r : float32[2,2]
-      affine_store %b, @y
-    }
+    filecheck(out, """
+        CHECK:      tensor @x : input bfloat16[2,2]
+        CHECK-NEXT: tensor @w : const float32[2,2] = splat 0.5
+        CHECK-NEXT: tensor @t : internal bfloat16[2,2]
+        CHECK-NEXT: tensor @y : output float32[2,2]
+        CHECK:      offloaded_memcpy @x -> @t
+        CHECK-NEXT: %x = affine_load @x : bfloat16[2,2]
+        CHECK-NEXT: %w = affine_load @w : float32[2,2]
+        CHECK-NEXT: %r = affine_load @t : float32[2,2]
+        CHECK-NEXT: %a = add %x, %w : float32[2,2]
+        CHECK-NOT:  cast
     """)
 
 

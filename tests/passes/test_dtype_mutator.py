@@ -4,13 +4,14 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 import pytest
+from filecheck import filecheck  # tests/ is on sys.path
 
 import pyprecision
 from pyprecision import ir
 from pyprecision.errors import PassError
-from pyprecision.passes import REGISTRY, DTypeMutator, MutateState, Target
+from pyprecision.passes import STATISTICS, DTypeMutator, MutateState, MutatorRun, Target
 
-from .helpers import TargetDouble, assert_unchanged, canon, parse, run
+from .helpers import TargetDouble, assert_unchanged, parse, run
 
 
 def dm(dma: bool = True, multi: bool = False) -> DTypeMutator:
@@ -154,24 +155,24 @@ def test_gates_7_and_8_order_and_can_mutate_dst_ty_quirk() -> None:
     dst = ir.Value("d", "float32", (2,))
     ir.UnaryOp("cast", dst, ir.Value("u", "bfloat16", (2,)))  # the one load of dst
     probe = _probe(dtype=ir.float32, dst=dst, reinterpret=None, has_single_user=False,
-                   canMutateDstTy=True)
+                   can_mutate_dst_ty=True)
     state = dm(multi=False).match_or_mutate_dst_ty(probe, "bfloat16")
     assert state is MutateState.Mismatch
     assert probe.read == ["dtype", "dst", "reinterpret", "has_single_user"]  # type: ignore[attr-defined]
     probe.read.clear()  # type: ignore[attr-defined]
-    probe.attrs.update(has_single_user=True, canMutateDstTy=False)  # type: ignore[attr-defined]
+    probe.attrs.update(has_single_user=True, can_mutate_dst_ty=False)  # type: ignore[attr-defined]
     assert dm().match_or_mutate_dst_ty(probe, "bfloat16") is MutateState.Mismatch
     # gate 8 is an attribute read (a property), never a call
-    assert probe.read == ["dtype", "dst", "reinterpret", "has_single_user", "canMutateDstTy"]  # type: ignore[attr-defined]
+    assert probe.read == ["dtype", "dst", "reinterpret", "has_single_user", "can_mutate_dst_ty"]  # type: ignore[attr-defined]
     # with mutate_multi_users a multi-user operand passes gate 7 and is decided by gate 8
     probe.read.clear()  # type: ignore[attr-defined]
     probe.attrs.update(has_single_user=False)  # type: ignore[attr-defined]
     assert dm(multi=True).match_or_mutate_dst_ty(probe, "bfloat16") is MutateState.Mismatch
-    assert probe.read[-2:] == ["has_single_user", "canMutateDstTy"]  # type: ignore[attr-defined]
+    assert probe.read[-2:] == ["has_single_user", "can_mutate_dst_ty"]  # type: ignore[attr-defined]
 
 
 def test_quirk_can_mutate_dst_ty_is_a_property() -> None:
-    assert isinstance(ir.Instruction.__dict__["canMutateDstTy"], property)
+    assert isinstance(ir.Instruction.__dict__["can_mutate_dst_ty"], property)
     m = parse(EXP_CAST.replace("%e = exp %x", "%e = matmul %x, %x"))
     # matmul's canMutateDstTy is False (PSUM): gate 8 refuses
     assert dm().match_or_mutate_dst_ty(inst(m, "e"), "bfloat16") is MutateState.Mismatch
@@ -304,6 +305,28 @@ def test_static_cast_single_value_tensor_fast_path() -> None:
     assert DTypeMutator.casted_weights == cw  # no bytes re-encoded
 
 
+def test_single_value_tensor_splat_returns_before_folded_cast_load_is_counted() -> None:
+    """Spec 002 staticCastLoadTensor: the SingleValueTensor fast path returns at :61–:62, before
+    ``folded_cast_load += 1`` at :79; a cloned weight (or a memo hit) is counted."""
+    splat = """
+    func @main {
+      tensor @b : const float32[1,2] = splat 0.1
+      tensor @y : output bfloat16[2,2]
+    ^bb0:
+      %b = sb_atom_load @b broadcast : float32[2,2]
+      %c = cast %b : bfloat16[2,2]
+      affine_store %c, @y
+    }
+    """
+    fl = DTypeMutator.folded_cast_load
+    changed, out = run(dm(), splat)
+    assert changed and "tensor @b : const bfloat16[1,2]" in out  # the splat was folded...
+    assert DTypeMutator.folded_cast_load == fl  # ...and not counted
+    fl = DTypeMutator.folded_cast_load
+    run(dm(dma=False), WEIGHT)  # two loads of one dense weight: a clone, then a memo hit
+    assert DTypeMutator.folded_cast_load == fl + 2
+
+
 def test_const_load_already_target_dtype_is_match() -> None:
     m = parse("""
     func @main {
@@ -319,20 +342,21 @@ def test_const_load_already_target_dtype_is_match() -> None:
 
 
 def test_reset_and_set_function() -> None:
+    """Spec 002 :48/:51: the memo and the function are per-run state (MutatorRun), not the pass's."""
     p = dm()
     m1, m2 = parse(WEIGHT), parse(WEIGHT)
-    p.set_function(m1.main)
-    assert p.f is m1.main
-    p.static_cast_load_tensor(inst(m1, "w"), "bfloat16")
-    assert len(p.tensor_map) == 1
-    p.reset()
-    assert p.tensor_map == {}
-    p.set_function(m2.main)
-    assert p.f is m2.main
+    run = MutatorRun(m1.main)
+    p.static_cast_load_tensor(inst(m1, "w"), "bfloat16", run)
+    assert len(run.tensor_map) == 1
+    run.reset()
+    assert run.tensor_map == {}
+    run.set_function(m2.main)
+    assert run.f is m2.main
+    assert not hasattr(p, "tensor_map") and not hasattr(p, "f")
 
 
 def test_statistics_descriptions() -> None:
-    assert {k: v.description for k, v in REGISTRY.items() if k.startswith("DTypeMutator.")} == {
+    assert {k: v.description for k, v in STATISTICS.items() if k.startswith("DTypeMutator.")} == {
         "DTypeMutator.operator_type_mutated":
             "Number of operator whose dst type is mutated for legalization",
         "DTypeMutator.n_loads": "Number of load whose tensor type mutated",
@@ -349,19 +373,13 @@ def test_mutate_multi_users_gate() -> None:
 
 def test_whole_pipeline_text_for_a_weight() -> None:
     _, out = run(dm(), WEIGHT)
-    assert out == canon("""
-    func @main {
-      tensor @y : output bfloat16[2,2]
-      tensor @z : output bfloat16[2,2]
-      tensor @w_bfloat16 : const bfloat16[2,2] = dense "zT1NPpo+zT4="
-    ^bb0:
-      %w = sb_atom_load @w_bfloat16 : bfloat16[2,2]
-      %c = cast %w : bfloat16[2,2]
-      %w2 = sb_atom_load @w_bfloat16 : bfloat16[2,2]
-      %c2 = cast %w2 : bfloat16[2,2]
-      affine_store %c, @y
-      affine_store %c2, @z
-    }
+    filecheck(out, """
+        CHECK-NOT:  tensor @w :
+        CHECK:      tensor @w_bfloat16 : const bfloat16[2,2] = dense "zT1NPpo+zT4="
+        CHECK:      %w = sb_atom_load @w_bfloat16 : bfloat16[2,2]
+        CHECK-NEXT: %c = cast %w : bfloat16[2,2]
+        CHECK-NEXT: %w2 = sb_atom_load @w_bfloat16 : bfloat16[2,2]
+        CHECK-NEXT: %c2 = cast %w2 : bfloat16[2,2]
     """)
 
 
@@ -372,7 +390,7 @@ def test_note_n_loads_statistic_is_not_the_tensor_attribute() -> None:
     e = inst(m, "e")
     assert e.dst.tensor.n_loads == 1
     assert isinstance(DTypeMutator.n_loads, int)
-    assert REGISTRY["DTypeMutator.n_loads"].description == "Number of load whose tensor type mutated"
+    assert STATISTICS["DTypeMutator.n_loads"].description == "Number of load whose tensor type mutated"
     before = DTypeMutator.n_loads
     dm().run(m)  # an op retype, not a load: the load statistic does not move
     assert DTypeMutator.n_loads == before

@@ -14,6 +14,7 @@ from pyprecision.passes import (
     CastElimination,
     DTypeMutator,
     MutateState,
+    MutatorRun,
     Target,
     make_pass,
     pipeline_pass_names,
@@ -82,14 +83,14 @@ def test_shrink_tensor_only_moves_casts(data: st.DataObject, mode: str) -> None:
 def fold_const_loads_only(m: ir.Module, dtype_target: TargetDouble) -> int:
     """Run DTypeMutator's gates only on casts of const SBAtomLoads (the const-fold path)."""
     p = DTypeMutator(dtype_target)  # type: ignore[arg-type]
-    p.set_function(m.main)
+    run = MutatorRun(m.main)
     folded = 0
     for inst in list(m.main.instructions()):
         if isinstance(inst, ir.UnaryOp) and inst.is_cast and inst.data.dtype.is_float \
                 and inst.dtype.is_float:
             owner = inst.data.owner
             if isinstance(owner, ir.SBAtomLoad) and owner.load_const:
-                folded += p.match_or_mutate_dst_ty(owner, inst.dtype) is MutateState.Mutated
+                folded += p.match_or_mutate_dst_ty(owner, inst.dtype, run) is MutateState.Mutated
     return folded
 
 

@@ -7,7 +7,6 @@ from typing import Any
 import pytest
 
 from pyprecision import ir
-from pyprecision.explain.gates import mutator_casts, mutator_verdict
 from pyprecision.frontend import MODE_TABLE
 from pyprecision.passes import (
     AutoCastFP32,
@@ -351,19 +350,3 @@ def test_hook_is_off_by_default_and_not_a_pass_option() -> None:
         assert p.provenance is None
     with pytest.raises(Exception, match="no option 'provenance'"):
         make_pass("dtype-mutator{provenance=true}", tgt)
-
-
-@pytest.mark.parametrize(("name", "target"), [("mlp", "gen2"), ("mlp", "gen3"),
-                                              ("broadcast_load", "gen2"),
-                                              ("transpose_matmul", "gen3")])
-def test_recorded_gates_agree_with_the_re_derivation(name: str, target: str) -> None:
-    """explain's old re-derivation (explain/gates.py) and the log agree gate for gate."""
-    m = ir.parse((EXAMPLES / f"{name}.pir").read_text())
-    tgt = Target.from_config("matmult-bf16", target)
-    make_pass("auto-cast-tc-inputs", tgt).run(m)
-    derived = [(f"%{c.data.name}", mutator_verdict(c.data.owner, c.dtype, tgt.enable_dma_cast))  # type: ignore[union-attr]
-               for c in mutator_casts(m.main)]
-    log: list[Decision] = []
-    DTypeMutator(tgt, provenance=log).run(m)
-    recorded = [(d.op, d.rule, d.state) for d in log if d.rule.startswith("gate ")]
-    assert recorded == [(op, f"gate {v.gate}", v.state) for op, v in derived]

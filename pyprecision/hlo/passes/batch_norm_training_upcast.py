@@ -1,11 +1,13 @@
 """BatchNormTrainingUpcast (spec 004): BF16 batch-norm-training statistics computed in F32."""
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import ClassVar
 
 from pyprecision.hlo import rewrite as R
-from pyprecision.hlo.model import HloInstruction, HloModule
+from pyprecision.hlo.model import HloComputation, HloInstruction, HloModule
+from pyprecision.hlo.passes.base import OpExpanderPass
 from pyprecision.hlo.shape import Shape
 from pyprecision.hlo.types import PrimitiveType
 
@@ -13,7 +15,7 @@ _BNT_KEYS = ("epsilon", "feature_index")
 
 
 @dataclass(frozen=True)
-class BatchNormTrainingUpcast:
+class BatchNormTrainingUpcast(OpExpanderPass):
     """``(bf16,bf16,bf16) batch-norm-training(x, s, o) → tuple(bf16 convert(gte(f32
     batch-norm-training(f32 convert(x), f32 convert(s), f32 convert(o)), i)) for i in 0..2)``.
 
@@ -30,20 +32,12 @@ class BatchNormTrainingUpcast:
         # lambda#1 @0x1e89440: any operand whose element type is BF16 (cmp [rax], 0x10)
         return any(op.shape.element_type == PrimitiveType.BF16 for op in inst.operands)
 
-    def run(self, module: HloModule) -> bool:
-        """Rewrite every matching op, computation by computation; return whether any matched."""
-        changed = False
-        for comp in module.computations:
-            matches = [i for i in comp.post_order() if self.matches(i)]   # collect, then rewrite
-            rw = R.Rewrite(comp)
-            for bnt in matches:
-                self._rewrite(module, rw, bnt)
-            rw.commit()
-            changed |= bool(matches)
-        return changed
+    def candidates(self, comp: HloComputation) -> Iterable[HloInstruction]:
+        """Post order (operands before users)."""
+        return comp.post_order()
 
-    @staticmethod
-    def _rewrite(module: HloModule, rw: R.Rewrite, bnt: HloInstruction) -> None:
+    def expand(self, module: HloModule, rw: R.Rewrite, bnt: HloInstruction) -> None:
+        """Widen the operands, run the op in F32, narrow each tuple element back."""
         new: list[HloInstruction] = []
         cvts = []
         for op in bnt.operands[:3]:                     # every operand widened to F32

@@ -7,6 +7,7 @@ from typing import ClassVar
 from pyprecision.hlo import attrs as A
 from pyprecision.hlo import rewrite as R
 from pyprecision.hlo.model import HloInstruction, HloModule
+from pyprecision.hlo.passes.base import OpExpanderPass
 from pyprecision.hlo.shape import Shape
 from pyprecision.hlo.types import PrimitiveType, is_integer
 
@@ -25,7 +26,7 @@ def all_leaves_integers(shape: Shape) -> bool:
 
 
 @dataclass(frozen=True)
-class NeuronIntMatmulDowncast:
+class NeuronIntMatmulDowncast(OpExpanderPass):
     """``s32 dot(s8 a, s8 b) → s32 convert(f32 dot(f32 convert(a), f32 convert(b)))``, every new op
     locked with ``frontend_attributes={auto_cast="none"}``.
 
@@ -42,19 +43,7 @@ class NeuronIntMatmulDowncast:
             return False
         return all_leaves_integers(inst.shape)         # tail-call AreAllLeavesIntegers
 
-    def run(self, module: HloModule) -> bool:
-        """Expand every matching dot; return whether any was found."""
-        changed = False
-        for comp in module.computations:
-            matches = [i for i in comp.instructions if self.matches(i)]   # collect, then rewrite
-            rw = R.Rewrite(comp)
-            for dot in matches:
-                self._expand(module, rw, dot)
-            rw.commit()
-            changed |= bool(matches)
-        return changed
-
-    def _expand(self, module: HloModule, rw: R.Rewrite, dot: HloInstruction) -> None:
+    def expand(self, module: HloModule, rw: R.Rewrite, dot: HloInstruction) -> None:
         """ExpandInstruction @0x1faa9b0, step for step."""
         new: list[HloInstruction] = []
         lhs, rhs = dot.operands[0], dot.operands[1]
