@@ -42,7 +42,8 @@ def verify(module: HloModule, after: str | None = None) -> None:
     except _Failure as f:
         line, col = _position(f.where)
         suffix = f" (after pass '{after}')" if after else ""
-        raise VerifyError(f"{module.filename}:{line}:{col}: {f.message}{suffix}") from None
+        where = f"{module.filename}:{line}:{col}: " if line else ""  # made by a pass: no line
+        raise VerifyError(f"{where}{f.message}{suffix}") from None
 
 
 def check(module: HloModule) -> None:
