@@ -15,7 +15,6 @@ from pyprecision.ir.core import (
     Module,
     is_trivially_dead,
     recursively_dce,
-    recursivelyDCE,
 )
 from pyprecision.ir.dtypes import (
     DTYPES,
@@ -169,7 +168,6 @@ __all__ = [
     "make_cast",
     "parse",
     "print_module",
-    "recursivelyDCE",
     "recursively_dce",
     "to_text",
     "uint8",

@@ -167,7 +167,6 @@ class Function:
             self.remove_tensor(t)
         return len(dead)
 
-    dropDeadTensors = drop_dead_tensors
 
     # -- blocks and instructions -------------------------------------------------------------------
     def add_block(self, name: str | None = None) -> Block:
@@ -198,7 +197,6 @@ class Function:
         self._next_id += 1
         return self._next_id
 
-    allocateId = allocate_id
 
     def reserve_name(self, name: str) -> None:
         """Record ``name`` as a used value name."""
@@ -303,4 +301,3 @@ def recursively_dce(insts: Iterable[Instruction]) -> int:
     return n
 
 
-recursivelyDCE = recursively_dce

@@ -157,7 +157,6 @@ class Instruction:
                 n += 1
         return n
 
-    replaceUseOfWith = replace_use_of_with
 
     def drop_all_references(self) -> None:
         """Remove this instruction from every use list and tensor access list."""
@@ -188,9 +187,8 @@ class Instruction:
         d = self.dst
         if d is None:
             raise TypeError(f"{type(self).__name__} has no dst to retype")
-        d.tensor.mutateTensorTy(as_dtype(dtype))
+        d.tensor.mutate_tensor_ty(as_dtype(dtype))
 
-    mutateDstTy = mutate_dst_ty
 
     @property
     def shape(self) -> tuple[int, ...] | None:
@@ -208,8 +206,6 @@ class Instruction:
         assert self.result is not None, "instruction has no result"
         return self.result.replace_all_uses_with_except(new, except_)
 
-    replaceAllUsesWith = replace_all_uses_with
-    replaceAllUsesWithExcept = replace_all_uses_with_except
 
     # -- properties the passes read ---------------------------------------------------------------
     @property
@@ -244,11 +240,6 @@ class Instruction:
     def can_mutate_dst_ty(self) -> bool:
         """May DTypeMutator retype ``dst``? A property, never a method (spec 002 gate 8)."""
         return False
-
-    @property
-    def canMutateDstTy(self) -> bool:
-        """Alias of ``can_mutate_dst_ty`` (spec spelling)."""
-        return self.can_mutate_dst_ty
 
     @property
     def has_side_effects(self) -> bool:
@@ -287,10 +278,6 @@ class Instruction:
         self.remove_from_parent()
         self.drop_all_references()
 
-    insertBefore = insert_before
-    insertAfter = insert_after
-    eraseFromParent = erase_from_parent
-    removeFromParent = remove_from_parent
 
     def allocate_id(self) -> int:
         """Give this instruction a fresh id from its function (or a global counter when detached)."""
@@ -298,13 +285,11 @@ class Instruction:
         self.id = f.allocate_id() if f is not None else _next_global_id()
         return self.id
 
-    allocateId = allocate_id
 
     def update_debug_loc(self, dl: Any) -> None:
         """Carry a source debug location (not printed)."""
         self.dl = dl
 
-    updateDebugLoc = update_debug_loc
 
     # -- the declaration: fields, construction, copying, rule, semantics -------------------------
     def word(self) -> str:

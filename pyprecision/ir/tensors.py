@@ -83,9 +83,6 @@ class Tensor:
         """Declared ``const`` (a weight with compile-time bytes)."""
         return self.kind == "const"
 
-    isInput = is_input
-    isOutput = is_output
-    isInputOrOutput = is_input_or_output
 
     @property
     def parent_as_function(self) -> Function | None:
@@ -162,11 +159,10 @@ class Tensor:
         """Number of elements."""
         return math.prod(self.shape)
 
-    def mutateTensorTy(self, dtype: Any) -> None:
+    def mutate_tensor_ty(self, dtype: Any) -> None:
         """Retype the tensor in place (a const's ``value`` is not converted; keep it consistent)."""
         self.dtype = as_dtype(dtype)
 
-    mutate_tensor_ty = mutateTensorTy
 
     def replace_all_uses_with(self, new: Tensor) -> int:
         """Point every access of this tensor at ``new``. Returns the count."""
@@ -179,12 +175,10 @@ class Tensor:
         for ap in list(self._aps):
             if id(ap.owner) in skip:
                 continue
-            ap.replaceTensor(new)
+            ap.replace_tensor(new)
             n += 1
         return n
 
-    replaceAllUsesWith = replace_all_uses_with
-    replaceAllUsesWithExcept = replace_all_uses_with_except
 
     def clone(self, name: str | None = None) -> Tensor:
         """A detached copy (same kind, shape, dtype, a copy of the value); add it with Function.add_tensor."""
@@ -288,9 +282,6 @@ class NeuronAP:
         """The viewed tensor is an input or an output."""
         return self.tensor.is_input_or_output
 
-    isInput = is_input
-    isOutput = is_output
-    isInputOrOutput = is_input_or_output
 
     @property
     def allowed_dtypes(self) -> tuple[DType, ...]:
@@ -303,7 +294,7 @@ class NeuronAP:
             return tuple(getattr(stores[0], "allowed_dtypes", tuple(DTYPES.values())))
         return tuple(DTYPES.values())
 
-    def replaceTensor(self, new: Tensor) -> None:
+    def replace_tensor(self, new: Tensor) -> None:
         """Make this view access ``new`` instead (updating both tensors' access lists)."""
         attached = self.is_attached
         if attached:
@@ -312,7 +303,6 @@ class NeuronAP:
         if attached:
             self._attach()
 
-    replace_tensor = replaceTensor
 
     def _attach(self) -> None:
         t = self.tensor

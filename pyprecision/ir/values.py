@@ -51,7 +51,7 @@ class Value:
     is_reinterpreted = False
     is_const = False
     is_input = is_output = is_input_or_output = False
-    isInput = isOutput = isInputOrOutput = False
+    is_input = is_output = is_input_or_output = False
 
     dtype = _DTypeAttr()
 
@@ -101,11 +101,10 @@ class Value:
         """Bytes the value would occupy in memory at its dtype."""
         return math.prod(self.shape) * self.dtype.itemsize
 
-    def mutateTensorTy(self, dtype: Any) -> None:
+    def mutate_tensor_ty(self, dtype: Any) -> None:
         """Retype this value in place (no conversion; the defining op now rounds to ``dtype``)."""
         self.dtype = as_dtype(dtype)
 
-    mutate_tensor_ty = mutateTensorTy
 
     def replace_all_uses_with(self, new: Any) -> int:
         """Make every use read ``new`` (a Value or an instruction with a result). Returns the count."""
@@ -126,8 +125,6 @@ class Value:
             n += 1
         return n
 
-    replaceAllUsesWith = replace_all_uses_with
-    replaceAllUsesWithExcept = replace_all_uses_with_except
 
 
 def _as_value(x: Any) -> Value:
@@ -163,8 +160,7 @@ class ScalarValue:
     def __hash__(self) -> int:
         return hash((self.dtype, repr(self.value)))
 
-    def mutateTensorTy(self, dtype: Any) -> None:
+    def mutate_tensor_ty(self, dtype: Any) -> None:
         """Retype the scalar in place."""
         self.dtype = as_dtype(dtype)
 
-    mutate_tensor_ty = mutateTensorTy

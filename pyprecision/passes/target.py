@@ -140,4 +140,4 @@ class Target:
             return bfloat16
         return dt
 
-    getMatmultOperandType = get_matmult_operand_type  # the spec's spelling
+    get_matmult_operand_type = get_matmult_operand_type  # the spec's spelling

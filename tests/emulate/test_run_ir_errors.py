@@ -135,7 +135,7 @@ def test_inserting_same_dtype_casts_never_changes_outputs(data):
     b = ir.IRBuilder(f)
     for v in list(f.values()):
         c = b.cast_to(v, v.dtype)
-        v.replaceAllUsesWithExcept(c, c)
+        v.replace_all_uses_with_except(c, c)
     ir.verify(m)
     after = run_ir(m, inputs)
     for k in before:

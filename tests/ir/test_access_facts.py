@@ -78,10 +78,10 @@ def test_facts_follow_erase_replace_tensor_and_clone():
     m, f, ops = setup()
     x, t = f.get_tensor("x"), f.get_tensor("t")
     assert x.load_insts == [ops["x"], ops["x2"], ops["g"]]  # fill the cache
-    ops["g"].eraseFromParent()
+    ops["g"].erase_from_parent()
     check_all(f)
     assert x.are_all_dim_affine and x.load_insts == [ops["x"], ops["x2"]]
-    ops["x2"].src.replaceTensor(t)  # now reads @t
+    ops["x2"].src.replace_tensor(t)  # now reads @t
     check_all(f)
     assert t.load_insts == [ops["l"], ops["x2"]] and x.load_insts == [ops["x"]]
     c = ops["l"].clone()  # registered with @t at creation
@@ -105,7 +105,7 @@ def test_setting_reinterpret_or_index_on_an_attached_view_updates_the_tensor():
     assert x.are_all_dim_affine
     check_all(f)
     q = f.get_tensor("q")
-    ops["q"].src.replaceTensor(x)  # the reinterpreted view moves to @x
+    ops["q"].src.replace_tensor(x)  # the reinterpreted view moves to @x
     assert x.is_reinterpreted and not q.is_reinterpreted
     check_all(f)
 

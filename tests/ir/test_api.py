@@ -44,7 +44,7 @@ def test_replace_all_uses_with_except_keeps_the_cast_input():
     cast = ir.make_cast(a.result, "bfloat16")
     cast.insert_after(a)
     assert (cast, 0) in a.result.uses  # registered before any rewiring
-    n = a.result.replaceAllUsesWithExcept(cast, cast)
+    n = a.result.replace_all_uses_with_except(cast, cast)
     assert n == 2  # cmp_gt and select's on_true; not the cast
     assert cast.data is a.result
     assert all(u.user is cast for u in a.result.uses)
@@ -56,7 +56,7 @@ def test_replace_all_uses_with_without_except_makes_a_self_cycle_the_verifier_ca
     a = ops["a"]
     cast = ir.make_cast(a.result, "bfloat16")
     cast.insert_after(a)
-    a.result.replaceAllUsesWith(cast)
+    a.result.replace_all_uses_with(cast)
     assert cast.data is cast.result
     with pytest.raises(VerifyError, match="used before its definition"):
         ir.verify(m)
@@ -65,11 +65,11 @@ def test_replace_all_uses_with_without_except_makes_a_self_cycle_the_verifier_ca
 def test_replace_use_of_with_and_erase():
     m, _f, ops = setup()
     s = ops["s"]
-    assert s.replaceUseOfWith(ops["a"], ops["mm"].result) == 1
+    assert s.replace_use_of_with(ops["a"], ops["mm"].result) == 1
     assert s.on_true is ops["mm"].result
     with pytest.raises(ValueError, match="still used"):
-        ops["m"].eraseFromParent()
-    assert s.replaceUseOfWith(ops["m"].result, ops["m"].result) == 1
+        ops["m"].erase_from_parent()
+    assert s.replace_use_of_with(ops["m"].result, ops["m"].result) == 1
     ir.verify(m)
 
 
@@ -77,10 +77,10 @@ def test_erase_updates_tensor_access_lists():
     m, f, ops = setup()
     t = f.get_tensor("t")
     assert t.n_loads == 1 and t.n_stores == 1 and t.single_def_single_use
-    ops["n"].replaceAllUsesWith(ops["l"])
-    ops["n"].eraseFromParent()
-    ops["l"].result.replaceAllUsesWith(ops["s"])
-    ops["l"].eraseFromParent()
+    ops["n"].replace_all_uses_with(ops["l"])
+    ops["n"].erase_from_parent()
+    ops["l"].result.replace_all_uses_with(ops["s"])
+    ops["l"].erase_from_parent()
     assert t.n_loads == 0 and not t.single_def_single_use
     ir.verify(m)
 
@@ -107,7 +107,7 @@ def test_cast_to_without_insertion_point_goes_after_the_definition():
     assert c.result.name == "bfloat16.x"
     c2 = b.cast_to(ops["x"], ir.bfloat16)
     assert c2.result.name == "bfloat16.x.1"
-    n = ops["x"].result.replaceAllUsesWithExcept(c, [c, c2])
+    n = ops["x"].result.replace_all_uses_with_except(c, [c, c2])
     assert n == 1 and ops["mm"].stationary is c.result
 
 
@@ -124,7 +124,7 @@ def test_insert_before_after_and_block_order():
 
 def test_recursive_dce_and_dead_tensors():
     m, f, ops = setup()
-    ops["n"].result.replaceAllUsesWith(ops["mm"])  # the store to @y now reads the matmul
+    ops["n"].result.replace_all_uses_with(ops["mm"])  # the store to @y now reads the matmul
     removed = f.dce()
     # neg, load of @t, store to @t, select, compare, add and the broadcast load are dead; @t, @row dropped
     assert removed == 7
@@ -150,9 +150,9 @@ def test_recursively_dce_keeps_calls_and_output_stores():
 
 
 def test_can_mutate_dst_ty_is_a_property_on_every_instruction():
-    assert isinstance(ir.Instruction.__dict__["canMutateDstTy"], property)
+    assert isinstance(ir.Instruction.__dict__["can_mutate_dst_ty"], property)
     _m, f, ops = setup()
-    verdict = {n: ops[n].canMutateDstTy for n in ops}
+    verdict = {n: ops[n].can_mutate_dst_ty for n in ops}
     assert verdict == {
         "x": True,
         "w": True,
@@ -165,7 +165,7 @@ def test_can_mutate_dst_ty_is_a_property_on_every_instruction():
         "n": True,
     }
     store = f.entry.last
-    assert store.canMutateDstTy is False
+    assert store.can_mutate_dst_ty is False
 
 
 def test_properties_the_passes_read():
@@ -179,10 +179,10 @@ def test_properties_the_passes_read():
     assert ir.bfloat16 in ops["a"].allowed_dtypes and ir.int32 not in ops["a"].allowed_dtypes
     assert w.reinterpret is None and not w.is_reinterpreted
     st = f.entry.last
-    assert isinstance(st, ir.AffineStore) and st.dst.isOutput and st.src is ops["n"].result
+    assert isinstance(st, ir.AffineStore) and st.dst.is_output and st.src is ops["n"].result
     assert st.dtype == ir.float32
     x = f.get_tensor("x")
-    assert x.isInput and x.isInputOrOutput and not x.isOutput and not x.is_const
+    assert x.is_input and x.is_input_or_output and not x.is_output and not x.is_const
     assert x.size_in_bytes == 16 and x.are_all_dim_affine and not x.is_reinterpreted
     assert ir.TensorUtils.load_insts(x) == [ops["x"]]
     assert ir.TensorUtils.store_insts(f.get_tensor("t")) == [f.entry.instructions[7]]
@@ -216,7 +216,7 @@ def test_reinterpret_and_generic_access():
     assert (
         q.reinterpret is ir.float8e4 and q.is_reinterpreted and f.get_tensor("q").is_reinterpreted
     )
-    assert not q.canMutateDstTy
+    assert not q.can_mutate_dst_ty
     assert not f.get_tensor("tab").are_all_dim_affine and g.index is i.result
     assert ir.UnaryOp("bitcast", q.result, ir.Value("bc", "int8", (2,))).reinterpret is True
 
@@ -231,9 +231,9 @@ def test_clone_tensor_replace_tensor_and_single_value_tensor():
     c = t.clone(f.unique_tensor_name("w"))
     assert c.name == "w_1" and c.value is not t.value and np.array_equal(c.value, t.value)
     f.add_tensor(c)
-    ops["w"].src.replaceTensor(c)
+    ops["w"].src.replace_tensor(c)
     assert ops["w"].tensor is c and c.n_loads == 1 and w.n_loads == 0
-    ops["w"].result.mutateTensorTy(ir.float32)
+    ops["w"].result.mutate_tensor_ty(ir.float32)
     assert f.drop_dead_tensors() == 2  # @w and @dead
     ir.verify(m)
 
@@ -250,9 +250,9 @@ def test_clone_instruction_gets_a_unique_name_and_is_detached():
 
 def test_allocate_id_and_debug_loc():
     _m, f, ops = setup()
-    a, b = ops["x"].allocateId(), ops["w"].allocateId()
-    assert b == a + 1 and f.allocateId() == b + 1
-    ops["x"].updateDebugLoc("here")
+    a, b = ops["x"].allocate_id(), ops["w"].allocate_id()
+    assert b == a + 1 and f.allocate_id() == b + 1
+    ops["x"].update_debug_loc("here")
     assert ops["x"].dl == "here"
     assert str(ops["w"].dl) == "<string>:10:3"
 

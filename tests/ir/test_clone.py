@@ -77,6 +77,6 @@ def test_tensor_replace_all_uses_with():
     x = f.get_tensor("x")
     x2 = f.add_tensor(ir.Tensor("x2", (2,), "float32", "input"))
     keep = x.load_insts[0]
-    n = x.replaceAllUsesWithExcept(x2, keep)
+    n = x.replace_all_uses_with_except(x2, keep)
     assert n == 5 and x.load_insts == [keep] and x2.n_loads == 5
     ir.verify(m)

@@ -199,7 +199,7 @@ def test_const_value_must_match_dtype_after_retype():
     f = ir.Function("main")
     t = f.add_tensor(ir.Tensor("w", (2,), "float32", "const", np.ones(2, np.float32)))
     ir.verify(f)
-    t.mutateTensorTy("bfloat16")
+    t.mutate_tensor_ty("bfloat16")
     with pytest.raises(VerifyError, match="value has numpy dtype float32, bfloat16 needs bfloat16"):
         ir.verify(f)
 
