@@ -40,11 +40,13 @@ int pp_params_init(pp_params *pr, const pp_cast_options *opt) {
     pr->rounding = opt->rounding;
     for (int s = 0; s < 2; s++) {
         uint32_t sb = s ? pr->sign_bit : 0u;
-        /* §4: ml_dtypes keeps the sign on a NaN, NVIDIA drops it. */
-        uint32_t nan = opt->nan_policy == PP_NAN_NVIDIA ? f->nan_nvidia : (f->nan_mldtypes | sb);
-        pr->nan[s] = nan;
-        /* §3: saturation maps ±inf to ±max; otherwise inf stays inf, or NaN where there is none. */
-        pr->inf[s] = opt->saturate ? (f->max_bits | sb) : f->has_inf ? (f->inf_bits | sb) : nan;
+        /* §4: the policy encodes NaN inputs: ml_dtypes keeps the sign, NVIDIA drops it. */
+        pr->nan[s] = opt->nan_policy == PP_NAN_NVIDIA ? f->nan_nvidia : (f->nan_mldtypes | sb);
+        /* §3: saturation maps ±inf to ±max; otherwise inf stays inf, or becomes the NaN of a
+         * format without one. §4: a NaN produced from a number keeps that number's sign under
+         * either policy (e4m3fn: +inf and +overflow 0x7f, -inf and -overflow 0xff). */
+        const uint32_t made_nan = f->nan_mldtypes | sb;
+        pr->inf[s] = opt->saturate ? (f->max_bits | sb) : f->has_inf ? (f->inf_bits | sb) : made_nan;
         /* §2/§3: a finite overflow stops at max under rtz or saturation. */
         pr->ovf[s] = (opt->saturate || opt->rounding == PP_RTZ) ? (f->max_bits | sb) : pr->inf[s];
         if (!opt->saturate && opt->rounding == PP_RTZ) pr->ovf[s] = f->max_bits | sb;
