@@ -4,17 +4,17 @@
 const pp_format_info pp_formats[PP_NFORMATS] = {
     /* name, aliases, numpy dtype, bits, e, m, bias, inf, shift, max, inf, nan(ml), nan(nv),
        max value, min normal, min subnormal */
-    {"bf16", "bfloat16", "bfloat16", 16, 8, 7, 127, 1, 0, 0x7f7fu, 0x7f80u, 0x7fc0u, 0x7fffu,
+    [PP_FMT_BF16] = {"bf16", "bfloat16", "bfloat16", 16, 8, 7, 127, 1, 0, 0x7f7fu, 0x7f80u, 0x7fc0u, 0x7fffu,
      3.3895313892515355e38, 0x1p-126, 0x1p-133},
-    {"fp16", "float16,half", "float16", 16, 5, 10, 15, 1, 0, 0x7bffu, 0x7c00u, 0x7e00u, 0x7fffu,
+    [PP_FMT_FP16] = {"fp16", "float16,half", "float16", 16, 5, 10, 15, 1, 0, 0x7bffu, 0x7c00u, 0x7e00u, 0x7fffu,
      65504.0, 0x1p-14, 0x1p-24},
-    {"fp32r", "tf32,float32r", "float32", 32, 8, 10, 127, 1, 13, 0x7f7fe000u, 0x7f800000u,
+    [PP_FMT_FP32R] = {"fp32r", "tf32,float32r", "float32", 32, 8, 10, 127, 1, 13, 0x7f7fe000u, 0x7f800000u,
      0x7fc00000u, 0x7fffe000u, 0x1.ffcp127, 0x1p-126, 0x1p-136},
-    {"fp8e4", "fp8_e4m3,float8_e4m3,float8e4", "float8_e4m3", 8, 4, 3, 7, 1, 0, 0x77u, 0x78u,
+    [PP_FMT_FP8E4] = {"fp8e4", "fp8_e4m3,float8_e4m3,float8e4", "float8_e4m3", 8, 4, 3, 7, 1, 0, 0x77u, 0x78u,
      0x7cu, 0x7fu, 240.0, 0x1p-6, 0x1p-9},
-    {"fp8e4m3fn", "float8_e4m3fn,fp8_e4m3fn", "float8_e4m3fn", 8, 4, 3, 7, 0, 0, 0x7eu, 0x0u,
+    [PP_FMT_FP8E4M3FN] = {"fp8e4m3fn", "float8_e4m3fn,fp8_e4m3fn", "float8_e4m3fn", 8, 4, 3, 7, 0, 0, 0x7eu, 0x0u,
      0x7fu, 0x7fu, 448.0, 0x1p-6, 0x1p-9},
-    {"fp8e5", "fp8_e5m2,float8_e5m2", "float8_e5m2", 8, 5, 2, 15, 1, 0, 0x7bu, 0x7cu, 0x7eu,
+    [PP_FMT_FP8E5] = {"fp8e5", "fp8_e5m2,float8_e5m2", "float8_e5m2", 8, 5, 2, 15, 1, 0, 0x7bu, 0x7cu, 0x7eu,
      0x7fu, 57344.0, 0x1p-14, 0x1p-16},
 };
 
