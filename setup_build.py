@@ -16,6 +16,8 @@ HERE = Path(__file__).resolve().parent
 CSRC = HERE / "csrc"
 SOURCES = [
     "formats.c",
+    "tables.c",
+    "dispatch.c",
     "convert.c",
     "decode.c",
     "srwords.c",

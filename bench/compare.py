@@ -297,8 +297,29 @@ def machine() -> str:
                       if ln.startswith("Model name")), "?")
     except OSError:
         model = "?"
-    return (f"{model}, {os.cpu_count()} cpus, {platform.python_version()}, numpy {np.__version__},"
+    return (f"{model}{cpu_family_and_flags()}, {os.cpu_count()} cpus, "
+            f"{platform.python_version()}, numpy {np.__version__},"
             f" ml_dtypes {ml_dtypes.__version__}, pyprecision isa={isa_auto()}")
+
+
+#: The CPU flags the kernels (or their candidates) dispatch on.
+FLAGS = ("avx2", "fma", "f16c", "bmi2", "avx512f", "avx512bw", "avx512vl", "avx512dq",
+         "avx512_bf16", "avx512_fp16", "avx512vbmi")
+
+
+def cpu_family_and_flags() -> str:
+    """' (family F model M; flags ...)' from /proc/cpuinfo: the CPU family decides which table of
+    bench/README.md a run belongs to."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            info = dict(ln.split(":", 1) for ln in f.read().split("\n\n")[0].splitlines()
+                        if ":" in ln)
+    except OSError:
+        return ""
+    info = {k.strip(): v.strip() for k, v in info.items()}
+    have = set(info.get("flags", "").split())
+    flags = " ".join(fl for fl in FLAGS if fl in have)
+    return f" (family {info.get('cpu family', '?')} model {info.get('model', '?')}; {flags})"
 
 
 def main() -> None:

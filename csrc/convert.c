@@ -6,9 +6,7 @@
  */
 #include "pyprecision.h"
 
-#include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 #if defined(__x86_64__)
 #include <xmmintrin.h>
 #endif
@@ -108,12 +106,12 @@ static inline uint32_t convert_one(const pp_params *pr, const void *src, int t, 
     case PP_T_F32: return from_f32(pr, ((const uint32_t *)src)[i], r);
     case PP_T_F64: return from_f64(pr, ((const uint64_t *)src)[i], r);
     case PP_T_F16:
-        return from_f32(pr, pp_f32_to_bits(pp_decode_table(1)[((const uint16_t *)src)[i]]), r);
+        return from_f32(pr, pp_f32_to_bits(pp_decode_table(PP_FMT_FP16)[((const uint16_t *)src)[i]]), r);
     case PP_T_BF16: return from_f32(pr, (uint32_t)((const uint16_t *)src)[i] << 16, r);
     case PP_T_FP8E4:
     case PP_T_FP8E4M3FN:
     case PP_T_FP8E5: {
-        const float *tab = pp_decode_table(t - PP_T_FP8E4 + 3);
+        const float *tab = pp_decode_table(pp_format_of_type(t));
         return from_f32(pr, pp_f32_to_bits(tab[((const uint8_t *)src)[i]]), r);
     }
     case PP_T_I8: return from_i64(pr, ((const int8_t *)src)[i], r);
@@ -210,7 +208,7 @@ static void encode_range(void *ctx, size_t begin, size_t end) {
     jl.pr.fp_default = fp_env_default();
     /* F16C: fp16, rne, inf for overflow and inf, ml_dtypes NaNs, and an MXCSR that is exactly
      * the default (no FTZ, no DAZ; the exception flags aside) */
-    jl.pr.hw_fp16 = j0->opt->format == 1 && j0->pr.rounding == PP_RNE &&
+    jl.pr.hw_fp16 = j0->opt->format == PP_FMT_FP16 && j0->pr.rounding == PP_RNE &&
                     j0->pr.ovf[0] == 0x7c00u && j0->pr.inf[0] == 0x7c00u &&
                     j0->pr.nan[0] == 0x7e00u && j0->pr.nan[1] == 0xfe00u && fp_env_exact_default();
     const pp_kernel_set *ks = j->ks;
@@ -287,53 +285,6 @@ static void encode_range(void *ctx, size_t begin, size_t end) {
     if (j->stream) ks->sfence();
 }
 
-const pp_kernel_set *pp_kernels_for(int isa) {
-    switch (isa) {
-    case PP_ISA_PORTABLE: return &pp_kernels_portable;
-    case PP_ISA_AVX2: return &pp_kernels_avx2;
-    case PP_ISA_AVX512: return &pp_kernels_avx512;
-    default: return NULL;
-    }
-}
-
-/* Streaming stores pay off once the data cannot stay in the cache anyway. */
-static _Atomic long long stream_threshold = -1;
-
-/* The last-level cache size: sysfs first (glibc's sysconf reports 10x the real L3 on some AMD
- * virtual machines), then sysconf, capped; 32 MiB when unknown. */
-static long long default_stream_threshold(void) {
-    long long bytes = -1;
-    FILE *f = fopen("/sys/devices/system/cpu/cpu0/cache/index3/size", "r");
-    if (f) {
-        char unit = 0;
-        long long v = 0;
-        if (fscanf(f, "%lld%c", &v, &unit) >= 1 && v > 0)
-            bytes = unit == 'K' ? v << 10 : unit == 'M' ? v << 20 : v;
-        fclose(f);
-    }
-#ifdef _SC_LEVEL3_CACHE_SIZE
-    if (bytes <= 0) bytes = sysconf(_SC_LEVEL3_CACHE_SIZE);
-#endif
-    if (bytes <= 0 || bytes > (256LL << 20)) bytes = 32LL << 20;
-    return bytes;
-}
-
-long long pp_set_stream_threshold(long long bytes) {
-    long long prev = stream_threshold;
-    if (prev < 0) prev = default_stream_threshold();
-    stream_threshold = bytes < 0 ? -1 : bytes;
-    return prev;
-}
-
-int pp_use_streaming(size_t bytes) {
-    long long th = stream_threshold;
-    if (th < 0) {
-        th = default_stream_threshold();
-        stream_threshold = th;
-    }
-    return bytes > (unsigned long long)th;
-}
-
 /* Elements per task of the pool: below two of these a call stays on the calling thread. */
 #define PP_ENCODE_GRAIN ((size_t)1 << 17)
 
@@ -359,14 +310,8 @@ int pp_encode(const void *src, int src_type, size_t n, void *dst, const pp_cast_
     const int f64_lanes = src_type == PP_T_F64 || src_type == PP_T_I32 || src_type == PP_T_U32 ||
                           src_type == PP_T_I64 || src_type == PP_T_U64;
     j.pr.has_sub = f64_lanes || j.pr.emin > -126;
-    if (j.ks && src_type >= PP_T_FP8E4 && src_type <= PP_T_FP8E5) pp_decode_table(3);
+    /* the fp8 tables the lanes read: built once, before the pool's threads race to */
+    if (j.ks && pp_format_is_fp8(pp_format_of_type(src_type))) pp_decode_table(PP_FMT_FP8E4);
     j.stream = j.ks != NULL && pp_use_streaming(n * (src_size[src_type] + (size_t)j.out_bytes));
     return pp_parallel_for(n, PP_ENCODE_GRAIN, opt->threads, encode_range, &j);
-}
-
-int pp_random_words(uint64_t seed, uint64_t first, size_t n, uint32_t *out) {
-    if (n && !out) return PP_EINVAL;
-    /* the vectorized generator of the best instruction set (the same words as pp_sr_words_ref) */
-    pp_kernels_for(pp_isa_auto())->sr_words(seed, first, n, out);
-    return PP_OK;
 }

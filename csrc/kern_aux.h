@@ -38,7 +38,7 @@ static void PP_K(widen32_)(int t, const void *src, size_t n, uint32_t *restrict 
     case PP_T_FP8E4M3FN:
     case PP_T_FP8E5: {
         const uint8_t *restrict s = src;
-        const uint32_t *restrict tab = (const uint32_t *)pp_decode_table(t - PP_T_FP8E4 + 3);
+        const uint32_t *restrict tab = (const uint32_t *)pp_decode_table(pp_format_of_type(t));
         for (size_t i = 0; i < n; i++) out[i] = tab[s[i]];
         break;
     }
@@ -132,7 +132,7 @@ static void PP_K(sr_words_)(uint64_t seed, uint64_t first, size_t n, uint32_t *r
 
 /* ---- decode (pp_decode_one is the definition) ---- */
 
-/* 8-bit codes of format f (3..5) and fp16 codes: the same arithmetic as f16_to_f32 with the
+/* 8-bit codes of an fp8 format and fp16 codes: the same arithmetic as f16_to_f32 with the
  * format's constants; subnormals are (float)man times a power of two (exact, normal). */
 PP_INLINE uint32_t PP_K(dec_small_)(uint32_t c, uint32_t sbit, uint32_t p, uint32_t bias_adj,
                                     uint32_t infm, uint32_t infv, float scale) {
@@ -152,18 +152,18 @@ PP_INLINE uint32_t PP_K(dec_small_)(uint32_t c, uint32_t sbit, uint32_t p, uint3
 
 static void PP_K(decode_)(int format, const void *bits, size_t n, uint32_t *restrict out) {
 #ifdef PP_DECODE8
-    if (format >= 3) {
+    if (pp_format_is_fp8(format)) {
         PP_DECODE8(format, bits, n, out); /* the set's own 8-bit decoder */
         return;
     }
 #endif
     switch (format) {
-    case 0: {
+    case PP_FMT_BF16: {
         const uint16_t *restrict in = bits;
         for (size_t i = 0; i < n; i++) out[i] = (uint32_t)in[i] << 16;
         break;
     }
-    case 1: {
+    case PP_FMT_FP16: {
 #ifdef PP_DECODE16
         if (PP_DECODE16(bits, n, out)) break; /* the set's conversion instruction, where exact */
 #endif
@@ -172,7 +172,7 @@ static void PP_K(decode_)(int format, const void *bits, size_t n, uint32_t *rest
             out[i] = PP_K(dec_small_)(in[i], 0x8000u, 10, 112, 0x7c00u, 0x7f800000u, 0x1p-24f);
         break;
     }
-    case 2: {
+    case PP_FMT_FP32R: {
         const uint32_t *restrict in = bits;
         for (size_t i = 0; i < n; i++) {
             const uint32_t u = in[i] & 0xffffe000u;
@@ -181,19 +181,19 @@ static void PP_K(decode_)(int format, const void *bits, size_t n, uint32_t *rest
         }
         break;
     }
-    case 3: {
+    case PP_FMT_FP8E4: {
         const uint8_t *restrict in = bits;
         for (size_t i = 0; i < n; i++)
             out[i] = PP_K(dec_small_)(in[i], 0x80u, 3, 120, 0x78u, 0x7f800000u, 0x1p-9f);
         break;
     }
-    case 4: {
+    case PP_FMT_FP8E4M3FN: {
         const uint8_t *restrict in = bits;
         for (size_t i = 0; i < n; i++)
             out[i] = PP_K(dec_small_)(in[i], 0x80u, 3, 120, 0x7fu, 0x7fc00000u, 0x1p-9f);
         break;
     }
-    default: {
+    default: { /* PP_FMT_FP8E5 */
         const uint8_t *restrict in = bits;
         for (size_t i = 0; i < n; i++)
             out[i] = PP_K(dec_small_)(in[i], 0x80u, 2, 112, 0x7cu, 0x7f800000u, 0x1p-16f);

@@ -79,7 +79,7 @@ static void decode8_avx512(int format, const uint8_t *in, size_t n, uint32_t *ou
 /* The same, writing straight to the destination with streaming stores (no block buffer); the
  * caller issues the sfence. */
 static int decode_stream_avx512(int format, const void *in, size_t n, uint32_t *out) {
-    if (format < 3) return 0;
+    if (!pp_format_is_fp8(format)) return 0;
     decode8_body(format, (const uint8_t *)in, n, out, 1);
     return 1;
 }

@@ -187,7 +187,19 @@ static void PP_K(enc16_)(const pp_params *pr, const void *src, size_t n, const u
     PP_K(enc16i_)(pr, (const uint32_t *)src + done, n - done, rnd ? rnd + done : rnd,
                   (uint16_t *)dst + done);
 }
-PP_DEFINE_ENC(enc32_, uint32_t, lane32_, uint32_t)
+PP_DEFINE_ENC(enc32i_, uint32_t, lane32_, uint32_t)
+
+/* float32 -> 32-bit codes (fp32r): the set's dedicated kernel where it has one for the case (AVX2:
+ * rne, rtz and rna; it returns how many it did), else the lanes. */
+static void PP_K(enc32_)(const pp_params *pr, const void *src, size_t n, const uint32_t *rnd,
+                         void *dst) {
+    size_t done = 0;
+#ifdef PP_FP32R_FAST
+    done = PP_FP32R_FAST(pr, (const uint32_t *)src, n, (uint32_t *)dst);
+#endif
+    PP_K(enc32i_)(pr, (const uint32_t *)src + done, n - done, rnd ? rnd + done : rnd,
+                  (uint32_t *)dst + done);
+}
 PP_DEFINE_ENC(enc64to8_, uint64_t, lane64_, uint8_t)
 PP_DEFINE_ENC(enc64to16_, uint64_t, lane64_, uint16_t)
 PP_DEFINE_ENC(enc64to32_, uint64_t, lane64_, uint32_t)

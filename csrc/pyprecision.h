@@ -8,7 +8,19 @@
 
 #include "pyprecision_api.h"
 
-#define PP_NFORMATS 6
+#define PP_NFORMATS (PP_FMT_FP8E5 + 1)
+
+/* The format row of a narrow float source type (PP_T_BF16, PP_T_F16, PP_T_FP8*), -1 otherwise.
+ * The fp8 types and the fp8 rows are in the same order. */
+_Static_assert(PP_T_FP8E5 - PP_T_FP8E4 == PP_FMT_FP8E5 - PP_FMT_FP8E4 &&
+                   PP_T_FP8E4M3FN - PP_T_FP8E4 == PP_FMT_FP8E4M3FN - PP_FMT_FP8E4,
+               "fp8 source types and format rows in the same order");
+static inline int pp_format_of_type(int t) {
+    if (t >= PP_T_FP8E4 && t <= PP_T_FP8E5) return t - PP_T_FP8E4 + PP_FMT_FP8E4;
+    return t == PP_T_BF16 ? PP_FMT_BF16 : t == PP_T_F16 ? PP_FMT_FP16 : -1;
+}
+/* Whether a (valid) format index is one of the three 8-bit formats: the last rows of the table. */
+static inline int pp_format_is_fp8(int format) { return format >= PP_FMT_FP8E4; }
 
 /* Internal views of the format table (formats.c). */
 extern const pp_format_info pp_formats[PP_NFORMATS];

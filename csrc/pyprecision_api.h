@@ -23,6 +23,14 @@
 #define PP_NAN_MLDTYPES 0
 #define PP_NAN_NVIDIA 1
 
+/* Row indices of the format table (formats.c, CAST_SEMANTICS.md §1); the fp8 rows are adjacent. */
+#define PP_FMT_BF16 0
+#define PP_FMT_FP16 1
+#define PP_FMT_FP32R 2
+#define PP_FMT_FP8E4 3
+#define PP_FMT_FP8E4M3FN 4
+#define PP_FMT_FP8E5 5
+
 /* Element types of source / destination arrays. */
 #define PP_T_F32 0
 #define PP_T_F64 1

@@ -3,6 +3,10 @@
 Each module in :data:`COMMAND_MODULES` exposes ``register(subparsers)``, which adds its parser and
 sets ``func=run`` where ``run(args) -> int`` returns the exit code. Errors from
 :mod:`pyprecision.errors` (and OSError) become one line on stderr and exit code 2, never a traceback.
+
+Start-up stays cheap: :data:`COMMANDS` declares each subcommand's name and help line, so ``--help``
+and the parser of one subcommand are built without importing the other commands' modules (and with
+them numpy and the rooms); only the module of the command that runs is imported.
 """
 from __future__ import annotations
 
@@ -26,28 +30,73 @@ COMMAND_MODULES = (
     "hlo_cmd",
 )
 
+#: The light declarations: module -> ((command, help line), ...) as its ``register`` adds them
+#: (tests/tools/test_cli_startup.py checks that they agree).
+COMMANDS: dict[str, tuple[tuple[str, str], ...]] = {
+    "demo": (("demo", "a short tour on bundled sample data"),),
+    "formats_cmd": (("formats", "print the format table"),),
+    "cast_cmd": (("cast", "cast a .npy array to a format (writes raw codes)"),
+                 ("decode", "decode a .npy of raw codes to float32")),
+    "verify_cmd": (("verify", "compare a device dump with the emulated cast or program, bit for bit"),),
+    "explain_cmd": (("explain", "per op: dtype before/after the passes, which rule decided it, "
+                                "its error"),),
+    "reencode_cmd": (("reencode", "re-encode a checkpoint (safetensors, sharded, .npz, .npy) into "
+                                  "another format"),),
+    "opt_cmd": (("opt", "run AutoCast → DTypeMutator → cast elimination on a loop-IR program"),),
+    "flags_cmd": (("flags", "canonicalize neuronx-cc precision flags and show the pass "
+                            "configuration"),),
+    "hlo_cmd": (("hlo-opt", "run spec-004 HLO passes on an HLO text module"),
+                ("hlo-run", "evaluate an HLO module on inputs from an .npz")),
+}
 
-def build_parser() -> argparse.ArgumentParser:
-    """The full argument parser with every available subcommand registered."""
+
+def _top_parser() -> tuple[argparse.ArgumentParser, argparse._SubParsersAction]:
     parser = argparse.ArgumentParser(
         prog="pyprecision",
         description="Bit-exact emulation of neuronx-cc's numeric lowering and cast engine.",
     )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    return parser, parser.add_subparsers(dest="command", metavar="COMMAND")
+
+
+def _register(sub: argparse._SubParsersAction, name: str) -> None:
+    try:
+        module = importlib.import_module(f"pyprecision.tools.{name}")
+    except ModuleNotFoundError as exc:  # a command not built yet
+        if exc.name == f"pyprecision.tools.{name}":
+            return
+        raise
+    module.register(sub)
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser. Without ``command``, every subcommand is registered in full; with it,
+    only the module that provides ``command`` is imported and the others are declared by name and
+    help line (:data:`COMMANDS`), which is all ``--help`` and the choice check read."""
+    parser, sub = _top_parser()
     for name in COMMAND_MODULES:
-        try:
-            module = importlib.import_module(f"pyprecision.tools.{name}")
-        except ModuleNotFoundError as exc:  # a command not built yet
-            if exc.name == f"pyprecision.tools.{name}":
-                continue
-            raise
-        module.register(sub)
+        declared = COMMANDS.get(name)
+        if command is None or declared is None or any(c == command for c, _ in declared):
+            _register(sub, name)
+        else:
+            for cmd, help_line in declared:
+                sub.add_parser(cmd, help=help_line, add_help=False)
     return parser
+
+
+def _command_of(argv: Sequence[str]) -> str:
+    """The subcommand named on the command line ('' when none: only options, e.g. --help)."""
+    for arg in argv:
+        if not arg.startswith("-"):
+            return arg
+        if arg == "--":
+            break
+    return ""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script; returns the process exit code."""
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(_command_of(argv))
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()

@@ -193,19 +193,19 @@ def stochastic_consistent(requested: CastPolicy, x: np.ndarray, dumped: np.ndarr
     sign = (lo.astype(np.uint64) & sign_bit)
     mag = (lo.astype(np.uint64) & (sign_bit - 1)) + (1 << f.storage_shift)
     over = np.uint64(_overflow_code(requested, f))
-    nvidia_nan = f.inf_bits is None and not requested.saturate and requested.nan == "nvidia"
-    hi = np.where(mag > f.max_bits, over if nvidia_nan else over | sign, mag | sign)
+    hi = np.where(mag > f.max_bits, over | sign, mag | sign)
     ok = (dumped == lo) | (inexact & (dumped.astype(np.uint64) == hi))
     return bool(ok.all())
 
 
 def _overflow_code(requested: CastPolicy, f: Format) -> int:
-    """The positive code an overflowing step produces: max, inf, or (no inf) the NaN code."""
+    """The positive code an overflowing step produces: max, inf, or (no inf) the NaN code, which
+    keeps the number's sign under either NaN policy (CAST_SEMANTICS.md §4)."""
     if requested.saturate:
         return f.max_bits
     if f.inf_bits is not None:
         return f.inf_bits
-    return f.nan_bits if requested.nan == "ml_dtypes" else f.nan_nvidia_bits
+    return f.nan_bits
 
 
 def _inexact_values(x: np.ndarray, lo: np.ndarray, f: Format) -> np.ndarray:

@@ -1,6 +1,7 @@
 """All 2^32 float32 inputs, every fast ISA against the reference converter, per format and
-rounding (saturate=False, nan="ml_dtypes"; stochastic with a fixed seed), and again for the fp8
-formats with saturate=True (the Neuron default there). Not run by default:
+rounding (saturate=False, nan="ml_dtypes"; stochastic with a fixed seed), again for the fp8
+formats with saturate=True (the Neuron default there), and with nan="nvidia" (where the reference
+itself must equal its ml_dtypes-policy result on every non-NaN input, §4). Not run by default:
 ``pytest -m exhaustive tests/fastpaths`` (about a minute per format and rounding on 2 cores)."""
 from __future__ import annotations
 
@@ -13,10 +14,13 @@ import pyprecision
 
 from .conftest import FAST_ISAS, FORMATS, ROUNDINGS
 
+NVIDIA_NAN = {"bf16": 0x7FFF, "fp16": 0x7FFF, "fp32r": 0x7FFFE000, "fp8e4": 0x7F, "fp8e4m3fn": 0x7F,
+              "fp8e5": 0x7F}  # §4, copied from the spec
+
 CHUNK = 1 << 24
 
 
-def _sweep(fmt: str, rounding: str, saturate: bool) -> None:
+def _sweep(fmt: str, rounding: str, saturate: bool, nan: str = "ml_dtypes") -> None:
     kw = {"seed": 12345} if rounding == "stochastic" else {}
     mismatches = {isa: 0 for isa in FAST_ISAS}
     first: dict[str, int] = {}
@@ -24,15 +28,26 @@ def _sweep(fmt: str, rounding: str, saturate: bool) -> None:
     for start in range(0, 1 << 32, CHUNK):
         x = np.arange(start, start + CHUNK, dtype=np.uint64).astype(np.uint32).view(np.float32)
         # the words are keyed by the element index within the call: same call shape for all
-        ref = pyprecision.encode(x, fmt, rounding=rounding, saturate=saturate, isa="reference",
-                                 **kw)
+        ref = pyprecision.encode(x, fmt, rounding=rounding, saturate=saturate, nan=nan,
+                                 isa="reference", **kw)
+        if nan != "ml_dtypes":
+            # §4: the policy changes the code of NaN inputs and nothing else
+            ml = pyprecision.encode(x, fmt, rounding=rounding, saturate=saturate,
+                                    isa="reference", **kw)
+            isnan = np.isnan(x)
+            bad = np.flatnonzero((ref != ml) & ~isnan)
+            bad_nan = np.flatnonzero((ref != NVIDIA_NAN[fmt]) & isnan)
+            if bad.size or bad_nan.size:
+                mismatches["policy"] = mismatches.get("policy", 0) + int(bad.size + bad_nan.size)
+                first.setdefault("policy", start + int(np.concatenate([bad, bad_nan]).min()))
         for isa in FAST_ISAS:
-            got = pyprecision.encode(x, fmt, rounding=rounding, saturate=saturate, isa=isa, **kw)
+            got = pyprecision.encode(x, fmt, rounding=rounding, saturate=saturate, nan=nan, isa=isa,
+                                     **kw)
             bad = np.flatnonzero(got != ref)
             if bad.size:
                 mismatches[isa] += int(bad.size)
                 first.setdefault(isa, start + int(bad[0]))
-    print(f"\n{fmt} {rounding} saturate={saturate}: 2^32 inputs x {FAST_ISAS}: mismatches "
+    print(f"\n{fmt} {rounding} saturate={saturate} nan={nan}: 2^32 inputs x {FAST_ISAS}: mismatches "
           f"{mismatches} ({time.perf_counter() - t0:.0f} s)")
     assert not any(mismatches.values()), f"mismatches {mismatches}, first inputs {first}"
 
@@ -49,3 +64,10 @@ def test_every_float32(fmt: str, rounding: str) -> None:
 @pytest.mark.parametrize("fmt", [f for f in FORMATS if f.startswith("fp8")])
 def test_every_float32_saturating_fp8(fmt: str, rounding: str) -> None:
     _sweep(fmt, rounding, saturate=True)
+
+
+@pytest.mark.exhaustive
+@pytest.mark.parametrize("rounding", ROUNDINGS)
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_every_float32_nvidia(fmt: str, rounding: str) -> None:
+    _sweep(fmt, rounding, saturate=False, nan="nvidia")

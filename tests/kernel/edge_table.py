@@ -82,3 +82,17 @@ MODE_ROWS: tuple[tuple[str, str, int, int], ...] = (
     ("fp8e4", "rtz", 0xBAFFFFFF, 0x80),  # sign of zero kept
     ("fp8e4", "rne", 0xBA800000, 0x80),  # -2^-10: half the smallest subnormal -> -0
 )
+
+# §3/§4 specials with saturate=False, for both nan policies and every deterministic rounding.
+# The policy encodes NaN *inputs* only; a NaN made from a number keeps its sign (e4m3fn: -inf and
+# -overflow -> 0xff under nvidia too, as measured on NVIDIA hardware).  Codes in COLUMNS order.
+NEG_INF = (0xFF80, 0xFC00, 0xF8, 0xFF, 0xFC, 0xFF800000)  # every rounding, both policies
+POS_INF = (0x7F80, 0x7C00, 0x78, 0x7F, 0x7C, 0x7F800000)
+# -f32max / +f32max (0xff7fffff / 0x7f7fffff): rne and rna overflow, rtz stops at max
+NEG_OVF = {"rne": NEG_INF, "rna": NEG_INF, "rtz": (0xFF7F, 0xFBFF, 0xF7, 0xFE, 0xFB, 0xFF7FE000)}
+POS_OVF = {"rne": POS_INF, "rna": POS_INF, "rtz": (0x7F7F, 0x7BFF, 0x77, 0x7E, 0x7B, 0x7F7FE000)}
+# -qNaN (0xffc00000) and +qNaN (0x7fc00000) inputs, by policy, every rounding
+NEG_NAN = {"ml_dtypes": (0xFFC0, 0xFE00, 0xFC, 0xFF, 0xFE, 0xFFC00000),
+           "nvidia": (0x7FFF, 0x7FFF, 0x7F, 0x7F, 0x7F, 0x7FFFE000)}
+POS_NAN = {"ml_dtypes": (0x7FC0, 0x7E00, 0x7C, 0x7F, 0x7E, 0x7FC00000),
+           "nvidia": (0x7FFF, 0x7FFF, 0x7F, 0x7F, 0x7F, 0x7FFFE000)}

@@ -169,10 +169,16 @@ def internal_code_of(fmt: Fmt, r: Fraction) -> int:
 
 
 def nan_code(fmt: Fmt, sign: int, nan: str) -> int:
-    """§4: the NaN a result takes."""
+    """§4: the code of a NaN input (the policy's choice)."""
     if nan == "nvidia":
         return fmt.nan_nv
     assert nan == "ml_dtypes"
+    return fmt.nan_ml | (fmt.sign_bit if sign else 0)
+
+
+def made_nan_code(fmt: Fmt, sign: int) -> int:
+    """§4: a NaN the conversion produces from a number (e4m3fn's ±inf and ±overflow) keeps that
+    number's sign under either policy."""
     return fmt.nan_ml | (fmt.sign_bit if sign else 0)
 
 
@@ -206,7 +212,7 @@ def encode_exact(fmt: Fmt, x: Exact, rounding: str = "rne", saturate: bool | Non
         if sat:
             return fmt.max_bits | sign
         if fmt.inf_bits is None:
-            return nan_code(fmt, x.sign, nan)
+            return made_nan_code(fmt, x.sign)
         return fmt.inf_bits | sign
     if x.mag == 0:
         return sign
@@ -215,7 +221,7 @@ def encode_exact(fmt: Fmt, x: Exact, rounding: str = "rne", saturate: bool | Non
         if sat or rounding == "rtz":
             return fmt.max_bits | sign
         if fmt.inf_bits is None:
-            return nan_code(fmt, x.sign, nan)
+            return made_nan_code(fmt, x.sign)
         return fmt.inf_bits | sign
     return (code << fmt.shift) | sign
 

@@ -149,7 +149,8 @@ def _encode_parts(fmt: Fmt, p: Parts, rounding: str, sat: bool, nan: str,
     sign_c = p.sign.astype(np.int64) << (fmt.bits - 1)
     nanc = _nan_codes(fmt, p.sign, nan)
     maxc = fmt.max_bits | sign_c
-    big = (nanc if fmt.inf_bits is None else fmt.inf_bits | sign_c)  # non-saturated overflow
+    # non-saturated overflow; §4: a NaN made from a number keeps its sign under either policy
+    big = (fmt.nan_ml | sign_c) if fmt.inf_bits is None else (fmt.inf_bits | sign_c)
     finite = (p.kind == FINITE) & (p.m != 0)
     code = np.zeros(len(p), np.int64)
     if finite.any():

@@ -52,7 +52,15 @@ def test_quantize_is_idempotent(name: str, rounding: str, sat: bool | None, nan:
         kw["seed"] = seed
     q1 = pp.quantize(_f32(bits), name, **kw)
     q2 = pp.quantize(q1, name, **kw)
-    assert np.array_equal(q1.view(np.uint32), q2.view(np.uint32))
+    if nan == "ml_dtypes":
+        assert np.array_equal(q1.view(np.uint32), q2.view(np.uint32))
+        return
+    # §4: under nvidia a NaN made from a number keeps its sign (e4m3fn: -500 -> 0xff), but a NaN
+    # input loses it, so the second pass turns q1's -NaN into +NaN; everything else is a fixpoint
+    nan1 = np.isnan(q1)
+    assert np.array_equal(nan1, np.isnan(q2))
+    assert np.array_equal(q1[~nan1].view(np.uint32), q2[~nan1].view(np.uint32))
+    assert not np.signbit(q2[nan1]).any()
 
 
 @settings(max_examples=200, deadline=None)
