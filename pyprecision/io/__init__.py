@@ -1,9 +1,9 @@
 """Dump and checkpoint files: readers (raw binary, .npy, .npz, safetensors, sharded checkpoints,
-directories) that memory-map and validate, and writers that write a temporary file and rename it
+directories) that memory-map and validate, and writers that write a temporary file and publish it
 only when complete. See docs/io.md.
 
-Arrows: ``io`` imports ``formats``, ``kernel`` (for re-encoding) and ``errors``; nothing but
-``tools`` (and users) import ``io``.
+Arrows: ``io`` imports ``formats`` and ``errors``; ``reencode``, ``verify``, ``tools`` (and users)
+import ``io``.
 """
 
 from pyprecision.io.atomic import atomic_file, check_output_path
@@ -13,23 +13,15 @@ from pyprecision.io.dtypes import (
     safetensors_dtype,
     safetensors_name_of_format,
 )
-from pyprecision.io.numpy_files import NPZ_METADATA_MEMBER, NpzWriter
+from pyprecision.io.numpy_files import NPZ_METADATA_MEMBER, NpzWriter, npy_can_store
 from pyprecision.io.raw import load_dump, read_raw
-from pyprecision.io.reencode_core import (
-    SCALE_SUFFIX,
-    ReencodeOptions,
-    amax_scale,
-    reencode,
-    tensor_seed,
-)
-from pyprecision.io.reencode_stats import ReencodeSummary, TensorResult
 from pyprecision.io.safetensors import (
     DTYPES_METADATA_KEY,
     SafetensorsWriter,
     read_safetensors_header,
     save_safetensors,
 )
-from pyprecision.io.store import TensorStore, open_tensors
+from pyprecision.io.store import TensorStore, input_files, open_tensors
 from pyprecision.io.tensors import TensorInfo
 
 __all__ = [
@@ -50,11 +42,6 @@ __all__ = [
     "SAFETENSORS_DTYPES",
     "DTYPES_METADATA_KEY",
     "NPZ_METADATA_MEMBER",
-    "reencode",
-    "ReencodeOptions",
-    "ReencodeSummary",
-    "TensorResult",
-    "SCALE_SUFFIX",
-    "amax_scale",
-    "tensor_seed",
+    "input_files",
+    "npy_can_store",
 ]

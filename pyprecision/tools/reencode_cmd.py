@@ -1,6 +1,6 @@
 """``pyprecision reencode`` — re-encode a checkpoint into another format, streaming.
 
-The work is :func:`pyprecision.io.reencode`; this module parses flags, draws the progress bar
+The work is :func:`pyprecision.reencode.reencode`; this module parses flags, draws the progress bar
 (tqdm on stderr, only on a terminal and without --quiet), prints the summary table and returns
 0 (1 when --verify finds a tensor that differs from a fresh encode).
 """
@@ -12,7 +12,8 @@ import shutil
 import sys
 from typing import Any
 
-from pyprecision.io import open_tensors, reencode
+from pyprecision.io import open_tensors
+from pyprecision.reencode import ReencodeOptions, reencode
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -121,8 +122,6 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _list(args: argparse.Namespace) -> int:
-    from pyprecision.io import ReencodeOptions
-
     o = ReencodeOptions(to=args.to, **_options(args)).checked()
     store = open_tensors(args.inputs)
     for name, t in store.items():

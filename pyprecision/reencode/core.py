@@ -20,7 +20,7 @@ import numpy as np
 from pyprecision.errors import DumpError
 from pyprecision.formats import Format
 from pyprecision.formats import format as _format
-from pyprecision.io.reencode_plan import (
+from pyprecision.reencode.plan import (
     SCALE_SUFFIX,
     ReencodeOptions,
     output_specs,
@@ -28,9 +28,9 @@ from pyprecision.io.reencode_plan import (
     run_metadata,
     tensor_seed,
 )
-from pyprecision.io.reencode_stats import ReencodeSummary, TensorResult, count_specials
-from pyprecision.io.reencode_write import QUEUE_DEPTH, BackgroundWriter, open_sink, write_index
-from pyprecision.io.store import TensorStore, input_files, open_tensors
+from pyprecision.reencode.stats import ReencodeSummary, TensorResult, count_specials
+from pyprecision.reencode.write import QUEUE_DEPTH, BackgroundWriter, open_sink, write_index
+from pyprecision.io import TensorStore, check_output_path, input_files, open_tensors
 from pyprecision.kernel import encode, random_words
 
 __all__ = ["ReencodeOptions", "reencode", "tensor_seed", "amax_scale", "SCALE_SUFFIX"]
@@ -265,8 +265,6 @@ def reencode(
     out = os.fspath(output)
     pairs, index_out, kind = plan_outputs(store, items, out, o)
     ins = input_files(store)
-    from pyprecision.io.atomic import check_output_path
-
     for _, fout in pairs + ([("", index_out)] if index_out else []):
         check_output_path(fout, ins, overwrite=o.overwrite)
     summary = ReencodeSummary(format=f.name, options=asdict(o))

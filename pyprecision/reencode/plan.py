@@ -13,9 +13,12 @@ from dataclasses import asdict, dataclass
 from pyprecision.errors import DumpError, FormatError
 from pyprecision.formats import Format
 from pyprecision.formats import format as _format
-from pyprecision.io.dtypes import safetensors_dtype, safetensors_name_of_format
-from pyprecision.io.store import TensorStore
-from pyprecision.io.tensors import TensorInfo
+from pyprecision.io import (
+    TensorInfo,
+    TensorStore,
+    safetensors_dtype,
+    safetensors_name_of_format,
+)
 from pyprecision.kernel import NAN_POLICIES, ROUNDINGS
 
 __all__ = [
