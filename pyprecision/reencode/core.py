@@ -20,6 +20,8 @@ import numpy as np
 from pyprecision.errors import DumpError
 from pyprecision.formats import Format
 from pyprecision.formats import format as _format
+from pyprecision.io import TensorStore, check_output_path, input_files, open_tensors
+from pyprecision.kernel import encode, random_words
 from pyprecision.reencode.plan import (
     SCALE_SUFFIX,
     ReencodeOptions,
@@ -30,8 +32,6 @@ from pyprecision.reencode.plan import (
 )
 from pyprecision.reencode.stats import ReencodeSummary, TensorResult, count_specials
 from pyprecision.reencode.write import QUEUE_DEPTH, BackgroundWriter, open_sink, write_index
-from pyprecision.io import TensorStore, check_output_path, input_files, open_tensors
-from pyprecision.kernel import encode, random_words
 
 __all__ = ["ReencodeOptions", "reencode", "tensor_seed", "amax_scale", "SCALE_SUFFIX"]
 
