@@ -6,7 +6,7 @@ Arrows: ``io`` imports ``formats`` and ``errors``; ``reencode``, ``verify``, ``t
 import ``io``.
 """
 
-from pyprecision.io.atomic import atomic_file, check_output_path
+from pyprecision.io.atomic import atomic_file, check_output_path, clean_stale_temporaries
 from pyprecision.io.dtypes import (
     SAFETENSORS_DTYPES,
     parse_dtype,
@@ -14,6 +14,7 @@ from pyprecision.io.dtypes import (
     safetensors_name_of_format,
 )
 from pyprecision.io.numpy_files import NPZ_METADATA_MEMBER, NpzWriter, npy_can_store
+from pyprecision.io.outdir import INCOMPLETE_MARKER, OutputDirectory, check_complete
 from pyprecision.io.raw import load_dump, read_raw
 from pyprecision.io.safetensors import (
     DTYPES_METADATA_KEY,
@@ -43,5 +44,9 @@ __all__ = [
     "DTYPES_METADATA_KEY",
     "NPZ_METADATA_MEMBER",
     "input_files",
+    "clean_stale_temporaries",
+    "OutputDirectory",
+    "INCOMPLETE_MARKER",
+    "check_complete",
     "npy_can_store",
 ]

@@ -18,7 +18,7 @@ import numpy as np
 
 from pyprecision.errors import DumpError
 from pyprecision.formats import format as _format
-from pyprecision.io.atomic import EarlyWriteback, atomic_file
+from pyprecision.io.atomic import EarlyWriteback, atomic_file, write_error
 from pyprecision.io.tensors import TensorInfo
 
 __all__ = [
@@ -274,9 +274,12 @@ class NpzWriter:
         if self._member is None or buf.size > self._left:
             raise DumpError(f"{self.path}: {self._name!r}: more bytes than declared")
         at = self._fh.tell()
-        self._member.write(buf.data)
+        try:
+            self._member.write(buf.data)
+            self._fh.flush()
+        except OSError as exc:
+            raise write_error(self.path, exc) from exc
         self._left -= buf.size
-        self._fh.flush()
         self._early.wrote(at, self._fh.tell() - at)
 
     def add(self, name: str, array: np.ndarray) -> None:
@@ -299,6 +302,8 @@ class NpzWriter:
                 self._finish()
                 assert self._zf is not None
                 self._zf.writestr(NPZ_METADATA_MEMBER, json.dumps(self._meta, indent=1))
+            except OSError as e:
+                err = write_error(self.path, e)
             except BaseException as e:  # noqa: BLE001 - abort the file, then re-raise
                 err = e
         if self._member is not None:
@@ -308,4 +313,9 @@ class NpzWriter:
         if err is not None:
             self._stack.__exit__(type(err), err, err.__traceback__)
             raise err
-        self._stack.__exit__(exc_type, exc, tb)
+        try:
+            self._stack.__exit__(exc_type, exc, tb)
+        except DumpError:
+            raise
+        except OSError as e:  # the zip's central directory did not fit (disk full ...)
+            raise write_error(self.path, e) from e

@@ -19,7 +19,7 @@ import numpy as np
 
 from pyprecision.errors import DumpError
 from pyprecision.formats import format as _format
-from pyprecision.io.atomic import EarlyWriteback, atomic_file
+from pyprecision.io.atomic import EarlyWriteback, atomic_file, write_error
 from pyprecision.io.dtypes import SAFETENSORS_DTYPES, safetensors_dtype
 from pyprecision.io.tensors import TensorInfo
 
@@ -221,9 +221,13 @@ class SafetensorsWriter:
         fh = self._stack.enter_context(
             atomic_file(self.path, self._inputs, overwrite=self._overwrite, fsync=self._fsync)
         )
-        fh.write(self._head)
-        fh.flush()
-        os.ftruncate(fh.fileno(), self._total)
+        try:
+            fh.write(self._head)
+            fh.flush()
+            os.ftruncate(fh.fileno(), self._total)
+        except OSError as exc:
+            self._stack.__exit__(type(exc), exc, exc.__traceback__)
+            raise write_error(self.path, exc) from exc
         self._fd = fh.fileno()
         self._early = EarlyWriteback(self._fd)
         return self
@@ -247,9 +251,12 @@ class SafetensorsWriter:
             )
         mv = buf.data
         at = self._data_start + begin + done
-        while mv:
-            n = os.pwrite(self._fd, mv, at)
-            mv, at = mv[n:], at + n
+        try:
+            while mv:
+                n = os.pwrite(self._fd, mv, at)
+                mv, at = mv[n:], at + n
+        except OSError as exc:
+            raise write_error(self.path, exc) from exc
         self._early.wrote(self._data_start + begin + done, buf.size)
         self._written[name] = done + buf.size
 

@@ -50,6 +50,7 @@ class ReencodeOptions:
     threads: int | None = None
     verify: bool = False
     overwrite: bool = False
+    allow_symlinks: bool = False
     chunk_elements: int = 1 << 20
 
     def checked(self) -> ReencodeOptions:

@@ -96,6 +96,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--force", action="store_true", help="replace existing output files (never an input)"
     )
+    p.add_argument(
+        "--allow-symlinks",
+        action="store_true",
+        help="accept shards that are symbolic links leading out of the checkpoint's directory "
+        "(e.g. a Hugging Face cache snapshot); refused by default",
+    )
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.add_argument(
         "--list",
@@ -118,12 +124,13 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
         "threads": args.threads,
         "verify": args.verify,
         "overwrite": args.force,
+        "allow_symlinks": args.allow_symlinks,
     }
 
 
 def _list(args: argparse.Namespace) -> int:
     o = ReencodeOptions(to=args.to, **_options(args)).checked()
-    store = open_tensors(args.inputs)
+    store = open_tensors(args.inputs, allow_symlinks=args.allow_symlinks)
     for name, t in store.items():
         what = f"→ {o.to}" if o.selects(t) else "kept"
         print(f"{name}\t{t.format or t.dtype.name}{list(t.shape)}\t{what}")
@@ -145,7 +152,9 @@ def run(args: argparse.Namespace) -> int:
     if show:
         from tqdm import tqdm  # type: ignore[import-untyped]
 
-        total = sum(t.nbytes for t in open_tensors(args.inputs).values())
+        total = sum(
+            t.nbytes for t in open_tensors(args.inputs, allow_symlinks=args.allow_symlinks).values()
+        )
         bar = tqdm(
             total=total,
             unit="B",
