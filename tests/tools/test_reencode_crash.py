@@ -123,7 +123,7 @@ def test_kill_at_random_points_of_a_multi_shard_run(tmp_path):
         assert _temporaries(out) == [] and not (out / INCOMPLETE_MARKER).exists()
         assert {p.name: p.read_bytes() for p in _finals(out)} == ref
         assert len(open_tensors(out)) == 2 * SHARDS
-    print("kill trials:", list(zip(outcomes, states)))
+    print("kill trials:", list(zip(outcomes, states, strict=True)))
     assert -signal.SIGKILL in outcomes, "no trial was killed mid-run; the timing is off"
 
 
