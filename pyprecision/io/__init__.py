@@ -24,6 +24,7 @@ from pyprecision.io.safetensors import (
 )
 from pyprecision.io.store import TensorStore, input_files, open_tensors
 from pyprecision.io.tensors import TensorInfo
+from pyprecision.io.text import decode_text, read_text
 
 __all__ = [
     "load_dump",
@@ -44,6 +45,8 @@ __all__ = [
     "DTYPES_METADATA_KEY",
     "NPZ_METADATA_MEMBER",
     "input_files",
+    "read_text",
+    "decode_text",
     "clean_stale_temporaries",
     "OutputDirectory",
     "INCOMPLETE_MARKER",

@@ -19,7 +19,7 @@ import numpy as np
 from pyprecision.errors import DumpError
 from pyprecision.formats import format as _format
 from pyprecision.io.atomic import EarlyWriteback, atomic_file, write_error
-from pyprecision.io.tensors import TensorInfo
+from pyprecision.io.tensors import TensorInfo, check_shape
 
 __all__ = [
     "npy_can_store",
@@ -32,6 +32,8 @@ __all__ = [
 #: The .npz member (plain JSON, not an array) that holds what safetensors keeps in __metadata__.
 NPZ_METADATA_MEMBER = "__metadata__.json"
 _MAGIC = b"\x93NUMPY"
+#: Longest .npy header read (numpy itself refuses more than 10 000 bytes by default).
+MAX_NPY_HEADER = 1 << 20
 
 
 def _descr_dtype(descr: Any) -> np.dtype:
@@ -61,6 +63,9 @@ def _parse_header(
         (n,), pre = struct.unpack("<I", head[8:10] + more), 12
     else:
         raise DumpError(f"{path}{where}: unsupported .npy version {major}")
+    if n > MAX_NPY_HEADER:
+        raise DumpError(f"{path}{where}: .npy header of {n} bytes is implausible (limit "
+                        f"{MAX_NPY_HEADER})")
     text = fh.read(n)
     if len(text) < n:
         raise DumpError(f"{path}{where}: truncated .npy header")
@@ -72,8 +77,7 @@ def _parse_header(
         raise DumpError(f"{path}{where}: malformed .npy header: {exc}") from exc
     if dtype.hasobject:
         raise DumpError(f"{path}{where}: object arrays are not supported (they need pickle)")
-    if not all(isinstance(s, int) and s >= 0 for s in shape):
-        raise DumpError(f"{path}{where}: malformed .npy header: shape {shape!r}")
+    shape = check_shape(f"{path}{where}: malformed .npy header", shape, dtype.itemsize)
     return dtype, shape, fortran, pre + n
 
 
@@ -127,9 +131,24 @@ def _npz_metadata(zf: zipfile.ZipFile, path: str) -> dict[str, Any]:
         return {}
     try:
         meta = json.loads(zf.read(NPZ_METADATA_MEMBER).decode())
-        return meta if isinstance(meta, dict) else {}
+        if not isinstance(meta, dict):
+            raise ValueError("not a JSON object")
+        return meta
     except Exception as exc:  # noqa: BLE001
         raise DumpError(f"{path}: malformed {NPZ_METADATA_MEMBER}: {exc}") from exc
+
+
+def _npz_formats(path: str, raw: Any) -> dict[str, str]:
+    """The ``pyprecision.dtypes`` entry (a JSON string or an object) as {member: format name}."""
+    if raw is None:
+        return {}
+    try:
+        table = json.loads(raw) if isinstance(raw, str) else raw
+        if not isinstance(table, dict) or not all(isinstance(v, str) for v in table.values()):
+            raise ValueError("expected a JSON object of format names")
+        return {str(k): _format(v).name for k, v in table.items()}
+    except Exception as exc:  # noqa: BLE001 - any malformation is the file's fault
+        raise DumpError(f"{path}: malformed pyprecision.dtypes metadata: {exc}") from exc
 
 
 def _retype(path: str, name: str, dtype: np.dtype, fmt: str | None) -> np.dtype:
@@ -153,8 +172,7 @@ def read_npz_members(path: str | os.PathLike[str]) -> tuple[list[TensorInfo], di
     infos = []
     with zf, open(p, "rb") as fh:
         meta = _npz_metadata(zf, p)
-        fmts = meta.get("pyprecision.dtypes")
-        fmts = json.loads(fmts) if isinstance(fmts, str) else (fmts or {})
+        fmts = _npz_formats(p, meta.get("pyprecision.dtypes"))
         for zi in zf.infolist():
             if not zi.filename.endswith(".npy"):
                 continue

@@ -13,7 +13,29 @@ import numpy as np
 
 from pyprecision.errors import DumpError
 
-__all__ = ["TensorInfo", "map_bytes"]
+__all__ = ["TensorInfo", "map_bytes", "check_shape", "MAX_DIMS"]
+
+#: The most dimensions a tensor may have (numpy's limit).
+MAX_DIMS = 64
+_MAX_BYTES = (1 << 63) - 1
+
+
+def check_shape(where: str, shape: Any, itemsize: int) -> tuple[int, ...]:
+    """``shape`` as a tuple when it is a list/tuple of at most MAX_DIMS non-negative integers
+    (booleans are not integers here) whose non-zero product × ``itemsize`` fits in 63 bits, so
+    numpy can represent it; else DumpError ``{where}: ...``."""
+    if not isinstance(shape, (list, tuple)) or not all(
+        isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape
+    ):
+        raise DumpError(f"{where}: shape {shape!r} is not a list of non-negative integers")
+    if len(shape) > MAX_DIMS:
+        raise DumpError(f"{where}: shape has {len(shape)} dimensions; at most {MAX_DIMS}")
+    span = itemsize
+    for d in shape:
+        span *= max(d, 1)
+        if span > _MAX_BYTES:
+            raise DumpError(f"{where}: shape {list(shape)} is too large to address")
+    return tuple(shape)
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ import sys
 from typing import Any
 
 from pyprecision.errors import CastError
+from pyprecision.tools._options import add_target_argument, read_program
 
 _EPILOG = """\
 examples:
@@ -32,8 +33,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False)
     p.add_argument("program", metavar="PROG", help="a .pir program or an HLO text module")
     add_precision_arguments(p)
-    p.add_argument("--target", choices=["gen2", "gen3", "gen4"], default=None,
-                   help=".pir programs: hardware generation (default gen2)")
+    add_target_argument(p, None, ".pir programs: hardware generation (default gen2)")
     p.add_argument("--passes", default=None, help="HLO modules: comma-separated HLO passes")
     p.add_argument("--inputs", help=".npz of the program inputs (by input name; HLO: arg0/in0...)")
     p.add_argument("--compare", nargs=2, metavar=("FLAGS_A", "FLAGS_B"),
@@ -54,6 +54,7 @@ def run(args: argparse.Namespace) -> int:
     from pyprecision.verify import is_hlo_path
 
     hlo = is_hlo_path(args.program)
+    read_program(args.program, ir=not hlo)  # UTF-8 text, and a .pir with a function in it
     if hlo and (args.target or args.compare):
         raise CastError("--target and --compare apply to .pir programs; HLO modules take --passes")
     if not hlo and args.passes:

@@ -12,7 +12,6 @@ import sys
 from pyprecision.frontend import add_precision_arguments, config_from_namespace
 from pyprecision.ir import parse, to_text
 from pyprecision.passes import (
-    GENERATIONS,
     Statistics,
     Target,
     make_pass,
@@ -21,6 +20,7 @@ from pyprecision.passes import (
     run_passes,
     snapshot,
 )
+from pyprecision.tools._options import add_target_argument, read_program
 from pyprecision.tools.flags_cmd import one_line_errors
 
 
@@ -34,8 +34,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("prog", metavar="PROG", help="program file ('-' reads stdin)")
     add_precision_arguments(parser)
-    parser.add_argument("--target", choices=sorted(GENERATIONS), default="gen2",
-                        help="hardware generation (default: %(default)s)")
+    add_target_argument(parser, "gen2")
     parser.add_argument("--passes", metavar="A,B,C", default=None,
                         help="comma-separated passes to run instead of the mode's pipeline; "
                         "options as name{option=true}")
@@ -46,13 +45,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
-def _read(path: str) -> tuple[str, str]:
-    if path == "-":
-        return sys.stdin.read(), "<stdin>"
-    with open(path, encoding="utf-8") as fh:
-        return fh.read(), path
-
-
 def run(args: argparse.Namespace) -> int:
     """Parse, transform, print. User errors raise pyprecision errors (one line, exit 2 via cli)."""
     config = config_from_namespace(args)
@@ -61,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
         passes = parse_pass_list(args.passes, target)
     else:
         passes = [make_pass(name, target) for name in pipeline_pass_names(config)]
-    text, filename = _read(args.prog)
+    text, filename = read_program(args.prog)
     module = parse(text, filename=filename)
     before = snapshot()
     changed = run_passes(module, passes)

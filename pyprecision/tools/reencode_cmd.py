@@ -14,6 +14,7 @@ from typing import Any
 
 from pyprecision.io import open_tensors
 from pyprecision.reencode import ReencodeOptions, reencode
+from pyprecision.tools._options import add_cast_options, thread_count
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -44,27 +45,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="FORMAT",
         help="bf16, fp16, fp32r, fp8e4, fp8e4m3fn, fp8e5 (or an alias)",
     )
-    p.add_argument("--rounding", default="rne", choices=["rne", "rtz", "rna", "stochastic"])
-    sat = p.add_mutually_exclusive_group()
-    sat.add_argument(
-        "--saturate",
-        dest="saturate",
-        action="store_true",
-        default=None,
-        help="overflow and inf go to ±max (default for the fp8 formats)",
-    )
-    sat.add_argument(
-        "--no-saturate",
-        dest="saturate",
-        action="store_false",
-        help="overflow goes to inf (NaN for fp8e4m3fn); default for bf16/fp16/fp32r",
-    )
-    p.add_argument("--nan", default="ml_dtypes", choices=["ml_dtypes", "nvidia"])
-    p.add_argument(
-        "--seed",
-        type=int,
-        default=None,
-        help="stochastic rounding seed (recorded in the output metadata)",
+    add_cast_options(
+        p, seed_help="stochastic rounding seed (recorded in the output metadata)", threads=False
     )
     p.add_argument(
         "--include",
@@ -87,7 +69,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="per-tensor scale: store x/s with s = amax/max, s in '<name>.scale'",
     )
     p.add_argument("--output-format", choices=["safetensors", "npz"], default=None)
-    p.add_argument("--threads", type=int, default=None, help="C core threads (default: all cores)")
+    p.add_argument(
+        "--threads", type=thread_count, default=None, help="C core threads (default: all cores)"
+    )
     p.add_argument(
         "--verify",
         action="store_true",
