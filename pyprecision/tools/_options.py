@@ -30,7 +30,14 @@ __all__ = [
     "add_target_argument",
     "read_program",
     "read_program_inputs",
+    "quiet_broken_pipe",
+    "EXIT_BROKEN_PIPE",
+    "check_emulation_memory",
 ]
+
+#: Exit code after the reader of stdout went away: 128 + SIGPIPE, what a shell reports for a
+#: command that SIGPIPE ended (``yes | head`` ends ``yes`` so).
+EXIT_BROKEN_PIPE = 141
 
 #: Hardware generations (tests/tools check them against ``pyprecision.passes.GENERATIONS``).
 TARGETS = ("gen2", "gen3", "gen4")
@@ -120,3 +127,49 @@ def read_program_inputs(path: str) -> dict[str, np.ndarray]:
     from pyprecision.verify import read_inputs
 
     return read_inputs(path)
+
+
+def quiet_broken_pipe() -> int:
+    """Point stdout at /dev/null (so the interpreter's last flush cannot fail and print a second
+    error) and return EXIT_BROKEN_PIPE; nothing is printed."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # stdout has no file descriptor (captured): nothing to flush
+        pass
+    return EXIT_BROKEN_PIPE
+
+
+def _memory() -> int:
+    """Bytes of physical memory (a large default where the platform does not say)."""
+    import os
+
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
+    except (ValueError, OSError, AttributeError):
+        return 1 << 40
+
+
+def check_emulation_memory(text: str, name: str, budget: int | None = None) -> None:
+    """Refuse (EmulationError), before anything is allocated, an IR program the emulator cannot
+    hold: it keeps every tensor and value in memory (up to 8 bytes an element while computing), so
+    any one of them larger than ``budget`` (default: physical memory) would end in MemoryError."""
+    from pyprecision import ir
+    from pyprecision.errors import EmulationError
+
+    limit = _memory() if budget is None else budget
+    for f in ir.parse(text, filename=name).functions:
+        items = [*f.tensors, *f.values()]
+        for obj in items:
+            shape = tuple(getattr(obj, "shape", ()) or ())
+            n = 1
+            for d in shape:
+                n *= int(d)
+            if n * 8 > limit:
+                raise EmulationError(
+                    f"{name}: {obj} {getattr(obj, 'dtype', '')}{list(shape)} has {n} elements: "
+                    f"more than the emulator can hold in memory ({limit >> 20} MiB here)"
+                )

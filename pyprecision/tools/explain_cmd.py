@@ -8,7 +8,11 @@ import sys
 from typing import Any
 
 from pyprecision.errors import CastError
-from pyprecision.tools._options import add_target_argument, read_program
+from pyprecision.tools._options import (
+    add_target_argument,
+    check_emulation_memory,
+    read_program,
+)
 
 _EPILOG = """\
 examples:
@@ -54,7 +58,9 @@ def run(args: argparse.Namespace) -> int:
     from pyprecision.verify import is_hlo_path
 
     hlo = is_hlo_path(args.program)
-    read_program(args.program, ir=not hlo)  # UTF-8 text, and a .pir with a function in it
+    text, name = read_program(args.program, ir=not hlo)  # UTF-8, a .pir with a function in it
+    if args.inputs and not hlo:
+        check_emulation_memory(text, name)
     if hlo and (args.target or args.compare):
         raise CastError("--target and --compare apply to .pir programs; HLO modules take --passes")
     if not hlo and args.passes:

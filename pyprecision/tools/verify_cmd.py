@@ -14,7 +14,12 @@ from typing import Any
 import numpy as np
 
 from pyprecision.errors import CastError
-from pyprecision.tools._options import add_cast_options, add_target_argument
+from pyprecision.tools._options import (
+    add_cast_options,
+    add_target_argument,
+    check_emulation_memory,
+    read_program,
+)
 
 _EPILOG = """\
 dumps: .npy, .npz, .safetensors by extension; any other file is raw binary read with --dtype
@@ -249,6 +254,9 @@ def _run_program(args: argparse.Namespace) -> int:
         raise CastError("--target applies to .pir programs; HLO modules take --passes")
     if not hlo and args.passes:
         raise CastError("--passes applies to HLO modules; .pir programs take precision flags")
+    text, name = read_program(args.program, ir=not hlo)  # UTF-8, a .pir with a function in it
+    if not hlo:
+        check_emulation_memory(text, name)
     passes = [n.strip() for n in (args.passes or "").split(",") if n.strip()]
     check = verify_program(args.program, args.inputs, args.dump, flags=program_flags(args),
                            target=args.target, hlo_passes=passes, max_ulp=args.max_ulp,

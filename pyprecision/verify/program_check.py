@@ -308,10 +308,9 @@ def verify_program(program: str, inputs: str, dump: str, *, flags: list[str] | N
     and ``target`` a generation (gen2, gen3, gen4; default gen2); outputs are matched by output
     tensor name. HLO text: ``hlo_passes`` run in order; outputs are ``out0``, ``out1``, ...
     """
-    p = Path(program)
-    if not p.is_file():
-        raise DumpError(f"{program}: no such file")
-    text = p.read_text(encoding="utf-8")
+    from pyprecision.io import read_text
+
+    text = read_text(program, "a program")
     ins = read_inputs(inputs)
     dumped = read_arrays(dump)  # __dtypes__ (if any) relabels raw bits of bf16/fp8 outputs
     flags = list(flags or [])
