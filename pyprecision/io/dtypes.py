@@ -87,7 +87,7 @@ def _parse_dtype(spec: Any) -> np.dtype:
     if not isinstance(spec, str):
         try:
             return np.dtype(spec)
-        except TypeError as exc:
+        except (TypeError, ValueError) as exc:
             raise DumpError(f"not a dtype: {spec!r}") from exc
     text = spec.strip()
     if text in SAFETENSORS_DTYPES:
@@ -103,7 +103,7 @@ def _parse_dtype(spec: Any) -> np.dtype:
             pass
     try:
         return np.dtype(text)
-    except TypeError as exc:
+    except (TypeError, ValueError, SyntaxError) as exc:  # numpy's dtype-string parser raises all three
         raise DumpError(
             f"unknown dtype {spec!r}; use a numpy name (float32, uint16, ...), an ml_dtypes name "
             "(bfloat16, float8_e4m3fn, ...), a safetensors name (BF16, F8_E4M3, ...) or a format "

@@ -9,6 +9,7 @@ import os
 import re
 import struct
 import zipfile
+import zlib
 from collections.abc import Iterable, Mapping
 from contextlib import ExitStack
 from math import prod
@@ -162,13 +163,26 @@ def _retype(path: str, name: str, dtype: np.dtype, fmt: str | None) -> np.dtype:
     return f.dtype
 
 
+#: What a corrupt zip can make zipfile raise (besides BadZipFile): a seek to a negative offset,
+#: a bad struct, an unknown compression method, a short read.
+_ZIP_ERRORS = (zipfile.BadZipFile, zlib.error, OSError, EOFError, struct.error,
+               NotImplementedError, ValueError, OverflowError, RuntimeError)
+
+
 def read_npz_members(path: str | os.PathLike[str]) -> tuple[list[TensorInfo], dict[str, Any]]:
-    """The arrays of a .npz (stored members mapped, deflated ones read on demand), its metadata."""
+    """The arrays of a .npz (stored members mapped, deflated ones read on demand), its metadata.
+    A corrupt archive is a DumpError naming the file."""
     p = os.fspath(path)
     try:
-        zf = zipfile.ZipFile(p)
-    except (zipfile.BadZipFile, OSError) as exc:
+        return _npz_members(p)
+    except DumpError:
+        raise
+    except _ZIP_ERRORS as exc:
         raise DumpError(f"{p}: not a readable .npz (zip) file: {exc}") from exc
+
+
+def _npz_members(p: str) -> tuple[list[TensorInfo], dict[str, Any]]:
+    zf = zipfile.ZipFile(p)
     infos = []
     with zf, open(p, "rb") as fh:
         meta = _npz_metadata(zf, p)
@@ -188,7 +202,9 @@ def read_npz_members(path: str | os.PathLike[str]) -> tuple[list[TensorInfo], di
                 try:
                     with zf.open(zi) as mf:
                         dtype, shape, fortran, hlen = _parse_header(p, mf, where)
-                except (zipfile.BadZipFile, OSError, EOFError) as exc:
+                except DumpError:
+                    raise
+                except _ZIP_ERRORS as exc:
                     raise DumpError(f"{p}{where}: corrupt: {exc}") from exc
                 avail, offset = zi.file_size - hlen, None
             want = prod(shape) * dtype.itemsize
@@ -220,7 +236,7 @@ def read_npz_compressed(info: TensorInfo) -> np.ndarray:
     try:
         with zipfile.ZipFile(info.path) as zf, zf.open(info.name + ".npy") as mf:
             arr = np.lib.format.read_array(mf, allow_pickle=False)
-    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
+    except _ZIP_ERRORS as exc:
         raise DumpError(f"{info.path}: member {info.name}.npy: corrupt: {exc}") from exc
     return arr.view(info.dtype) if arr.dtype != info.dtype else arr
 
