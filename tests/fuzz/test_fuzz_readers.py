@@ -109,8 +109,9 @@ def test_fuzz_safetensors_headers(workdir, header, metadata, tail):
     json_values,
     st.just({"weight_map": {"w": "a.safetensors", "b": "a.safetensors", "i": "a.safetensors"}}),
     st.fixed_dictionaries({"weight_map": st.dictionaries(
-        st.sampled_from(["w", "b", "i"]) | st.text(max_size=4), st.sampled_from(["a.safetensors", "../a.safetensors", "/etc/passwd",
-                                              "", ".", "sub/a.safetensors"]) | json_values,
+        st.sampled_from(["w", "b", "i"]) | st.text(max_size=4),
+        st.sampled_from(["a.safetensors", "../a.safetensors", "/etc/passwd", "", ".",
+                         "sub/a.safetensors"]) | json_values,
         max_size=3)}),
 ))
 def test_fuzz_safetensors_index(workdir, doc):
