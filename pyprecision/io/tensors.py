@@ -90,7 +90,8 @@ def map_bytes(
     fortran_order: bool = False,
     cache: dict[str, mmap.mmap | None] | None = None,
 ) -> np.ndarray:
-    """A read-only array over ``path``'s bytes at ``offset`` (copied only if misaligned).
+    """A read-only array over ``path``'s bytes at ``offset`` (copied only if misaligned for its
+    item size: 2-byte items at an even address, 4-byte at a multiple of 4, ...).
 
     With ``cache`` (path -> map), every tensor of a file shares one map; a map lives as long as
     the cache or any array over it.
@@ -112,7 +113,10 @@ def map_bytes(
         )
     arr = np.frombuffer(mm, dtype=dt, count=count, offset=offset)
     arr = arr.reshape(shape, order="F" if fortran_order else "C")
-    if not arr.flags.aligned:
+    # numpy calls a raw-void (V2) or fp8 array aligned at any address, but a later view as
+    # bfloat16/uint16 is not, and the C core loads whole items: copy unless naturally aligned
+    natural = min(dt.itemsize & -dt.itemsize, 8) if dt.itemsize else 1
+    if not arr.flags.aligned or arr.ctypes.data % natural:
         arr = arr.copy(order="K")
         arr.flags.writeable = False
     return arr
