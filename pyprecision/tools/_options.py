@@ -33,6 +33,7 @@ __all__ = [
     "quiet_broken_pipe",
     "EXIT_BROKEN_PIPE",
     "check_emulation_memory",
+    "printable",
 ]
 
 #: Exit code after the reader of stdout went away: 128 + SIGPIPE, what a shell reports for a
@@ -173,3 +174,11 @@ def check_emulation_memory(text: str, name: str, budget: int | None = None) -> N
                     f"{name}: {obj} {getattr(obj, 'dtype', '')}{list(shape)} has {n} elements: "
                     f"more than the emulator can hold in memory ({limit >> 20} MiB here)"
                 )
+
+
+def printable(message: str) -> str:
+    """``message`` as one terminal-safe line: control characters (line breaks, vertical tabs,
+    escape sequences quoted from a malformed input) become ``\\xNN`` / ``\\n`` escapes."""
+    if message.isprintable():
+        return message
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in message)

@@ -59,7 +59,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return quiet_broken_pipe()
     except (PyPrecisionError, OSError) as exc:
-        print(f"pyprecision {args.command}: error: {exc}", file=sys.stderr)
+        from pyprecision.tools._options import printable
+
+        print(f"pyprecision {args.command}: error: {printable(str(exc))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130

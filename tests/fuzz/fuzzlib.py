@@ -67,8 +67,18 @@ def mutations(seed: bytes, max_edits: int = 6) -> st.SearchStrategy[bytes]:
 def within_budget(target: str, call: Callable[[], Any], *, located: bool = False) -> str:
     """Run ``call``: it may return or raise a pyprecision error (with ``located``, a ParseError
     must carry a line and column ≥ 1); anything else propagates and fails the test. It must take
-    at most DEADLINE_MS. Returns "ok" (or the string ``call`` returned) or the error's class name,
+    at most DEADLINE_MS (an input over it is run again, and fails only if slow both times). Returns "ok" (or the string ``call`` returned) or the error's class name,
     and counts it in TALLY."""
+    outcome, elapsed = _timed(call, located)
+    if elapsed > DEADLINE_MS:  # once more: a slow input is slow twice, a load spike is not
+        outcome, elapsed = _timed(call, located)
+    assert elapsed <= DEADLINE_MS, f"{target}: one input took {elapsed:.0f} ms (twice)"
+    counts = TALLY.setdefault(target, {})
+    counts[outcome] = counts.get(outcome, 0) + 1
+    return outcome
+
+
+def _timed(call: Callable[[], Any], located: bool) -> tuple[str, float]:
     t0 = time.perf_counter()
     outcome = "ok"
     try:
@@ -78,8 +88,4 @@ def within_budget(target: str, call: Callable[[], Any], *, located: bool = False
         outcome = type(exc).__name__
         if located and isinstance(exc, ParseError):
             assert exc.line >= 1 and exc.col >= 1, f"ParseError without a location: {exc}"
-    elapsed = (time.perf_counter() - t0) * 1000
-    assert elapsed <= DEADLINE_MS, f"{target}: one input took {elapsed:.0f} ms"
-    counts = TALLY.setdefault(target, {})
-    counts[outcome] = counts.get(outcome, 0) + 1
-    return outcome
+    return outcome, (time.perf_counter() - t0) * 1000

@@ -93,7 +93,7 @@ def _run(argv: list[str]) -> str:
     assert "Traceback" not in text, text
     assert code in (0, 1, 2), (argv, code, text)
     if code == 2 and "usage:" not in text:
-        assert len(text.strip().splitlines()) == 1, (argv, text)
+        assert len(text.strip().splitlines()) == 1 and text.strip().isprintable(), (argv, text)
     return f"exit {code}"
 
 

@@ -326,3 +326,10 @@ def test_verify_passes_an_untouched_output(tmp_path):
 
 def test_dump_error_is_a_value_error():
     assert issubclass(DumpError, ValueError)
+
+
+def test_error_quoting_control_characters_stays_one_printable_line(capsys, tmp_path):
+    p = tmp_path / "m.hlo"
+    p.write_bytes(b"\x0b\x1b[31mHloModule\x0c")
+    err = one_line_error(capsys, ["hlo-opt", p], "error")
+    assert err.strip().isprintable() and "\x1b" not in err
