@@ -69,7 +69,8 @@ def _argv(command: str, f: str, g: str, out: str, fmt: str, value: str | None) -
         "cast": ["cast", f, "--to", fmt, "-o", out + ".npy", "-q"],
         "decode": ["decode", f, "--from", fmt, "-o", out + ".npy", "-q"],
         "verify": ["verify", "--input", f, "--format", fmt, "--dump", g],
-        "verify-program": ["verify", "--program", g, "--inputs", f, "--dump", f],
+        # --no-diagnosis: the diagnosis re-runs the program under ~20 settings (seconds, by design)
+        "verify-program": ["verify", "--program", g, "--inputs", f, "--dump", f, "--no-diagnosis"],
         "reencode": ["reencode", "-q", f, "-o", out + ".safetensors", "--to", fmt],
         "hlo-run": ["hlo-run", g, "--inputs", f, "-o", out + ".npz"],
     }[command]
