@@ -107,7 +107,10 @@ def main() -> None:
         if n % 20000 == 0:  # libFuzzer exits without running atexit handlers: report as we go
             print(f"{target}: {n} inputs, {dict(COUNTS)}", file=sys.stderr, flush=True)
 
-    atheris.Setup([sys.argv[0], *sys.argv[2:], str(corpus)], test_one_input)
+    prefix = [] if any(a.startswith("-artifact_prefix") for a in sys.argv) else [
+        f"-artifact_prefix={WORK}/"]  # crash files go to the work directory, not the cwd
+    atheris.Setup([sys.argv[0], *prefix, *sys.argv[2:], str(corpus)], test_one_input)
+    print(f"{target}: corpus and crash files in {WORK}", file=sys.stderr)
     atheris.Fuzz()
 
 

@@ -61,6 +61,8 @@ def _parse_header(
         (n,), pre = struct.unpack("<H", head[8:10]), 10
     elif major in (2, 3):
         more = fh.read(2)
+        if len(more) < 2:
+            raise DumpError(f"{path}{where}: truncated .npy header")
         (n,), pre = struct.unpack("<I", head[8:10] + more), 12
     else:
         raise DumpError(f"{path}{where}: unsupported .npy version {major}")

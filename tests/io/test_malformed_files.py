@@ -201,3 +201,11 @@ def test_float8_npy_saved_by_numpy_reads_as_raw_bytes_and_relabels(tmp_path):
     np.save(tmp_path / "d.npy", x)  # numpy writes descr '<f1' (e5m2) or '|V1'
     arr = load_dump(tmp_path / "d.npy", dtype="float8_e5m2")
     assert arr.tolist() == x.tolist()
+
+
+def test_npy_version_2_header_cut_inside_its_length(tmp_path):
+    """Found by atheris (scripts/fuzz_atheris.py npy): a v2 header whose 4-byte length is cut."""
+    p = tmp_path / "x.npy"
+    p.write_bytes(b"\x93NUMPY\x02\x00v\x93N")
+    with pytest.raises(DumpError, match="truncated .npy header"):
+        open_tensors(p)
