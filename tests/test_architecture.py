@@ -15,7 +15,7 @@ FORBIDDEN = {
     "passes": {"tools", "emulate", "hlo"},
     "emulate": {"tools"},
     "testing": {"tools", "ir", "passes", "hlo", "emulate"},
-    "io": {"tools", "ir", "passes", "hlo", "emulate", "reencode", "kernel"},
+    "io": {"tools", "ir", "passes", "hlo", "emulate", "reencode"},
     "reencode": {"tools", "ir", "passes", "hlo", "emulate", "verify", "explain"},
     "verify": {"tools", "explain"},
     "explain": {"tools"},
