@@ -30,7 +30,8 @@ from collections.abc import Iterator
 import numpy as np
 
 import pyprecision as pp
-from pyprecision.io import SafetensorsWriter, reencode
+from pyprecision.io import SafetensorsWriter
+from pyprecision.reencode import reencode
 from pyprecision.io.atomic import EarlyWriteback
 
 TENSOR_ELEMENTS = 16 << 20  # 64 MiB of float32 per tensor
@@ -112,7 +113,7 @@ def _null_sink(*args: object, **kwargs: object) -> Iterator[_NullSink]:
 
 def reencode_no_write(index: str, out: str, fmt: str, threads: int | None) -> float:
     """Input GB/s of the same re-encode with the output thrown away (open_sink replaced)."""
-    import pyprecision.io.reencode_core as core
+    import pyprecision.reencode.core as core
 
     real = core.open_sink
     core.open_sink = _null_sink  # type: ignore[assignment]

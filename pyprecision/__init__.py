@@ -36,7 +36,9 @@ if TYPE_CHECKING:  # the names __getattr__ provides, for type checkers
         io,
         ir,
         kernel,
+        lower,
         passes,
+        reencode,
         testing,
         tools,
         verify,
@@ -71,8 +73,8 @@ _LAZY_NAMES = {
                      "float_to_int", "int_dot", "IntDotReport"), "pyprecision.kernel"),
 }
 #: The rooms, each a subpackage loaded when first named.
-_ROOMS = ("emulate", "explain", "frontend", "hlo", "io", "ir", "kernel", "passes", "testing",
-          "tools", "verify")
+_ROOMS = ("emulate", "explain", "frontend", "hlo", "io", "ir", "kernel", "lower", "passes",
+          "reencode", "testing", "tools", "verify")
 
 
 def __getattr__(name: str) -> Any:

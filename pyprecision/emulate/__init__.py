@@ -2,7 +2,18 @@
 through the cast core."""
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the names __getattr__ provides, for type checkers
+    from pyprecision.emulate.hlo_limits import Limits
+    from pyprecision.emulate.hlo_pipeline import (
+        DEFAULT_HLO_PASSES,
+        CompiledHlo,
+        compile_hlo,
+        relabelled_inputs,
+        run_compiled,
+    )
+    from pyprecision.emulate.ir_eval import run_ir
 
 __all__ = ["DEFAULT_HLO_PASSES", "CompiledHlo", "Limits", "compile_hlo", "relabelled_inputs",
            "run_compiled", "run_hlo", "run_ir"]

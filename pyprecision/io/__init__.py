@@ -1,36 +1,30 @@
 """Dump and checkpoint files: readers (raw binary, .npy, .npz, safetensors, sharded checkpoints,
-directories) that memory-map and validate, and writers that write a temporary file and rename it
+directories) that memory-map and validate, and writers that write a temporary file and publish it
 only when complete. See docs/io.md.
 
-Arrows: ``io`` imports ``formats``, ``kernel`` (for re-encoding) and ``errors``; nothing but
-``tools`` (and users) import ``io``.
+Arrows: ``io`` imports ``formats`` and ``errors``; ``reencode``, ``verify``, ``tools`` (and users)
+import ``io``.
 """
 
-from pyprecision.io.atomic import atomic_file, check_output_path
+from pyprecision.io.atomic import atomic_file, check_output_path, clean_stale_temporaries
 from pyprecision.io.dtypes import (
     SAFETENSORS_DTYPES,
     parse_dtype,
     safetensors_dtype,
     safetensors_name_of_format,
 )
-from pyprecision.io.numpy_files import NPZ_METADATA_MEMBER, NpzWriter
+from pyprecision.io.numpy_files import NPZ_METADATA_MEMBER, NpzWriter, npy_can_store
+from pyprecision.io.outdir import INCOMPLETE_MARKER, OutputDirectory, check_complete
 from pyprecision.io.raw import load_dump, read_raw
-from pyprecision.io.reencode_core import (
-    SCALE_SUFFIX,
-    ReencodeOptions,
-    amax_scale,
-    reencode,
-    tensor_seed,
-)
-from pyprecision.io.reencode_stats import ReencodeSummary, TensorResult
 from pyprecision.io.safetensors import (
     DTYPES_METADATA_KEY,
     SafetensorsWriter,
     read_safetensors_header,
     save_safetensors,
 )
-from pyprecision.io.store import TensorStore, open_tensors
+from pyprecision.io.store import TensorStore, input_files, open_tensors
 from pyprecision.io.tensors import TensorInfo
+from pyprecision.io.text import decode_text, read_text
 
 __all__ = [
     "load_dump",
@@ -50,11 +44,12 @@ __all__ = [
     "SAFETENSORS_DTYPES",
     "DTYPES_METADATA_KEY",
     "NPZ_METADATA_MEMBER",
-    "reencode",
-    "ReencodeOptions",
-    "ReencodeSummary",
-    "TensorResult",
-    "SCALE_SUFFIX",
-    "amax_scale",
-    "tensor_seed",
+    "input_files",
+    "read_text",
+    "decode_text",
+    "clean_stale_temporaries",
+    "OutputDirectory",
+    "INCOMPLETE_MARKER",
+    "check_complete",
+    "npy_can_store",
 ]

@@ -64,10 +64,23 @@ def parse_dtype(spec: Any) -> np.dtype:
     (``bfloat16``, ``float8_e4m3fn``), safetensors names (``BF16``, ``F8_E4M3``) and pyprecision
     format names and aliases (``bf16``, ``fp8e4``, ``fp32r`` → float32). Unknown names: DumpError.
     """
+    return _numeric(spec, _parse_dtype(spec))
+
+
+def _numeric(spec: Any, dt: np.dtype) -> np.dtype:
+    """Refuse dtypes that hold no numbers (object, strings, dates, structured or untyped void)."""
+    if dt.kind in "biufc" or (dt.kind == "V" and dt.type is not np.void):
+        return dt
+    raise DumpError(
+        f"dtype {spec!r} ({dt}) holds no numbers; use a numeric, bool, ml_dtypes or format name"
+    )
+
+
+def _parse_dtype(spec: Any) -> np.dtype:
     if not isinstance(spec, str):
         try:
             return np.dtype(spec)
-        except TypeError as exc:
+        except (TypeError, ValueError) as exc:
             raise DumpError(f"not a dtype: {spec!r}") from exc
     text = spec.strip()
     if text in SAFETENSORS_DTYPES:
@@ -83,7 +96,7 @@ def parse_dtype(spec: Any) -> np.dtype:
             pass
     try:
         return np.dtype(text)
-    except TypeError as exc:
+    except (TypeError, ValueError, SyntaxError) as exc:  # numpy's dtype-string parser raises all three
         raise DumpError(
             f"unknown dtype {spec!r}; use a numpy name (float32, uint16, ...), an ml_dtypes name "
             "(bfloat16, float8_e4m3fn, ...), a safetensors name (BF16, F8_E4M3, ...) or a format "

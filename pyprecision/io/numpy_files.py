@@ -9,6 +9,7 @@ import os
 import re
 import struct
 import zipfile
+import zlib
 from collections.abc import Iterable, Mapping
 from contextlib import ExitStack
 from math import prod
@@ -18,8 +19,8 @@ import numpy as np
 
 from pyprecision.errors import DumpError
 from pyprecision.formats import format as _format
-from pyprecision.io.atomic import EarlyWriteback, atomic_file
-from pyprecision.io.tensors import TensorInfo
+from pyprecision.io.atomic import EarlyWriteback, atomic_file, write_error
+from pyprecision.io.tensors import TensorInfo, check_shape
 
 __all__ = [
     "npy_can_store",
@@ -32,6 +33,8 @@ __all__ = [
 #: The .npz member (plain JSON, not an array) that holds what safetensors keeps in __metadata__.
 NPZ_METADATA_MEMBER = "__metadata__.json"
 _MAGIC = b"\x93NUMPY"
+#: Longest .npy header read (numpy itself refuses more than 10 000 bytes by default).
+MAX_NPY_HEADER = 1 << 20
 
 
 def _descr_dtype(descr: Any) -> np.dtype:
@@ -58,9 +61,14 @@ def _parse_header(
         (n,), pre = struct.unpack("<H", head[8:10]), 10
     elif major in (2, 3):
         more = fh.read(2)
+        if len(more) < 2:
+            raise DumpError(f"{path}{where}: truncated .npy header")
         (n,), pre = struct.unpack("<I", head[8:10] + more), 12
     else:
         raise DumpError(f"{path}{where}: unsupported .npy version {major}")
+    if n > MAX_NPY_HEADER:
+        raise DumpError(f"{path}{where}: .npy header of {n} bytes is implausible (limit "
+                        f"{MAX_NPY_HEADER})")
     text = fh.read(n)
     if len(text) < n:
         raise DumpError(f"{path}{where}: truncated .npy header")
@@ -72,8 +80,7 @@ def _parse_header(
         raise DumpError(f"{path}{where}: malformed .npy header: {exc}") from exc
     if dtype.hasobject:
         raise DumpError(f"{path}{where}: object arrays are not supported (they need pickle)")
-    if not all(isinstance(s, int) and s >= 0 for s in shape):
-        raise DumpError(f"{path}{where}: malformed .npy header: shape {shape!r}")
+    shape = check_shape(f"{path}{where}: malformed .npy header", shape, dtype.itemsize)
     return dtype, shape, fortran, pre + n
 
 
@@ -127,9 +134,24 @@ def _npz_metadata(zf: zipfile.ZipFile, path: str) -> dict[str, Any]:
         return {}
     try:
         meta = json.loads(zf.read(NPZ_METADATA_MEMBER).decode())
-        return meta if isinstance(meta, dict) else {}
+        if not isinstance(meta, dict):
+            raise ValueError("not a JSON object")
+        return meta
     except Exception as exc:  # noqa: BLE001
         raise DumpError(f"{path}: malformed {NPZ_METADATA_MEMBER}: {exc}") from exc
+
+
+def _npz_formats(path: str, raw: Any) -> dict[str, str]:
+    """The ``pyprecision.dtypes`` entry (a JSON string or an object) as {member: format name}."""
+    if raw is None:
+        return {}
+    try:
+        table = json.loads(raw) if isinstance(raw, str) else raw
+        if not isinstance(table, dict) or not all(isinstance(v, str) for v in table.values()):
+            raise ValueError("expected a JSON object of format names")
+        return {str(k): _format(v).name for k, v in table.items()}
+    except Exception as exc:  # noqa: BLE001 - any malformation is the file's fault
+        raise DumpError(f"{path}: malformed pyprecision.dtypes metadata: {exc}") from exc
 
 
 def _retype(path: str, name: str, dtype: np.dtype, fmt: str | None) -> np.dtype:
@@ -143,18 +165,30 @@ def _retype(path: str, name: str, dtype: np.dtype, fmt: str | None) -> np.dtype:
     return f.dtype
 
 
+#: What a corrupt zip can make zipfile raise (besides BadZipFile): a seek to a negative offset,
+#: a bad struct, an unknown compression method, a short read.
+_ZIP_ERRORS = (zipfile.BadZipFile, zlib.error, OSError, EOFError, struct.error,
+               NotImplementedError, ValueError, OverflowError, RuntimeError)
+
+
 def read_npz_members(path: str | os.PathLike[str]) -> tuple[list[TensorInfo], dict[str, Any]]:
-    """The arrays of a .npz (stored members mapped, deflated ones read on demand), its metadata."""
+    """The arrays of a .npz (stored members mapped, deflated ones read on demand), its metadata.
+    A corrupt archive is a DumpError naming the file."""
     p = os.fspath(path)
     try:
-        zf = zipfile.ZipFile(p)
-    except (zipfile.BadZipFile, OSError) as exc:
+        return _npz_members(p)
+    except DumpError:
+        raise
+    except _ZIP_ERRORS as exc:
         raise DumpError(f"{p}: not a readable .npz (zip) file: {exc}") from exc
+
+
+def _npz_members(p: str) -> tuple[list[TensorInfo], dict[str, Any]]:
+    zf = zipfile.ZipFile(p)
     infos = []
     with zf, open(p, "rb") as fh:
         meta = _npz_metadata(zf, p)
-        fmts = meta.get("pyprecision.dtypes")
-        fmts = json.loads(fmts) if isinstance(fmts, str) else (fmts or {})
+        fmts = _npz_formats(p, meta.get("pyprecision.dtypes"))
         for zi in zf.infolist():
             if not zi.filename.endswith(".npy"):
                 continue
@@ -170,7 +204,9 @@ def read_npz_members(path: str | os.PathLike[str]) -> tuple[list[TensorInfo], di
                 try:
                     with zf.open(zi) as mf:
                         dtype, shape, fortran, hlen = _parse_header(p, mf, where)
-                except (zipfile.BadZipFile, OSError, EOFError) as exc:
+                except DumpError:
+                    raise
+                except _ZIP_ERRORS as exc:
                     raise DumpError(f"{p}{where}: corrupt: {exc}") from exc
                 avail, offset = zi.file_size - hlen, None
             want = prod(shape) * dtype.itemsize
@@ -202,7 +238,7 @@ def read_npz_compressed(info: TensorInfo) -> np.ndarray:
     try:
         with zipfile.ZipFile(info.path) as zf, zf.open(info.name + ".npy") as mf:
             arr = np.lib.format.read_array(mf, allow_pickle=False)
-    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
+    except _ZIP_ERRORS as exc:
         raise DumpError(f"{info.path}: member {info.name}.npy: corrupt: {exc}") from exc
     return arr.view(info.dtype) if arr.dtype != info.dtype else arr
 
@@ -274,9 +310,12 @@ class NpzWriter:
         if self._member is None or buf.size > self._left:
             raise DumpError(f"{self.path}: {self._name!r}: more bytes than declared")
         at = self._fh.tell()
-        self._member.write(buf.data)
+        try:
+            self._member.write(buf.data)
+            self._fh.flush()
+        except OSError as exc:
+            raise write_error(self.path, exc) from exc
         self._left -= buf.size
-        self._fh.flush()
         self._early.wrote(at, self._fh.tell() - at)
 
     def add(self, name: str, array: np.ndarray) -> None:
@@ -299,6 +338,8 @@ class NpzWriter:
                 self._finish()
                 assert self._zf is not None
                 self._zf.writestr(NPZ_METADATA_MEMBER, json.dumps(self._meta, indent=1))
+            except OSError as e:
+                err = write_error(self.path, e)
             except BaseException as e:  # noqa: BLE001 - abort the file, then re-raise
                 err = e
         if self._member is not None:
@@ -308,4 +349,9 @@ class NpzWriter:
         if err is not None:
             self._stack.__exit__(type(err), err, err.__traceback__)
             raise err
-        self._stack.__exit__(exc_type, exc, tb)
+        try:
+            self._stack.__exit__(exc_type, exc, tb)
+        except DumpError:
+            raise
+        except OSError as e:  # the zip's central directory did not fit (disk full ...)
+            raise write_error(self.path, e) from e

@@ -19,9 +19,9 @@ import numpy as np
 
 from pyprecision.errors import DumpError
 from pyprecision.formats import format as _format
-from pyprecision.io.atomic import EarlyWriteback, atomic_file
+from pyprecision.io.atomic import EarlyWriteback, atomic_file, write_error
 from pyprecision.io.dtypes import SAFETENSORS_DTYPES, safetensors_dtype
-from pyprecision.io.tensors import TensorInfo
+from pyprecision.io.tensors import TensorInfo, check_shape
 
 __all__ = ["read_safetensors_header", "SafetensorsWriter", "DTYPES_METADATA_KEY"]
 
@@ -55,7 +55,7 @@ def _read_json_header(path: str) -> tuple[dict[str, Any], int, int]:
         raw = fh.read(n)
     try:
         header = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
         raise _fail(path, f"malformed JSON header: {exc}") from exc
     if not isinstance(header, dict):
         raise _fail(path, "malformed header: the JSON is not an object")
@@ -75,6 +75,8 @@ def _formats_of(path: str, meta: Mapping[str, str]) -> dict[str, str]:
         return {}
     try:
         table = json.loads(text)
+        if not isinstance(table, dict) or not all(isinstance(v, str) for v in table.values()):
+            raise ValueError("expected a JSON object of format names")
         return {str(k): _format(v).name for k, v in table.items()}
     except Exception as exc:  # noqa: BLE001 - any malformation is the file's fault
         raise _fail(path, f"malformed {DTYPES_METADATA_KEY} metadata: {exc}") from exc
@@ -84,20 +86,19 @@ def _entry(path: str, name: str, e: Any, data_start: int, fmt: str | None) -> Te
     if not isinstance(e, dict) or not {"dtype", "shape", "data_offsets"} <= set(e):
         raise _fail(path, f"tensor {name!r}: header entry needs dtype, shape and data_offsets")
     st, shape, offs = e["dtype"], e["shape"], e["data_offsets"]
-    if st not in SAFETENSORS_DTYPES:
+    if not isinstance(st, str) or st not in SAFETENSORS_DTYPES:
         raise _fail(
             path,
             f"tensor {name!r}: unsupported dtype {st!r}; supported: "
             f"{', '.join(SAFETENSORS_DTYPES)}",
         )
-    if not (isinstance(shape, list) and all(isinstance(d, int) and d >= 0 for d in shape)):
-        raise _fail(
-            path, f"tensor {name!r}: shape {shape!r} is not a list of non-negative integers"
-        )
+    if not isinstance(shape, list):
+        raise _fail(path, f"tensor {name!r}: shape {shape!r} is not a list")
+    shape = check_shape(f"{path}: tensor {name!r}", shape, SAFETENSORS_DTYPES[st].itemsize)
     if not (
         isinstance(offs, list)
         and len(offs) == 2
-        and all(isinstance(o, int) for o in offs)
+        and all(isinstance(o, int) and not isinstance(o, bool) for o in offs)
         and 0 <= offs[0] <= offs[1]
     ):
         raise _fail(
@@ -193,7 +194,7 @@ class SafetensorsWriter:
         specs = []
         for name, dt, shape in tensors:
             st = dt if isinstance(dt, str) else safetensors_dtype(dt)
-            if st not in SAFETENSORS_DTYPES:
+            if not isinstance(st, str) or st not in SAFETENSORS_DTYPES:
                 raise DumpError(f"{self.path}: tensor {name!r}: unknown safetensors dtype {st!r}")
             specs.append((name, st, tuple(int(d) for d in shape)))
         specs.sort(key=lambda s: -SAFETENSORS_DTYPES[s[1]].itemsize)  # stable: keeps input order
@@ -221,9 +222,13 @@ class SafetensorsWriter:
         fh = self._stack.enter_context(
             atomic_file(self.path, self._inputs, overwrite=self._overwrite, fsync=self._fsync)
         )
-        fh.write(self._head)
-        fh.flush()
-        os.ftruncate(fh.fileno(), self._total)
+        try:
+            fh.write(self._head)
+            fh.flush()
+            os.ftruncate(fh.fileno(), self._total)
+        except OSError as exc:
+            self._stack.__exit__(type(exc), exc, exc.__traceback__)
+            raise write_error(self.path, exc) from exc
         self._fd = fh.fileno()
         self._early = EarlyWriteback(self._fd)
         return self
@@ -247,9 +252,12 @@ class SafetensorsWriter:
             )
         mv = buf.data
         at = self._data_start + begin + done
-        while mv:
-            n = os.pwrite(self._fd, mv, at)
-            mv, at = mv[n:], at + n
+        try:
+            while mv:
+                n = os.pwrite(self._fd, mv, at)
+                mv, at = mv[n:], at + n
+        except OSError as exc:
+            raise write_error(self.path, exc) from exc
         self._early.wrote(self._data_start + begin + done, buf.size)
         self._written[name] = done + buf.size
 

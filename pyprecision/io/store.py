@@ -14,6 +14,7 @@ import numpy as np
 
 from pyprecision.errors import DumpError
 from pyprecision.io.numpy_files import read_npy_header, read_npz_compressed, read_npz_members
+from pyprecision.io.outdir import check_complete
 from pyprecision.io.safetensors import read_safetensors_header
 from pyprecision.io.tensors import TensorInfo, map_bytes
 
@@ -126,18 +127,67 @@ def _read_file(path: str) -> tuple[list[TensorInfo], dict[str, Any]]:
     )
 
 
-def _from_index(path: str) -> TensorStore:
+def _load_index(path: str) -> dict[str, Any]:
+    if not os.path.isfile(path):
+        raise DumpError(f"{path}: no such file")
     try:
-        with open(path, encoding="utf-8") as fh:
-            index = json.load(fh)
-        weight_map = index["weight_map"]
-        assert isinstance(weight_map, dict)
-    except (OSError, ValueError, KeyError, AssertionError, TypeError) as exc:
+        with open(path, "rb") as fh:
+            index = json.loads(fh.read().decode("utf-8"))
+    except OSError as exc:
+        raise DumpError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+    except (ValueError, RecursionError) as exc:  # bad UTF-8 or JSON, or nested too deep
+        raise DumpError(f"{path}: not a valid safetensors index (malformed JSON: {exc})") from exc
+    if not isinstance(index, dict) or not isinstance(index.get("weight_map"), dict):
+        raise DumpError(f"{path}: not a valid safetensors index (needs a weight_map object)")
+    weight_map = index["weight_map"]
+    if not weight_map:
+        raise DumpError(f"{path}: the weight_map is empty: an index must name its tensors' shards")
+    for name, shard in weight_map.items():
+        if not isinstance(shard, str):
+            raise DumpError(
+                f"{path}: weight_map[{name!r}] is {shard!r}; expected a shard file name (a string)"
+            )
+    return index
+
+
+def _plain_name(index_path: str, shard: str) -> None:
+    """A shard must be a plain file name: no directory part, not '.', '..', empty or absolute."""
+    seps = {os.sep, "/"} | ({os.altsep} if os.altsep else set())
+    if (
+        not shard
+        or shard in (".", "..")
+        or "\0" in shard
+        or any(sep in shard for sep in seps)
+        or os.path.isabs(shard)
+    ):
         raise DumpError(
-            f"{path}: not a valid safetensors index (needs a weight_map): {exc}"
-        ) from exc
+            f"{index_path}: shard name {shard!r} is not a plain file name in the index's "
+            "directory; refusing to read outside the checkpoint"
+        )
+
+
+def _inside(base: str, f: str, allow_symlinks: bool, what: str) -> None:
+    """Refuse ``f`` (in directory ``base``) when it is a symbolic link leading out of ``base``."""
+    if allow_symlinks or not os.path.islink(f):
+        return
+    real, root = os.path.realpath(f), os.path.realpath(base or ".")
+    if os.path.commonpath([real, root]) != root:
+        raise DumpError(
+            f"{what}: {os.path.basename(f)!r} is a symbolic link leading out of {base or '.'} "
+            f"(to {real}); refusing it (allow_symlinks=True / --allow-symlinks accepts it)"
+        )
+
+
+def _from_index(path: str, allow_symlinks: bool = False) -> TensorStore:
     base = os.path.dirname(path)
+    check_complete(base)
+    index = _load_index(path)
+    weight_map = index["weight_map"]
     shards = list(dict.fromkeys(weight_map.values()))
+    for shard in shards:  # every name checked before any file is opened
+        _plain_name(path, shard)
+    for shard in shards:
+        _inside(base, os.path.join(base, shard), allow_symlinks, path)
     infos: list[TensorInfo] = []
     meta: dict[str, Any] = {}
     files = []
@@ -158,7 +208,8 @@ def _from_index(path: str) -> TensorStore:
     return TensorStore(infos, files, meta, index=index, index_path=path)
 
 
-def _dir_files(d: str) -> tuple[list[str], str | None]:
+def _dir_files(d: str, allow_symlinks: bool) -> tuple[list[str], str | None]:
+    check_complete(d)
     names = sorted(os.listdir(d))
     indexes = [n for n in names if n.endswith(INDEX_SUFFIX)]
     if len(indexes) > 1:
@@ -168,14 +219,24 @@ def _dir_files(d: str) -> tuple[list[str], str | None]:
     files = [os.path.join(d, n) for n in names if n.endswith(_EXTS) and not n.startswith(".")]
     if not files:
         raise DumpError(f"{d}: no .safetensors, .npz or .npy files")
+    for f in files:
+        _inside(d, f, allow_symlinks, d)
     return files, None
 
 
-def open_tensors(paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]) -> TensorStore:
+def open_tensors(
+    paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
+    *,
+    allow_symlinks: bool = False,
+) -> TensorStore:
     """Open checkpoint or dump files for reading: a .safetensors / .npz / .npy file, a
     ``*.safetensors.index.json`` (sharded checkpoint), a directory (its index if it has one,
     else all its .safetensors / .npz / .npy files), or a list of these. Only headers are read;
-    tensor names must be unique across files."""
+    tensor names must be unique across files.
+
+    Shards named by an index must be plain file names in the index's directory, and a shard (or a
+    file of a directory) that is a symbolic link leading out of that directory is refused unless
+    ``allow_symlinks``. A directory an interrupted run left incomplete is refused."""
     items = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
     if not items:
         raise DumpError("no input files")
@@ -183,12 +244,12 @@ def open_tensors(paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]
     for item in items:
         p = os.fspath(item)
         if os.path.isdir(p):
-            files, index = _dir_files(p)
+            files, index = _dir_files(p, allow_symlinks)
             if index is not None:
-                stores.append(_from_index(index))
+                stores.append(_from_index(index, allow_symlinks))
                 continue
         elif p.endswith(".json"):
-            stores.append(_from_index(p))
+            stores.append(_from_index(p, allow_symlinks))
             continue
         else:
             files = [p]

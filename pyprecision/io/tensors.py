@@ -13,7 +13,29 @@ import numpy as np
 
 from pyprecision.errors import DumpError
 
-__all__ = ["TensorInfo", "map_bytes"]
+__all__ = ["TensorInfo", "map_bytes", "check_shape", "MAX_DIMS"]
+
+#: The most dimensions a tensor may have (numpy's limit).
+MAX_DIMS = 64
+_MAX_BYTES = (1 << 63) - 1
+
+
+def check_shape(where: str, shape: Any, itemsize: int) -> tuple[int, ...]:
+    """``shape`` as a tuple when it is a list/tuple of at most MAX_DIMS non-negative integers
+    (booleans are not integers here) whose non-zero product × ``itemsize`` fits in 63 bits, so
+    numpy can represent it; else DumpError ``{where}: ...``."""
+    if not isinstance(shape, (list, tuple)) or not all(
+        isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape
+    ):
+        raise DumpError(f"{where}: shape {shape!r} is not a list of non-negative integers")
+    if len(shape) > MAX_DIMS:
+        raise DumpError(f"{where}: shape has {len(shape)} dimensions; at most {MAX_DIMS}")
+    span = itemsize
+    for d in shape:
+        span *= max(d, 1)
+        if span > _MAX_BYTES:
+            raise DumpError(f"{where}: shape {list(shape)} is too large to address")
+    return tuple(shape)
 
 
 @dataclass(frozen=True)
@@ -68,7 +90,8 @@ def map_bytes(
     fortran_order: bool = False,
     cache: dict[str, mmap.mmap | None] | None = None,
 ) -> np.ndarray:
-    """A read-only array over ``path``'s bytes at ``offset`` (copied only if misaligned).
+    """A read-only array over ``path``'s bytes at ``offset`` (copied only if misaligned for its
+    item size: 2-byte items at an even address, 4-byte at a multiple of 4, ...).
 
     With ``cache`` (path -> map), every tensor of a file shares one map; a map lives as long as
     the cache or any array over it.
@@ -90,7 +113,10 @@ def map_bytes(
         )
     arr = np.frombuffer(mm, dtype=dt, count=count, offset=offset)
     arr = arr.reshape(shape, order="F" if fortran_order else "C")
-    if not arr.flags.aligned:
+    # numpy calls a raw-void (V2) or fp8 array aligned at any address, but a later view as
+    # bfloat16/uint16 is not, and the C core loads whole items: copy unless naturally aligned
+    natural = min(dt.itemsize & -dt.itemsize, 8) if dt.itemsize else 1
+    if not arr.flags.aligned or arr.ctypes.data % natural:
         arr = arr.copy(order="K")
         arr.flags.writeable = False
     return arr

@@ -9,7 +9,10 @@ from dataclasses import dataclass
 from pyprecision.errors import ParseError
 from pyprecision.ir.dtypes import DType
 
-__all__ = ["Line", "Token", "parse_number", "tokenize_line"]
+__all__ = ["Line", "Token", "parse_number", "tokenize_line", "MAX_NUMBER_CHARS"]
+
+#: The longest number literal (Python's int() refuses more than 4300 digits).
+MAX_NUMBER_CHARS = 4000
 
 _TOKEN_RE = re.compile(
     r"""
@@ -58,6 +61,9 @@ def tokenize_line(line: str, lineno: int, filename: str) -> list[Token]:
                 text = text[1:-1]
             elif kind in ("arrow", "punct"):
                 kind = "punct"
+            elif kind == "number" and len(text) > MAX_NUMBER_CHARS:  # int() refuses > 4300 digits
+                raise ParseError(f"number literal of {len(text)} characters is too long (at most "
+                                 f"{MAX_NUMBER_CHARS})", lineno, pos + 1, filename)
             toks.append(Token(kind, text, pos + 1))
         pos = m.end()
     return toks

@@ -47,8 +47,20 @@ class IntDotReport:
 
     changed: int                       # output elements that differ from the exact product
     first: tuple[int, int] | None      # index of the first one (C order), or None
-    exact: np.ndarray                  # the exact product, int64 (not narrowed to the output)
+    exact: np.ndarray                  # the exact product: int64, or Python ints (dtype object)
+                                       # when it does not fit int64; never narrowed or wrapped
     max_abs_diff: int                  # largest |route - exact| over all elements
+
+
+def _exact_product(A: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """A @ B exactly: in int64 when no partial sum can leave it (|a|max · |b|max · K < 2^63),
+    else in Python integers (an object array), so nothing wraps."""
+    def amax(x: np.ndarray) -> int:
+        return max(abs(int(x.min())), abs(int(x.max()))) if x.size else 0
+
+    if amax(A) * amax(B) * A.shape[1] < 1 << 63:
+        return A.astype(np.int64) @ B.astype(np.int64)
+    return A.astype(object) @ B.astype(object)
 
 
 def int_dot(a: Any, b: Any, out_dtype: Any = np.int32, report: bool = False, *,
@@ -57,7 +69,7 @@ def int_dot(a: Any, b: Any, out_dtype: Any = np.int32, report: bool = False, *,
 
     Operands are rounded once to float32 (RNE); each product is rounded to float32 and added to a
     float32 accumulator in increasing k without FMA; the result converts back with XLA semantics.
-    With ``report=True`` also returns an :class:`IntDotReport` against the exact int64 product
+    With ``report=True`` also returns an :class:`IntDotReport` against the exact product
     (a result the output dtype cannot hold counts as changed: the F32 route saturates it).
     """
     dt = _int_dtype(out_dtype)
@@ -79,11 +91,12 @@ def int_dot(a: Any, b: Any, out_dtype: Any = np.int32, report: bool = False, *,
     result = float_to_int(acc, dt, threads=threads)
     if not report:
         return result
-    exact = A.astype(np.int64) @ B.astype(np.int64)
-    diff = result.astype(np.int64) != exact
+    exact = _exact_product(A, B)
+    got = result.astype(exact.dtype)
+    diff = got != exact
     idx = np.flatnonzero(diff)
     first = tuple(int(i) for i in np.unravel_index(idx[0], diff.shape)) if idx.size else None
-    gap = np.abs(result.astype(np.int64) - exact) if exact.size else np.zeros(0, np.int64)
+    gap = np.abs(got - exact) if exact.size else np.zeros(0, np.int64)
     return result, IntDotReport(
         changed=int(idx.size), first=first, exact=exact,  # type: ignore[arg-type]
         max_abs_diff=int(gap.max()) if gap.size else 0,

@@ -17,6 +17,9 @@ def load_npy(path: str | os.PathLike[str]) -> np.ndarray:
     p = Path(path)
     if not p.is_file():
         raise DumpError(f"{p}: no such file")
+    with open(p, "rb") as fh:
+        if fh.read(6) != b"\x93NUMPY":
+            raise DumpError(f"{p}: not a .npy file (it does not start with the .npy magic)")
     try:
         return np.load(p, allow_pickle=False)
     except (ValueError, OSError, EOFError) as exc:

@@ -6,33 +6,9 @@ import argparse
 import numpy as np
 
 import pyprecision as pp
-from pyprecision.kernel import NAN_POLICIES, ROUNDINGS, cast_stats
+from pyprecision.kernel import cast_stats
 from pyprecision.tools._files import load_npy, save_npy_atomic
-
-
-def add_cast_options(p: argparse.ArgumentParser) -> None:
-    """The cast options every command that casts shares."""
-    p.add_argument("--rounding", default="rne", choices=list(ROUNDINGS))
-    sat = p.add_mutually_exclusive_group()
-    sat.add_argument("--saturate", dest="saturate", action="store_true", default=None,
-                     help="overflow and ±inf go to ±max (default for fp8 formats)")
-    sat.add_argument("--no-saturate", dest="saturate", action="store_false",
-                     help="overflow goes to ±inf, or NaN for fp8e4m3fn (default for bf16/fp16/fp32r)")
-    p.add_argument("--nan", default="ml_dtypes", choices=list(NAN_POLICIES), help="NaN encoding")
-    p.add_argument("--seed", type=int, default=None,
-                   help="stochastic rounding: generator seed (default: random)")
-    p.add_argument("--threads", type=int, default=None, help="worker threads (default: all cores)")
-
-
-def cast_options(args: argparse.Namespace) -> dict:
-    """The keyword arguments of pyprecision.encode from parsed options."""
-    opts = {"rounding": args.rounding, "saturate": args.saturate, "nan": args.nan,
-            "threads": args.threads}
-    if args.rounding == "stochastic":
-        opts["seed"] = args.seed
-    elif args.seed is not None:
-        raise pp.CastError("--seed is only used with --rounding stochastic")
-    return opts
+from pyprecision.tools._options import add_cast_options, cast_options
 
 
 def run_cast(args: argparse.Namespace) -> int:
@@ -54,10 +30,24 @@ def run_cast(args: argparse.Namespace) -> int:
     return 0
 
 
+def _load_codes(args: argparse.Namespace, fmt: pp.Format) -> np.ndarray:
+    """The codes to decode: a .npy / .npz / safetensors array, or a raw binary file read with
+    --dtype (default: the format's code type) and --shape (default: flat)."""
+    from pyprecision.io import load_dump
+
+    if str(args.input).lower().endswith((".npy", ".npz", ".safetensors")):
+        if args.dtype or args.shape:
+            return np.asarray(load_dump(args.input, dtype=args.dtype, shape=args.shape))
+        return load_npy(args.input) if args.input.lower().endswith(".npy") else \
+            np.asarray(load_dump(args.input))
+    return np.asarray(load_dump(args.input, dtype=args.dtype or fmt.storage_dtype,
+                                shape=args.shape))
+
+
 def run_decode(args: argparse.Namespace) -> int:
     """``pyprecision decode``: raw codes of a format back to float32; returns the exit code."""
     fmt = pp.format(args.fmt)
-    codes = load_npy(args.input)
+    codes = _load_codes(args, fmt)
     values = pp.decode(codes, fmt)
     save_npy_atomic(args.output, values, inputs=(args.input,))
     if not args.quiet:
@@ -80,8 +70,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run_cast)
 
     d = sub.add_parser("decode", help="decode a .npy of raw codes to float32")
-    d.add_argument("input", help="input .npy of codes (uint8/uint16/uint32)")
+    d.add_argument("input", help="codes: a .npy (uint8/uint16/uint32), or a raw binary file "
+                   "read with --dtype/--shape")
     d.add_argument("--from", dest="fmt", required=True, help="format of the codes")
+    d.add_argument("--dtype", default=None,
+                   help="raw file: element type (default: the format's code type, e.g. uint8)")
+    d.add_argument("--shape", default=None, help="raw file: shape, e.g. 64,128 (default: flat)")
     d.add_argument("-o", "--output", required=True, help="output .npy (float32)")
     d.add_argument("-q", "--quiet", action="store_true")
     d.set_defaults(func=run_decode)

@@ -103,8 +103,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         return int(args.func(args) or 0)
+    except BrokenPipeError:  # the reader left (`| head`): stop quietly, like other tools
+        from pyprecision.tools._options import quiet_broken_pipe
+
+        return quiet_broken_pipe()
     except (PyPrecisionError, OSError) as exc:
-        print(f"pyprecision {args.command}: error: {exc}", file=sys.stderr)
+        from pyprecision.tools._options import printable
+
+        print(f"pyprecision {args.command}: error: {printable(str(exc))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130

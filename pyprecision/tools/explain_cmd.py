@@ -8,6 +8,11 @@ import sys
 from typing import Any
 
 from pyprecision.errors import CastError
+from pyprecision.tools._options import (
+    add_target_argument,
+    check_emulation_memory,
+    read_program,
+)
 
 _EPILOG = """\
 examples:
@@ -32,8 +37,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False)
     p.add_argument("program", metavar="PROG", help="a .pir program or an HLO text module")
     add_precision_arguments(p)
-    p.add_argument("--target", choices=["gen2", "gen3", "gen4"], default=None,
-                   help="hardware generation (default gen2)")
+    add_target_argument(p, None, "hardware generation (default gen2)")
     p.add_argument("--passes", default=None,
                    help="HLO modules: the HLO passes to run before lowering (default: "
                    "batch-norm-training-upcast,neuron-int-matmul-downcast)")
@@ -60,6 +64,9 @@ def run(args: argparse.Namespace) -> int:
     from pyprecision.verify import is_hlo_path
 
     hlo = is_hlo_path(args.program)
+    text, name = read_program(args.program, ir=not hlo)  # UTF-8, a .pir with a function in it
+    if args.inputs and not hlo:
+        check_emulation_memory(text, name)
     if not hlo and (args.passes or args.as_written):
         raise CastError("--passes and --as-written apply to HLO modules; .pir programs take "
                         "precision flags")

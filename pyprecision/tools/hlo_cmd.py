@@ -11,6 +11,7 @@ import numpy as np
 
 from pyprecision.errors import EmulationError, PyPrecisionError
 from pyprecision.tools._files import is_ml_dtype, write_atomic
+from pyprecision.tools._options import read_program, read_program_inputs
 
 if TYPE_CHECKING:
     from pyprecision.hlo import HloModule
@@ -68,8 +69,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _read_module(path: str) -> HloModule:
     from pyprecision import hlo
 
-    text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
-    return hlo.parse(text, filename="<stdin>" if path == "-" else path)
+    text, name = read_program(path, ir=False)
+    return hlo.parse(text, filename=name)
 
 
 def run_opt(args: argparse.Namespace) -> int:
@@ -101,9 +102,7 @@ def load_inputs(module: HloModule, path: str) -> list[np.ndarray]:
     """The ENTRY arguments from an .npz (see the ``hlo-run`` help for the key convention)."""
     from pyprecision.hlo import numpy_dtype
 
-    with np.load(path, allow_pickle=False) as z:
-        data = {k: z[k] for k in z.files}
-    data.pop("__dtypes__", None)  # logical dtypes follow from the parameter types
+    data = read_program_inputs(path)  # through the io readers; __dtypes__ relabels raw bits
     args = []
     for p in module.entry.parameters:
         n = p.parameter_number

@@ -17,7 +17,6 @@ from pyprecision.errors import CastError
 from pyprecision.frontend import add_precision_arguments, config_from_namespace
 from pyprecision.ir import parse, to_text
 from pyprecision.passes import (
-    GENERATIONS,
     Statistics,
     Target,
     make_pass,
@@ -26,6 +25,7 @@ from pyprecision.passes import (
     run_passes,
     snapshot,
 )
+from pyprecision.tools._options import add_target_argument, check_ir_text, read_program
 from pyprecision.tools.flags_cmd import one_line_errors
 
 
@@ -39,8 +39,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("prog", metavar="PROG", help="program file ('-' reads stdin)")
     add_precision_arguments(parser)
-    parser.add_argument("--target", choices=sorted(GENERATIONS), default="gen2",
-                        help="hardware generation (default: %(default)s)")
+    add_target_argument(parser, "gen2")
     parser.add_argument("--passes", metavar="A,B,C", default=None,
                         help="comma-separated passes to run instead of the mode's pipeline; "
                         "options as name{option=true}")
@@ -54,13 +53,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="write the program here instead of stdout")
     one_line_errors(parser)
     parser.set_defaults(func=run)
-
-
-def _read(path: str) -> tuple[str, str]:
-    if path == "-":
-        return sys.stdin.read(), "<stdin>"
-    with open(path, encoding="utf-8") as fh:
-        return fh.read(), path
 
 
 def _lowered(text: str, filename: str, args: argparse.Namespace, config: Any) -> Any:
@@ -82,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
         passes = parse_pass_list(args.passes, target)
     else:
         passes = [make_pass(name, target) for name in pipeline_pass_names(config)]
-    text, filename = _read(args.prog)
+    text, filename = read_program(args.prog, ir=False)
     if text.lstrip().startswith("HloModule"):
         module = _lowered(text, filename, args, config)
         if args.emit_lowered:
@@ -90,6 +82,7 @@ def run(args: argparse.Namespace) -> int:
     elif args.hlo_passes is not None or args.emit_lowered:
         raise CastError("--hlo-passes and --emit-lowered apply to HLO modules")
     else:
+        check_ir_text(text, filename)  # a .pir: refuses an empty program
         module = parse(text, filename=filename)
     before = snapshot()
     changed = run_passes(module, passes)

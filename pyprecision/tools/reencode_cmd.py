@@ -1,6 +1,6 @@
 """``pyprecision reencode`` — re-encode a checkpoint into another format, streaming.
 
-The work is :func:`pyprecision.io.reencode`; this module parses flags, draws the progress bar
+The work is :func:`pyprecision.reencode.reencode`; this module parses flags, draws the progress bar
 (tqdm on stderr, only on a terminal and without --quiet), prints the summary table and returns
 0 (1 when --verify finds a tensor that differs from a fresh encode).
 """
@@ -12,7 +12,9 @@ import shutil
 import sys
 from typing import Any
 
-from pyprecision.io import open_tensors, reencode
+from pyprecision.io import open_tensors
+from pyprecision.reencode import ReencodeOptions, reencode
+from pyprecision.tools._options import add_cast_options, thread_count
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -43,27 +45,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="FORMAT",
         help="bf16, fp16, fp32r, fp8e4, fp8e4m3fn, fp8e5 (or an alias)",
     )
-    p.add_argument("--rounding", default="rne", choices=["rne", "rtz", "rna", "stochastic"])
-    sat = p.add_mutually_exclusive_group()
-    sat.add_argument(
-        "--saturate",
-        dest="saturate",
-        action="store_true",
-        default=None,
-        help="overflow and inf go to ±max (default for the fp8 formats)",
-    )
-    sat.add_argument(
-        "--no-saturate",
-        dest="saturate",
-        action="store_false",
-        help="overflow goes to inf (NaN for fp8e4m3fn); default for bf16/fp16/fp32r",
-    )
-    p.add_argument("--nan", default="ml_dtypes", choices=["ml_dtypes", "nvidia"])
-    p.add_argument(
-        "--seed",
-        type=int,
-        default=None,
-        help="stochastic rounding seed (recorded in the output metadata)",
+    add_cast_options(
+        p, seed_help="stochastic rounding seed (recorded in the output metadata)", threads=False
     )
     p.add_argument(
         "--include",
@@ -86,7 +69,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="per-tensor scale: store x/s with s = amax/max, s in '<name>.scale'",
     )
     p.add_argument("--output-format", choices=["safetensors", "npz"], default=None)
-    p.add_argument("--threads", type=int, default=None, help="C core threads (default: all cores)")
+    p.add_argument(
+        "--threads", type=thread_count, default=None, help="C core threads (default: all cores)"
+    )
     p.add_argument(
         "--verify",
         action="store_true",
@@ -94,6 +79,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--force", action="store_true", help="replace existing output files (never an input)"
+    )
+    p.add_argument(
+        "--allow-symlinks",
+        action="store_true",
+        help="accept shards that are symbolic links leading out of the checkpoint's directory "
+        "(e.g. a Hugging Face cache snapshot); refused by default",
     )
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.add_argument(
@@ -117,14 +108,13 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
         "threads": args.threads,
         "verify": args.verify,
         "overwrite": args.force,
+        "allow_symlinks": args.allow_symlinks,
     }
 
 
 def _list(args: argparse.Namespace) -> int:
-    from pyprecision.io import ReencodeOptions
-
     o = ReencodeOptions(to=args.to, **_options(args)).checked()
-    store = open_tensors(args.inputs)
+    store = open_tensors(args.inputs, allow_symlinks=args.allow_symlinks)
     for name, t in store.items():
         what = f"→ {o.to}" if o.selects(t) else "kept"
         print(f"{name}\t{t.format or t.dtype.name}{list(t.shape)}\t{what}")
@@ -146,7 +136,9 @@ def run(args: argparse.Namespace) -> int:
     if show:
         from tqdm import tqdm  # type: ignore[import-untyped]
 
-        total = sum(t.nbytes for t in open_tensors(args.inputs).values())
+        total = sum(
+            t.nbytes for t in open_tensors(args.inputs, allow_symlinks=args.allow_symlinks).values()
+        )
         bar = tqdm(
             total=total,
             unit="B",

@@ -14,7 +14,12 @@ from typing import Any
 import numpy as np
 
 from pyprecision.errors import CastError
-from pyprecision.kernel import NAN_POLICIES
+from pyprecision.tools._options import (
+    add_cast_options,
+    add_target_argument,
+    check_emulation_memory,
+    read_program,
+)
 
 _EPILOG = """\
 dumps: .npy, .npz, .safetensors by extension; any other file is raw binary read with --dtype
@@ -45,14 +50,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     what.add_argument("--inputs", help="program check: .npz of the program inputs")
     what.add_argument("--dump", required=True, help="the device's output")
     cast = p.add_argument_group("cast policy (cast check)")
-    cast.add_argument("--rounding", default="rne", choices=["rne", "rtz", "rna", "stochastic"])
-    sat = cast.add_mutually_exclusive_group()
-    sat.add_argument("--saturate", dest="saturate", action="store_true", default=None,
-                     help="overflow and ±inf go to ±max (default for fp8 formats)")
-    sat.add_argument("--no-saturate", dest="saturate", action="store_false",
-                     help="overflow goes to ±inf, or NaN for fp8e4m3fn (default for bf16/fp16/fp32r)")
-    cast.add_argument("--nan", default="ml_dtypes", choices=list(NAN_POLICIES), help="NaN encoding")
-    cast.add_argument("--seed", type=int, help="stochastic rounding: the generator seed (required)")
+    add_cast_options(cast, seed_help="stochastic rounding: the generator seed (required)",
+                     threads=False)
     raw = p.add_argument_group("reading dumps")
     raw.add_argument("--dtype", help="raw dump: element type (default: the format's code type)")
     raw.add_argument("--shape", help="raw dump: shape, e.g. 64,128 (default: the input's)")
@@ -81,8 +80,7 @@ def _add_program_arguments(group: Any) -> None:
     from pyprecision.frontend import add_precision_arguments
 
     add_precision_arguments(group)
-    group.add_argument("--target", default=None, choices=["gen2", "gen3", "gen4"],
-                       help="hardware generation of the passes (default gen2)")
+    add_target_argument(group, None, "hardware generation of the passes (default gen2)")
     group.add_argument("--passes", default=None,
                        help="HLO modules: the HLO passes to run before lowering (default: "
                        "batch-norm-training-upcast,neuron-int-matmul-downcast)")
@@ -153,7 +151,7 @@ def _read_pair(args: argparse.Namespace, fmt: Any) -> tuple[np.ndarray, np.ndarr
         if shape is None and x.ndim != 1:
             shape = tuple(x.shape)  # a raw dump defaults to the input's shape
         d_spec = RawSpec(dtype or fmt.storage_dtype, shape, args.byte_order, args.offset)
-    d = read_array(args.dump, args.dump_key, d_spec)
+    d = read_array(args.dump, args.dump_key, d_spec, void_as=fmt.storage_dtype)
     if in_shape is None and not is_container(args.input) and x.size == d.size:
         x = x.reshape(d.shape)  # a raw input without a shape takes the dump's
     return x, d
@@ -253,6 +251,9 @@ def _run_program(args: argparse.Namespace) -> int:
     if not hlo and (args.passes or args.as_written):
         raise CastError("--passes and --as-written apply to HLO modules; .pir programs take "
                         "precision flags")
+    text, name = read_program(args.program, ir=not hlo)  # UTF-8, a .pir with a function in it
+    if not hlo:
+        check_emulation_memory(text, name)
     flags = program_flags(args)
     if args.as_written and (args.target or precision_flags_given(args)):
         raise CastError("--as-written evaluates the HLO without the lowering: precision flags and "

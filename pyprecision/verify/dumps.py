@@ -55,8 +55,11 @@ class RawSpec:
     offset: int = 0
 
 
-def read_array(path: str | Path, key: str | None = None, raw: RawSpec | None = None) -> np.ndarray:
-    """One array from a dump: the only one in the file, or the one named ``key``."""
+def read_array(path: str | Path, key: str | None = None, raw: RawSpec | None = None,
+               void_as: np.dtype | None = None) -> np.ndarray:
+    """One array from a dump: the only one in the file, or the one named ``key``. An untyped
+    void array (numpy saves fp8 arrays as ``|V1``, bf16 as ``|V2``) of ``void_as``'s item size is
+    read as ``void_as`` (e.g. the codes of the format being checked)."""
     spec = raw or RawSpec(None)
     if is_container(path):
         if spec.offset:
@@ -65,6 +68,9 @@ def read_array(path: str | Path, key: str | None = None, raw: RawSpec | None = N
             names = [n for n in open_tensors(str(path)) if n != "__dtypes__"]
             key = names[0] if len(names) == 1 else None
         arr = load_dump(path, name=key, dtype=spec.dtype, shape=spec.shape)
+        if (void_as is not None and spec.dtype is None and arr.dtype.type is np.void
+                and arr.dtype.itemsize == np.dtype(void_as).itemsize):
+            arr = arr.view(void_as)
     else:
         if key:
             raise DumpError(f"{path}: a raw binary file holds one array; it has no key {key!r}")

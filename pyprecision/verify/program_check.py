@@ -329,10 +329,9 @@ def verify_program(program: str, inputs: str, dump: str, *, flags: list[str] | N
     ``out1``, ... With ``as_written`` the HLO is evaluated as written after ``hlo_passes`` (no
     lowering, no precision passes).
     """
-    p = Path(program)
-    if not p.is_file():
-        raise DumpError(f"{program}: no such file")
-    text = p.read_text(encoding="utf-8")
+    from pyprecision.io import read_text
+
+    text = read_text(program, "a program")
     ins = read_inputs(inputs)
     dumped = read_arrays(dump)  # __dtypes__ (if any) relabels raw bits of bf16/fp8 outputs
     flags = list(flags or [])

@@ -18,10 +18,10 @@ from pyprecision.io import (
     SafetensorsWriter,
     open_tensors,
     read_raw,
-    reencode,
     save_safetensors,
 )
 from pyprecision.io.numpy_files import npy_can_store
+from pyprecision.reencode import reencode
 from pyprecision.testing import cast_inputs, float32_arrays
 
 DTYPES = [
@@ -112,7 +112,7 @@ def test_reencode_equals_one_encode_whatever_the_chunking(fmt, rounding, saturat
         s = reencode(
             src, out, fmt, rounding=rounding, saturate=saturate, seed=seed, chunk_elements=chunk
         )
-        from pyprecision.io import tensor_seed
+        from pyprecision.reencode import tensor_seed
 
         kw = {"seed": tensor_seed(7, "x")} if seed is not None else {}
         want = pp.encode(x, fmt, rounding=rounding, saturate=saturate, **kw)

@@ -1,4 +1,4 @@
-"""pyprecision.io.reencode: bits, dtypes, selection, scaling, shards, npz, stats, streaming."""
+"""pyprecision.reencode: bits, dtypes, selection, scaling, shards, npz, stats, streaming."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ import pytest
 from test_reencode_helpers import metadata, raw_tensors, sharded, single
 
 import pyprecision as pp
-from pyprecision.io import open_tensors, reencode, tensor_seed
+from pyprecision.io import open_tensors
+from pyprecision.reencode import reencode, tensor_seed
 
 ST_NAME = {
     "bf16": "BF16",
@@ -257,7 +258,7 @@ def test_summary_table(tmp_path):
 
 
 def test_verify_reports_a_difference(tmp_path, monkeypatch):
-    import pyprecision.io.reencode_core as mod
+    import pyprecision.reencode.core as mod
 
     src, _ = single(tmp_path)
     real = mod.fresh_encode

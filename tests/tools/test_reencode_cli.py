@@ -68,7 +68,7 @@ def test_cli_sharded_to_directory_with_scale(tmp_path, capsys):
 
 
 def test_cli_verify_failure_exits_1(tmp_path, capsys, monkeypatch):
-    import pyprecision.io.reencode_core as mod
+    import pyprecision.reencode.core as mod
 
     src, _ = single(tmp_path)
     real = mod.fresh_encode

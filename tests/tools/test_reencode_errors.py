@@ -11,7 +11,7 @@ import pytest
 from test_reencode_helpers import sharded, single
 
 from pyprecision.errors import DumpError, FormatError
-from pyprecision.io import reencode
+from pyprecision.reencode import reencode
 from pyprecision.tools.cli import main
 
 
@@ -129,7 +129,7 @@ def test_bad_option_values(tmp_path):
 
 
 def test_failure_midway_leaves_no_partial_file(tmp_path, monkeypatch):
-    import pyprecision.io.reencode_core as mod
+    import pyprecision.reencode.core as mod
 
     src, _ = single(tmp_path)
     calls = []

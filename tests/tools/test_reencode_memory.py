@@ -13,7 +13,7 @@ from pyprecision.io import save_safetensors
 CHILD = """
 import resource, sys
 import numpy as np
-from pyprecision.io import reencode
+from pyprecision.reencode import reencode
 base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 if sys.argv[3] == "run":
     reencode(sys.argv[1], sys.argv[2], "bf16", verify=True)

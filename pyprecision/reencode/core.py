@@ -7,6 +7,7 @@ unchanged. Each output file is written to a temporary name and renamed only when
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import os
 import time
@@ -20,7 +21,15 @@ import numpy as np
 from pyprecision.errors import DumpError
 from pyprecision.formats import Format
 from pyprecision.formats import format as _format
-from pyprecision.io.reencode_plan import (
+from pyprecision.io import (
+    OutputDirectory,
+    TensorStore,
+    check_output_path,
+    input_files,
+    open_tensors,
+)
+from pyprecision.kernel import encode, random_words
+from pyprecision.reencode.plan import (
     SCALE_SUFFIX,
     ReencodeOptions,
     output_specs,
@@ -28,10 +37,8 @@ from pyprecision.io.reencode_plan import (
     run_metadata,
     tensor_seed,
 )
-from pyprecision.io.reencode_stats import ReencodeSummary, TensorResult, count_specials
-from pyprecision.io.reencode_write import QUEUE_DEPTH, BackgroundWriter, open_sink, write_index
-from pyprecision.io.store import TensorStore, input_files, open_tensors
-from pyprecision.kernel import encode, random_words
+from pyprecision.reencode.stats import ReencodeSummary, TensorResult, count_specials
+from pyprecision.reencode.write import QUEUE_DEPTH, BackgroundWriter, open_sink, write_index
 
 __all__ = ["ReencodeOptions", "reencode", "tensor_seed", "amax_scale", "SCALE_SUFFIX"]
 
@@ -212,6 +219,15 @@ def _verify_file(
     out = open_tensors(fout)
     bad = []
     for r in results:
+        want_fmt = f.name if r.action == "encoded" else store[r.name].format
+        want_dt = f.dtype if r.action == "encoded" else store[r.name].dtype
+        got_t = out[r.name]
+        if got_t.format != want_fmt or got_t.dtype.newbyteorder("=") != want_dt.newbyteorder("="):
+            bad.append(
+                f"{fout}: {r.name}: a reader decodes it as {got_t.format or got_t.dtype} "
+                f"(stored {got_t.stored}), expected {want_fmt or want_dt}"
+            )
+            continue
         x = store.load(r.name)
         y = out.load(r.name)
         if y.shape != x.shape:
@@ -261,37 +277,32 @@ def reencode(
     o = ReencodeOptions(to=to, **options).checked()
     f = _format(o.to)
     items = [os.fspath(p) for p in ([inputs] if isinstance(inputs, (str, os.PathLike)) else inputs)]
-    store = open_tensors(items)
+    store = open_tensors(items, allow_symlinks=o.allow_symlinks)
+    _check_include(store, o)
     out = os.fspath(output)
     pairs, index_out, kind = plan_outputs(store, items, out, o)
     ins = input_files(store)
-    from pyprecision.io.atomic import check_output_path
-
-    for _, fout in pairs + ([("", index_out)] if index_out else []):
-        check_output_path(fout, ins, overwrite=o.overwrite)
+    finals = [fout for _, fout in pairs] + ([index_out] if index_out else [])
     summary = ReencodeSummary(format=f.name, options=asdict(o))
-    tick = progress or (lambda n: None)
     t0 = time.perf_counter()
-    for fin, fout in pairs:
-        _write_file(store, fin, fout, kind, o, f, summary, tick, ins)
-    if index_out is not None:
-        assert store.index is not None
-        wmap = {}
-        for fin, fout in pairs:
-            for t in store.in_file(fin):
-                wmap[t.name] = os.path.basename(fout)
-                if o.scale and o.selects(t):
-                    wmap[t.name + SCALE_SUFFIX] = os.path.basename(fout)
-        write_index(
-            index_out,
-            store.index,
-            wmap,
-            summary.bytes_out,
-            run_metadata(o, os.path.basename(store.index_path or "")),
-            inputs=ins,
-            overwrite=o.overwrite,
-        )
-        summary.outputs.append(index_out)
+    if pairs[0][1] == out:  # one output file
+        check_output_path(out, ins, overwrite=o.overwrite)
+        _write_file(store, pairs[0][0], out, kind, o, f, summary, progress or _no_progress, ins)
+    else:
+        if os.path.isdir(out):  # refuse an output over an input before touching the directory
+            for fout in finals:
+                check_output_path(fout, ins, overwrite=o.overwrite)
+        with OutputDirectory(out) as d:
+            for fout in finals:
+                check_output_path(fout, ins, overwrite=o.overwrite)
+            for fin, fout in pairs:
+                replaced = os.path.lexists(fout)
+                _write_file(store, fin, fout, kind, o, f, summary, progress or _no_progress, ins)
+                d.published(fout, replaced)
+            if index_out is not None:  # the index last: it names only complete shards
+                replaced = os.path.lexists(index_out)
+                _write_index(store, pairs, index_out, o, summary, ins)
+                d.published(index_out, replaced)
     summary.seconds = time.perf_counter() - t0
     if o.verify:
         t1 = time.perf_counter()
@@ -302,3 +313,42 @@ def reencode(
         summary.verify_seconds = time.perf_counter() - t1
     store.close()
     return summary
+
+
+def _no_progress(n: int) -> None:
+    """The default progress callback: nothing."""
+
+
+def _check_include(store: TensorStore, o: ReencodeOptions) -> None:
+    """An ``--include`` glob that matches no tensor name is a mistake worth saying (DumpError)."""
+    for g in o.include:
+        if not any(fnmatch.fnmatchcase(name, g) for name in store):
+            have = ", ".join(list(store)[:8])
+            raise DumpError(f"--include {g!r} matches no tensor; have {have}")
+
+
+def _write_index(
+    store: TensorStore,
+    pairs: list[tuple[str, str]],
+    index_out: str,
+    o: ReencodeOptions,
+    summary: ReencodeSummary,
+    ins: list[Path],
+) -> None:
+    assert store.index is not None
+    wmap = {}
+    for fin, fout in pairs:
+        for t in store.in_file(fin):
+            wmap[t.name] = os.path.basename(fout)
+            if o.scale and o.selects(t):
+                wmap[t.name + SCALE_SUFFIX] = os.path.basename(fout)
+    write_index(
+        index_out,
+        store.index,
+        wmap,
+        summary.bytes_out,
+        run_metadata(o, os.path.basename(store.index_path or "")),
+        inputs=ins,
+        overwrite=o.overwrite,
+    )
+    summary.outputs.append(index_out)

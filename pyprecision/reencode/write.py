@@ -13,10 +13,13 @@ import numpy as np
 
 from pyprecision.errors import DumpError
 from pyprecision.formats import format as _format
-from pyprecision.io.atomic import atomic_file
-from pyprecision.io.dtypes import SAFETENSORS_DTYPES
-from pyprecision.io.numpy_files import NpzWriter, npy_can_store
-from pyprecision.io.safetensors import SafetensorsWriter
+from pyprecision.io import (
+    SAFETENSORS_DTYPES,
+    NpzWriter,
+    SafetensorsWriter,
+    atomic_file,
+    npy_can_store,
+)
 
 __all__ = ["Sink", "OutSpec", "open_sink", "write_index", "BackgroundWriter", "QUEUE_DEPTH"]
 

@@ -10,12 +10,15 @@ import secrets
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
-from pyprecision.errors import DumpError, FormatError
+from pyprecision.errors import CastError, DumpError, FormatError
 from pyprecision.formats import Format
 from pyprecision.formats import format as _format
-from pyprecision.io.dtypes import safetensors_dtype, safetensors_name_of_format
-from pyprecision.io.store import TensorStore
-from pyprecision.io.tensors import TensorInfo
+from pyprecision.io import (
+    TensorInfo,
+    TensorStore,
+    safetensors_dtype,
+    safetensors_name_of_format,
+)
 from pyprecision.kernel import NAN_POLICIES, ROUNDINGS
 
 __all__ = [
@@ -26,6 +29,9 @@ __all__ = [
     "run_metadata",
     "output_specs",
 ]
+
+#: The most C-core worker threads a re-encode accepts.
+MAX_THREADS = 4096
 
 #: Name suffix of the companion tensor holding a tensor's scale (``--scale amax``).
 SCALE_SUFFIX = ".scale"
@@ -47,6 +53,7 @@ class ReencodeOptions:
     threads: int | None = None
     verify: bool = False
     overwrite: bool = False
+    allow_symlinks: bool = False
     chunk_elements: int = 1 << 20
 
     def checked(self) -> ReencodeOptions:
@@ -62,6 +69,12 @@ class ReencodeOptions:
             raise FormatError(
                 f"unknown output format {self.output_format!r}; valid: safetensors, npz"
             )
+        if self.threads is not None and (
+            isinstance(self.threads, bool)
+            or not isinstance(self.threads, int)
+            or not 1 <= self.threads <= MAX_THREADS
+        ):
+            raise CastError(f"threads={self.threads!r}: expected an integer from 1 to {MAX_THREADS}")
         if self.seed is not None and self.rounding != "stochastic":
             raise FormatError("--seed is only used with --rounding stochastic")
         seed = self.seed
