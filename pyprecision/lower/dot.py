@@ -14,13 +14,11 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any
 
 from pyprecision import ir
-from pyprecision.hlo import HloInstruction
+from pyprecision.hlo import HloInstruction, parse_window
 from pyprecision.lower.context import LV, LoweringContext, ir_shape
 from pyprecision.lower.elementwise import Handler, dims_of, result_dtype
-from pyprecision.lower.shapes import parse_padding
 
 __all__ = ["DOTS"]
 
@@ -142,14 +140,6 @@ def _dot(ctx: LoweringContext, inst: HloInstruction, ops: list[LV]) -> LV:
 _LABELS = re.compile(r"^([0-9a-z]+)_([0-9a-z]+)->([0-9a-z]+)$")
 
 
-def _window(raw: str | None) -> dict[str, list[Any]]:
-    out: dict[str, list[Any]] = {}
-    for part in (raw or "").strip("{} ").split():
-        key, _, val = part.partition("=")
-        out[key] = val.split("x")
-    return out
-
-
 def _convolution(ctx: LoweringContext, inst: HloInstruction, ops: list[LV]) -> LV:
     """im2col: out[b, o..., f] = Σ_{w..., i} x[b, o·s + w·d - p, i] · k[w..., i, f]."""
     x, k = ops
@@ -161,16 +151,15 @@ def _convolution(ctx: LoweringContext, inst: HloInstruction, ops: list[LV]) -> L
         if int(inst.attr(key) or 1) != 1:
             raise ctx.error(inst, f"{key} > 1 (grouped/depthwise convolution) is not lowered")
     nsp = len(lab_in) - 2
-    win = _window(inst.attr("window"))
-    size = [int(v) for v in win.get("size", ["1"] * nsp)]
-    stride = [int(v) for v in win.get("stride", ["1"] * nsp)]
-    rhs_dil = [int(v) for v in win.get("rhs_dilate", ["1"] * nsp)]
-    lhs_dil = [int(v) for v in win.get("lhs_dilate", ["1"] * nsp)]
-    if "rhs_reversal" in win:
+    try:
+        win = parse_window(inst.attr("window"), nsp)
+    except ValueError as e:
+        raise ctx.error(inst, str(e)) from None
+    if any(w.reversal for w in win):
         raise ctx.error(inst, "window reversal is not lowered")
-    pads = parse_padding("x".join(win.get("pad", ["0_0"] * nsp)), nsp)
-    if pads is None:
-        raise ctx.error(inst, f"cannot read window={inst.attr('window')}")
+    size, stride = [w.size for w in win], [w.stride for w in win]
+    rhs_dil, lhs_dil = [w.rhs_dilation for w in win], [w.lhs_dilation for w in win]
+    pads = [(w.pad_lo, w.pad_hi, 0) for w in win]
     sp_in = [lab_in.index(str(i)) for i in range(nsp)]
     sp_k = [lab_k.index(str(i)) for i in range(nsp)]
     # input as [b, spatial..., i] (lossless), padded/dilated

@@ -5,10 +5,10 @@ from __future__ import annotations
 import math
 
 from pyprecision import ir
-from pyprecision.hlo import HloInstruction
+from pyprecision.hlo import HloInstruction, parse_window
 from pyprecision.lower.context import LV, LoweringContext
 from pyprecision.lower.elementwise import Handler, dims_of, result_dtype
-from pyprecision.lower.shapes import _reducer, parse_padding
+from pyprecision.lower.shapes import _reducer
 from pyprecision.lower.statics import static_scalar
 
 __all__ = ["WINDOWS"]
@@ -54,14 +54,6 @@ def _reverse(ctx: LoweringContext, inst: HloInstruction, ops: list[LV]) -> LV:
     return out
 
 
-def _window(raw: str | None, rank: int) -> dict[str, list[str]]:
-    out: dict[str, list[str]] = {}
-    for part in (raw or "").strip("{} ").split():
-        key, _, val = part.partition("=")
-        out[key] = val.split("x")
-    return out
-
-
 def _reduce_window(ctx: LoweringContext, inst: HloInstruction, ops: list[LV]) -> LV:
     """Each window position one strided slice of the padded input; the slices stacked on a new last
     axis and reduced over it with the computation's combiner (so sums accumulate like a reduce)."""
@@ -72,14 +64,15 @@ def _reduce_window(ctx: LoweringContext, inst: HloInstruction, ops: list[LV]) ->
     if kind is None:
         raise ctx.error(inst, "its to_apply computation is not add/multiply/maximum/minimum/and/or")
     rank = len(x.shape)
-    win = _window(inst.attr("window"), rank)
-    size = [int(v) for v in win.get("size", ["1"] * rank)]
-    stride = [int(v) for v in win.get("stride", ["1"] * rank)]
-    wdil = [int(v) for v in win.get("rhs_dilate", ["1"] * rank)]
-    bdil = [int(v) for v in win.get("lhs_dilate", ["1"] * rank)]
-    pads = parse_padding("x".join(win.get("pad", ["0_0"] * rank)), rank)
-    if pads is None:
-        raise ctx.error(inst, f"cannot read window={inst.attr('window')}")
+    try:
+        win = parse_window(inst.attr("window"), rank)
+    except ValueError as e:
+        raise ctx.error(inst, str(e)) from None
+    if any(w.reversal for w in win):
+        raise ctx.error(inst, "window reversal is not lowered")
+    size, stride = [w.size for w in win], [w.stride for w in win]
+    wdil, bdil = [w.rhs_dilation for w in win], [w.lhs_dilation for w in win]
+    pads = [(w.pad_lo, w.pad_hi, 0) for w in win]
     src = x
     if any(p != (0, 0, 0) for p in pads) or any(d != 1 for d in bdil):
         lo, hi = [p[0] for p in pads], [p[1] for p in pads]
