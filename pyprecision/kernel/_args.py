@@ -82,8 +82,28 @@ def threads_arg(threads: Any) -> int:
     return int(threads)
 
 
-def native(a: np.ndarray) -> np.ndarray:
+def physical_memory() -> int:
+    """Bytes of physical memory (a large default where the platform does not say)."""
+    import os
+
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
+    except (ValueError, OSError, AttributeError):
+        return 1 << 50
+
+
+def refuse_huge(nbytes: int, what: str) -> None:
+    """CastError, before anything is allocated, for an array larger than physical memory (a
+    stride-0 broadcast of 2**40 elements is small until it is copied)."""
+    if nbytes > physical_memory():
+        raise CastError(f"{what} needs {nbytes:,} bytes as a contiguous array, more than this "
+                        "machine's memory; cast it in pieces")  # fmt: skip
+
+
+def native(a: np.ndarray, what: str = "x") -> np.ndarray:
     """A C-contiguous array in native byte order (a copy only when needed)."""
+    if not a.flags.c_contiguous or a.dtype.byteorder not in ("=", "|"):
+        refuse_huge(a.size * a.dtype.itemsize, what)
     if a.dtype.byteorder not in ("=", "|"):
         a = a.astype(a.dtype.newbyteorder("="))
     if not a.flags.c_contiguous:
@@ -98,7 +118,7 @@ def as_source(x: Any, what: str = "x") -> tuple[np.ndarray, int]:
     if dt.kind == "b":
         raise CastError(f"{what} has dtype bool; convert it with .astype(np.uint8) first")
     if dt.kind in "iufV":
-        a = native(a)
+        a = native(a, what)
         code = SOURCE_TYPES.get(a.dtype)
         if code is not None:
             return a, code

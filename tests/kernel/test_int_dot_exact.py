@@ -51,3 +51,18 @@ def test_int_dot_report_exact_equals_python_integers(data, dt, m, k, n):
     assert rep.exact.tolist() == exact
     assert rep.changed == sum(int(g) != e for gr, er in zip(got.tolist(), exact, strict=True)
                               for g, e in zip(gr, er, strict=True))
+
+
+def test_stride_zero_broadcast_larger_than_memory_is_refused_before_copying():
+    """Issue 13 item 1: a broadcast view of 2**40 elements used to be copied whole (MemoryError)."""
+    import numpy as np
+    import pytest
+
+    import pyprecision as pp
+    from pyprecision.errors import CastError
+
+    huge = np.broadcast_to(np.float32(1.0), (2**40,))
+    with pytest.raises(CastError, match="more than this machine's memory"):
+        pp.encode(huge, "bf16")
+    small = np.broadcast_to(np.float32(1.5), (1000, 3))
+    assert np.array_equal(pp.decode(pp.encode(small, "bf16"), "bf16"), np.full((1000, 3), 1.5))
