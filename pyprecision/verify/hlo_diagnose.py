@@ -19,6 +19,7 @@ from pyprecision.verify.program_check import (
     FlagSet,
     ProgramDiagnosis,
     hlo_outputs,
+    search_settings,
     total_mismatches,
 )
 
@@ -44,25 +45,14 @@ def diagnose_lowered(
     """Try every flag set of ``diagnosis_flag_sets`` on ``target``; name the ones that reproduce
     the dump (or the closest), and say when the dump is XLA:CPU's excess-precision result."""
     diag = ProgramDiagnosis(requested=requested)
-    best = base_mismatches
-    for flags in diagnosis_flag_sets():
-        diag.tried += 1
-        try:
-            outs, _ = lowered_outputs(text, program, ins, flags, target, hlo_passes)
-        except (EmulationError, DumpError, LoweringError):
-            continue
-        n = total_mismatches(outs, dumped)
-        setting = FlagSet(tuple(flags) + ("--target", target))
-        if n == 0:
-            if diag.exact is None:
-                diag.exact = setting
-            else:
-                diag.alternatives.append(setting)
-        elif 0 < n < best:
-            best, diag.closest, diag.closest_mismatches = n, setting, n
-    if diag.exact is not None:
-        diag.closest = diag.closest_mismatches = None
-    elif uses_low_precision_floats(text, program):
+
+    def run(setting: FlagSet) -> dict[str, tuple[np.ndarray, Any]]:
+        return lowered_outputs(text, program, ins, list(setting.flags[:-2]), target, hlo_passes)[0]
+
+    sets = [FlagSet(tuple(flags) + ("--target", target)) for flags in diagnosis_flag_sets()]
+    search_settings(diag, sets, run, dumped, base_mismatches,
+                    (EmulationError, DumpError, LoweringError))  # fmt: skip
+    if diag.exact is None and uses_low_precision_floats(text, program):
         try:
             excess = excess_precision_outputs(text, program, ins, dumped)
         except (EmulationError, DumpError):

@@ -8,6 +8,7 @@ that reproduces the dump exactly, if one does.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -393,19 +394,19 @@ def _settings(program: str) -> list[FlagSet]:
             for gen in GENERATIONS for mode in MODE_TABLE]
 
 
-def _diagnose(text: str, program: str, ins: dict[str, np.ndarray], dumped: dict[str, np.ndarray],
-              requested: FlagSet, base_mismatches: int) -> ProgramDiagnosis:
-    diag = ProgramDiagnosis(requested=requested)
+def search_settings(diag: ProgramDiagnosis, settings: Iterable[FlagSet],
+                    run: Callable[[FlagSet], dict[str, tuple[np.ndarray, CodeSpace]]],
+                    dumped: dict[str, np.ndarray], base_mismatches: int,
+                    skip: tuple[type[BaseException], ...] = (EmulationError, DumpError)) -> None:
+    """Run every setting; record in ``diag`` the ones that reproduce the dump exactly, or the
+    closest one (fewer mismatches than ``base_mismatches``). A setting that raises ``skip`` is
+    passed over."""
     best = base_mismatches
-    for setting in _settings(program):
+    for setting in settings:
         diag.tried += 1
         try:
-            if is_hlo_path(program):
-                names = setting.flags[1].split(",") if setting.flags else []
-                outs = hlo_outputs(text, program, ins, names)
-            else:
-                outs, _ = _ir_outputs(text, program, ins, list(setting.flags[:2]), setting.flags[3])
-        except (EmulationError, DumpError):
+            outs = run(setting)
+        except skip:
             continue
         n = _total_mismatches(outs, dumped)
         if n == 0:
@@ -417,4 +418,17 @@ def _diagnose(text: str, program: str, ins: dict[str, np.ndarray], dumped: dict[
             best, diag.closest, diag.closest_mismatches = n, setting, n
     if diag.exact is not None:
         diag.closest = diag.closest_mismatches = None
+
+
+def _diagnose(text: str, program: str, ins: dict[str, np.ndarray], dumped: dict[str, np.ndarray],
+              requested: FlagSet, base_mismatches: int) -> ProgramDiagnosis:
+    diag = ProgramDiagnosis(requested=requested)
+
+    def run(setting: FlagSet) -> dict[str, tuple[np.ndarray, CodeSpace]]:
+        if is_hlo_path(program):
+            names = setting.flags[1].split(",") if setting.flags else []
+            return hlo_outputs(text, program, ins, names)
+        return _ir_outputs(text, program, ins, list(setting.flags[:2]), setting.flags[3])[0]
+
+    search_settings(diag, _settings(program), run, dumped, base_mismatches)
     return diag
