@@ -16,9 +16,10 @@ import math
 import re
 
 from pyprecision import ir
-from pyprecision.hlo import HloInstruction, parse_window
+from pyprecision.hlo import HloInstruction
 from pyprecision.lower.context import LV, LoweringContext, ir_shape
 from pyprecision.lower.elementwise import Handler, dims_of, result_dtype
+from pyprecision.lower.windows import positions, window_of
 
 __all__ = ["DOTS"]
 
@@ -151,15 +152,7 @@ def _convolution(ctx: LoweringContext, inst: HloInstruction, ops: list[LV]) -> L
         if int(inst.attr(key) or 1) != 1:
             raise ctx.error(inst, f"{key} > 1 (grouped/depthwise convolution) is not lowered")
     nsp = len(lab_in) - 2
-    try:
-        win = parse_window(inst.attr("window"), nsp)
-    except ValueError as e:
-        raise ctx.error(inst, str(e)) from None
-    if any(w.reversal for w in win):
-        raise ctx.error(inst, "window reversal is not lowered")
-    size, stride = [w.size for w in win], [w.stride for w in win]
-    rhs_dil, lhs_dil = [w.rhs_dilation for w in win], [w.lhs_dilation for w in win]
-    pads = [(w.pad_lo, w.pad_hi, 0) for w in win]
+    size, stride, rhs_dil, lhs_dil, pads = window_of(ctx, inst, nsp)
     sp_in = [lab_in.index(str(i)) for i in range(nsp)]
     sp_k = [lab_k.index(str(i)) for i in range(nsp)]
     # input as [b, spatial..., i] (lossless), padded/dilated
@@ -176,7 +169,7 @@ def _convolution(ctx: LoweringContext, inst: HloInstruction, ops: list[LV]) -> L
         xin = padded
     out_sp = [(xin.shape[1 + i] - (size[i] - 1) * rhs_dil[i] - 1) // stride[i] + 1 for i in range(nsp)]
     windows = []
-    for w in _positions(size):
+    for w in positions(size):
         start = [0] + [w[i] * rhs_dil[i] for i in range(nsp)] + [0]
         limit = [nb] + [start[1 + i] + (out_sp[i] - 1) * stride[i] + 1 for i in range(nsp)] + [ci]
         strides = [1] + stride + [1]
@@ -198,13 +191,6 @@ def _convolution(ctx: LoweringContext, inst: HloInstruction, ops: list[LV]) -> L
     perm = [order.index(c) for c in lab_out]
     out = ctx.value(inst.name, y.dtype, dims_of(inst))
     ctx.emit(ir.TransposeOp(y, perm, out))
-    return out
-
-
-def _positions(size: list[int]) -> list[list[int]]:
-    out: list[list[int]] = [[]]
-    for s in size:
-        out = [p + [i] for p in out for i in range(s)]
     return out
 
 

@@ -11,7 +11,10 @@ from pyprecision.lower.elementwise import Handler, dims_of, result_dtype
 from pyprecision.lower.shapes import _reducer
 from pyprecision.lower.statics import static_scalar
 
-__all__ = ["WINDOWS"]
+__all__ = ["MAX_WINDOW", "WINDOWS", "positions", "window_of"]
+
+#: a convolution or reduce-window unrolls at most this many window positions
+MAX_WINDOW = 4096
 
 _REDUCERS = {"add": "add", "multiply": "mul", "maximum": "max", "minimum": "min", "and": "and",
              "or": "or"}  # fmt: skip
@@ -54,6 +57,24 @@ def _reverse(ctx: LoweringContext, inst: HloInstruction, ops: list[LV]) -> LV:
     return out
 
 
+def window_of(
+    ctx: LoweringContext, inst: HloInstruction, rank: int
+) -> tuple[list[int], list[int], list[int], list[int], list[tuple[int, int, int]]]:
+    """``window=`` as (size, stride, window dilation, base dilation, (lo, hi, 0) padding) per
+    dimension; reversal is refused."""
+    try:
+        win = parse_window(inst.attr("window"), rank)
+    except ValueError as e:
+        raise ctx.error(inst, str(e)) from None
+    if any(w.reversal for w in win):
+        raise ctx.error(inst, "window reversal is not lowered")
+    if math.prod(w.size for w in win) > MAX_WINDOW:
+        raise ctx.error(inst, f"a window of {math.prod(w.size for w in win)} positions is more "
+                        f"than the lowering unrolls ({MAX_WINDOW})")  # fmt: skip
+    return ([w.size for w in win], [w.stride for w in win], [w.rhs_dilation for w in win],
+            [w.lhs_dilation for w in win], [(w.pad_lo, w.pad_hi, 0) for w in win])  # fmt: skip
+
+
 def _reduce_window(ctx: LoweringContext, inst: HloInstruction, ops: list[LV]) -> LV:
     """Each window position one strided slice of the padded input; the slices stacked on a new last
     axis and reduced over it with the computation's combiner (so sums accumulate like a reduce)."""
@@ -64,15 +85,7 @@ def _reduce_window(ctx: LoweringContext, inst: HloInstruction, ops: list[LV]) ->
     if kind is None:
         raise ctx.error(inst, "its to_apply computation is not add/multiply/maximum/minimum/and/or")
     rank = len(x.shape)
-    try:
-        win = parse_window(inst.attr("window"), rank)
-    except ValueError as e:
-        raise ctx.error(inst, str(e)) from None
-    if any(w.reversal for w in win):
-        raise ctx.error(inst, "window reversal is not lowered")
-    size, stride = [w.size for w in win], [w.stride for w in win]
-    wdil, bdil = [w.rhs_dilation for w in win], [w.lhs_dilation for w in win]
-    pads = [(w.pad_lo, w.pad_hi, 0) for w in win]
+    size, stride, wdil, bdil, pads = window_of(ctx, inst, rank)
     src = x
     if any(p != (0, 0, 0) for p in pads) or any(d != 1 for d in bdil):
         lo, hi = [p[0] for p in pads], [p[1] for p in pads]
@@ -83,7 +96,7 @@ def _reduce_window(ctx: LoweringContext, inst: HloInstruction, ops: list[LV]) ->
         ctx.emit(ir.PadOp(x, init, lo, hi, interior, src), role="aux")
     out_dims = dims_of(inst)
     parts = []
-    for w in _positions(size):
+    for w in positions(size):
         start = [w[i] * wdil[i] for i in range(rank)]
         limit = [start[i] + (out_dims[i] - 1) * stride[i] + 1 for i in range(rank)]
         s = ctx.value(f"{inst.name}.win", x.dtype, out_dims)
@@ -101,12 +114,11 @@ def _reduce_window(ctx: LoweringContext, inst: HloInstruction, ops: list[LV]) ->
     return out
 
 
-def _positions(size: list[int]) -> list[list[int]]:
+def positions(size: list[int]) -> list[list[int]]:
+    """Every window position, in row-major order (at most 4096)."""
     out: list[list[int]] = [[]]
     for s in size:
         out = [p + [i] for p in out for i in range(s)]
-    if len(out) > 4096 or math.prod(size) > 4096:
-        raise ValueError("window too large")
     return out
 
 
