@@ -62,19 +62,17 @@ from pyprecision.ir.memory import (
 )
 from pyprecision.ir.parser import Location, parse
 from pyprecision.ir.printer import function_to_text, instruction_to_text, to_text
+from pyprecision.ir.reduce_ops import IotaOp, ReduceOp, UpdateSliceOp
 from pyprecision.ir.rewriter import Rewriter
 from pyprecision.ir.shape_ops import (
     REDUCE_KINDS,
     BroadcastOp,
     ConcatenateOp,
-    IotaOp,
     PadOp,
-    ReduceOp,
     ReshapeOp,
     ReverseOp,
     SliceOp,
     TransposeOp,
-    UpdateSliceOp,
 )
 from pyprecision.ir.tensors import NeuronAP, SingleValueTensor, Tensor
 from pyprecision.ir.values import ScalarValue, Use, Value

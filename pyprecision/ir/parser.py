@@ -13,6 +13,7 @@ import numpy as np
 from pyprecision.errors import ParseError
 from pyprecision.ir import compute as _compute  # noqa: F401 - registers the compute ops
 from pyprecision.ir import memory as _memory  # noqa: F401 - registers the memory ops
+from pyprecision.ir import reduce_ops as _reduce_ops  # noqa: F401 - registers the reduce ops
 from pyprecision.ir import shape_ops as _shape_ops  # noqa: F401 - registers the shape ops
 from pyprecision.ir.core import Block, Function, Module
 from pyprecision.ir.dtypes import DType, dtype_from_name
