@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import IO
 
 from pyprecision.errors import DumpError
+from pyprecision.io.remote import as_local, is_remote
 
 __all__ = [
     "check_output_path",
@@ -57,12 +58,23 @@ def _same_file(a: Path, b: Path) -> bool:
 
 def check_output_path(
     path: PathLike, inputs: Iterable[PathLike] = (), *, overwrite: bool = False
-) -> Path:
+) -> Path | str:
     """Refuse an output that is (a link to) one of ``inputs``, exists when not ``overwrite``, is a
-    directory, or whose directory does not exist (it is never created silently)."""
-    out = Path(path)
+    directory, or whose directory does not exist (it is never created silently). Returns the
+    output as a Path, or as its URL (a string) for a remote one (whose "directory" is a prefix
+    an object store creates with the object, so it is not checked)."""
+    if is_remote(os.fspath(path)):
+        from pyprecision.io.remote_write import check_remote_output
+
+        return check_remote_output(os.fspath(path), inputs, overwrite=overwrite)
+    return _check_local_output(Path(as_local(path)), inputs, overwrite)
+
+
+def _check_local_output(out: Path, inputs: Iterable[PathLike], overwrite: bool) -> Path:
     for src in inputs:
-        if _same_file(out, Path(src)):
+        if is_remote(os.fspath(src)):
+            continue
+        if _same_file(out, Path(as_local(src))):
             raise DumpError(f"{out}: refusing to write over the input {src}")
     if out.is_dir():
         raise DumpError(f"{out}: is a directory; expected a file name")
@@ -209,8 +221,17 @@ def atomic_file(
     """Yield a binary file opened on a temporary name next to ``path``; on a clean exit flush,
     fsync and publish it as ``path`` (replacing nothing unless ``overwrite``); on an exception
     delete it and re-raise. An OSError while writing (disk full ...) becomes a DumpError naming
-    ``path``. Stale temporaries of ``path`` left by killed runs are deleted first."""
-    out = check_output_path(path, inputs, overwrite=overwrite)
+    ``path``. Stale temporaries of ``path`` left by killed runs are deleted first.
+
+    A remote ``path`` (a URL fsspec opens) is written to a local spool file, uploaded under a
+    temporary name next to ``path`` and renamed (see :mod:`pyprecision.io.remote_write`)."""
+    if is_remote(os.fspath(path)):
+        from pyprecision.io.remote_write import remote_atomic_file
+
+        with remote_atomic_file(os.fspath(path), inputs, overwrite=overwrite) as spool:
+            yield spool
+        return
+    out = _check_local_output(Path(as_local(path)), inputs, overwrite)
     directory = out.parent if str(out.parent) else Path(".")
     clean_stale_temporaries(directory, out.name)
     try:

@@ -20,6 +20,7 @@ import numpy as np
 from pyprecision.errors import DumpError
 from pyprecision.formats import format as _format
 from pyprecision.io.atomic import EarlyWriteback, atomic_file, write_error
+from pyprecision.io.remote import as_local, file_size, is_remote, open_binary
 from pyprecision.io.tensors import TensorInfo, check_shape
 
 __all__ = [
@@ -96,9 +97,9 @@ def npy_can_store(dtype: Any) -> bool:
 
 def read_npy_header(path: str | os.PathLike[str], name: str | None = None) -> TensorInfo:
     """The single tensor of a .npy file; its size must match the file exactly."""
-    p = os.fspath(path)
-    size = os.path.getsize(p)
-    with open(p, "rb") as fh:
+    p = as_local(path)
+    size = file_size(p)
+    with open_binary(p) as fh:
         dtype, shape, fortran, hlen = _parse_header(p, fh, "")
     want = prod(shape) * dtype.itemsize
     if size - hlen != want:
@@ -174,7 +175,7 @@ _ZIP_ERRORS = (zipfile.BadZipFile, zlib.error, OSError, EOFError, struct.error,
 def read_npz_members(path: str | os.PathLike[str]) -> tuple[list[TensorInfo], dict[str, Any]]:
     """The arrays of a .npz (stored members mapped, deflated ones read on demand), its metadata.
     A corrupt archive is a DumpError naming the file."""
-    p = os.fspath(path)
+    p = as_local(path)
     try:
         return _npz_members(p)
     except DumpError:
@@ -184,9 +185,11 @@ def read_npz_members(path: str | os.PathLike[str]) -> tuple[list[TensorInfo], di
 
 
 def _npz_members(p: str) -> tuple[list[TensorInfo], dict[str, Any]]:
-    zf = zipfile.ZipFile(p)
+    # a URL: ranged reads of the central directory and of each member's headers
+    zf = zipfile.ZipFile(open_binary(p) if is_remote(p) else p)
     infos = []
-    with zf, open(p, "rb") as fh:
+    with zf, open_binary(p) as fh:
+        size = file_size(p)
         meta = _npz_metadata(zf, p)
         fmts = _npz_formats(p, meta.get("pyprecision.dtypes"))
         for zi in zf.infolist():
@@ -214,7 +217,7 @@ def _npz_members(p: str) -> tuple[list[TensorInfo], dict[str, Any]]:
                 raise DumpError(
                     f"{p}{where}: {dtype}{list(shape)} needs {want} bytes, the member holds {avail}"
                 )
-            if offset is not None and offset + want > os.path.getsize(p):
+            if offset is not None and offset + want > size:
                 raise DumpError(f"{p}{where}: truncated file")
             fmt = fmts.get(name)
             infos.append(
@@ -236,7 +239,8 @@ def _npz_members(p: str) -> tuple[list[TensorInfo], dict[str, Any]]:
 def read_npz_compressed(info: TensorInfo) -> np.ndarray:
     """Read a deflated .npz member (the whole tensor, into memory)."""
     try:
-        with zipfile.ZipFile(info.path) as zf, zf.open(info.name + ".npy") as mf:
+        src = open_binary(info.path) if is_remote(info.path) else info.path
+        with zipfile.ZipFile(src) as zf, zf.open(info.name + ".npy") as mf:
             arr = np.lib.format.read_array(mf, allow_pickle=False)
     except _ZIP_ERRORS as exc:
         raise DumpError(f"{info.path}: member {info.name}.npy: corrupt: {exc}") from exc

@@ -18,6 +18,7 @@ from typing import Any
 
 from pyprecision.errors import DumpError
 from pyprecision.io.atomic import clean_stale_temporaries, fsync_dir, write_error
+from pyprecision.io.remote import as_local, exists, is_remote, join
 
 __all__ = ["INCOMPLETE_MARKER", "OutputDirectory", "check_complete"]
 
@@ -27,8 +28,8 @@ INCOMPLETE_MARKER = ".pyprecision-incomplete"
 
 def check_complete(directory: str | os.PathLike[str]) -> None:
     """Refuse (DumpError) a directory that holds the incomplete-output marker."""
-    d = os.fspath(directory) or "."
-    if os.path.lexists(os.path.join(d, INCOMPLETE_MARKER)):
+    d = as_local(directory) or "."
+    if exists(join(d, INCOMPLETE_MARKER)):
         raise DumpError(
             f"{d}: incomplete output: a run writing it was interrupted or is still running "
             f"({INCOMPLETE_MARKER} is present); re-run it with --force, or delete the directory"
@@ -40,17 +41,27 @@ class OutputDirectory:
     mark it incomplete, and clean up temporaries killed runs left in it. Call
     ``d.published(file, replaced)`` after each file is published. A clean exit removes the marker;
     an exception removes the files this run published (the marker stays only if one of them
-    replaced an older file, since the directory then holds neither the old nor the new output)."""
+    replaced an older file, since the directory then holds neither the old nor the new output).
+
+    A remote directory (a URL fsspec opens) gets its marker as an object, but no lock: a
+    concurrent run into the same prefix is not detected there (docs/io.md, "Remote files")."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
-        self.path = Path(path)
+        self._remote = None
+        if is_remote(os.fspath(path)):
+            from pyprecision.io.remote_write import RemoteDirectory
+
+            self._remote = RemoteDirectory(os.fspath(path), INCOMPLETE_MARKER)
+        self.path = Path(as_local(path))
         self._created = False
         self._fd = -1
         self._files: list[tuple[str, bool]] = []
 
     @property
     def marker(self) -> str:
-        """The marker file's path."""
+        """The marker file's path (its URL for a remote directory)."""
+        if self._remote is not None:
+            return self._remote.marker
         return str(self.path / INCOMPLETE_MARKER)
 
     def _make(self) -> None:
@@ -93,6 +104,9 @@ class OutputDirectory:
             os.close(fd)
 
     def __enter__(self) -> OutputDirectory:
+        if self._remote is not None:
+            self._remote.enter()
+            return self
         self._make()
         try:
             self._lock_marker()
@@ -105,7 +119,10 @@ class OutputDirectory:
 
     def published(self, path: str | os.PathLike[str], replaced: bool) -> None:
         """Record that this run published ``path`` (``replaced``: over an older file)."""
-        self._files.append((os.fspath(path), replaced))
+        if self._remote is not None:
+            self._remote.published(os.fspath(path), replaced)
+            return
+        self._files.append((as_local(path), replaced))
 
     def _remove_if_created(self) -> None:
         if self._created:
@@ -113,6 +130,9 @@ class OutputDirectory:
                 os.rmdir(self.path)
 
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        if self._remote is not None:
+            self._remote.exit(failed=exc_type is not None)
+            return
         keep_marker = False
         if exc_type is not None:
             for f, replaced in reversed(self._files):

@@ -12,6 +12,7 @@ import numpy as np
 
 from pyprecision.errors import DumpError
 from pyprecision.io.dtypes import parse_dtype
+from pyprecision.io.remote import as_local, file_size, is_file
 from pyprecision.io.store import open_tensors
 from pyprecision.io.tensors import map_bytes
 
@@ -51,13 +52,13 @@ def read_raw(
     no shape: a whole number of items) — a mismatch is a DumpError, never a guess. ``byte_order``:
     little | big | native. Memory-mapped unless the bytes must be swapped.
     """
-    p = os.fspath(path)
+    p = as_local(path)
     dt = parse_dtype(dtype)
     if byte_order not in _BYTE_ORDERS:
         raise DumpError(f"byte order must be little, big or native, not {byte_order!r}")
-    if not os.path.isfile(p):
+    if not is_file(p):
         raise DumpError(f"{p}: no such file")
-    size = os.path.getsize(p)
+    size = file_size(p)
     if offset < 0 or offset > size:
         raise DumpError(f"{p}: offset {offset} is outside the file ({size} bytes)")
     avail = size - offset
@@ -100,7 +101,7 @@ def load_dump(
     item size as a stored raw-code / void type (bf16 saved by numpy is ``V2``), which it then
     relabels. Any other file is raw binary and needs ``dtype`` (see :func:`read_raw`).
     """
-    p = os.fspath(path)
+    p = as_local(path)
     if not p.endswith(_SELF_DESCRIBING):
         if dtype is None:
             raise DumpError(f"{p}: a raw binary dump needs a dtype (and a shape)")

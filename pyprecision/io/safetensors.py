@@ -21,6 +21,7 @@ from pyprecision.errors import DumpError
 from pyprecision.formats import format as _format
 from pyprecision.io.atomic import EarlyWriteback, atomic_file, write_error
 from pyprecision.io.dtypes import SAFETENSORS_DTYPES, safetensors_dtype
+from pyprecision.io.remote import as_local, file_size, open_binary
 from pyprecision.io.tensors import TensorInfo, check_shape
 
 __all__ = ["read_safetensors_header", "SafetensorsWriter", "DTYPES_METADATA_KEY"]
@@ -35,8 +36,8 @@ def _fail(path: str, what: str) -> DumpError:
 
 
 def _read_json_header(path: str) -> tuple[dict[str, Any], int, int]:
-    size = os.path.getsize(path)
-    with open(path, "rb") as fh:
+    size = file_size(path)
+    with open_binary(path) as fh:  # a URL: two ranged reads, 8 bytes then the JSON
         head = fh.read(8)
         if len(head) < 8:
             raise _fail(
@@ -139,7 +140,7 @@ def read_safetensors_header(
     gaps,
     data past the end of the file (truncation) or trailing bytes.
     """
-    p = os.fspath(path)
+    p = as_local(path)
     header, data_start, size = _read_json_header(p)
     meta = _metadata(p, header)
     fmts = _formats_of(p, meta)

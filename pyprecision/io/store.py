@@ -15,6 +15,17 @@ import numpy as np
 from pyprecision.errors import DumpError
 from pyprecision.io.numpy_files import read_npy_header, read_npz_compressed, read_npz_members
 from pyprecision.io.outdir import check_complete
+from pyprecision.io.remote import (
+    as_local,
+    is_dir,
+    is_file,
+    is_remote,
+    join,
+    list_names,
+    open_binary,
+    parent,
+    read_bytes,
+)
 from pyprecision.io.safetensors import read_safetensors_header
 from pyprecision.io.tensors import TensorInfo, map_bytes
 
@@ -100,7 +111,7 @@ def file_kind(path: str) -> str | None:
     for ext, kind in ((".safetensors", "safetensors"), (".npz", "npz"), (".npy", "npy")):
         if path.endswith(ext):
             return kind
-    with open(path, "rb") as fh:
+    with open_binary(path) as fh:
         head = fh.read(9)
     if head.startswith(b"PK\x03\x04"):
         return "npz"
@@ -112,7 +123,7 @@ def file_kind(path: str) -> str | None:
 
 
 def _read_file(path: str) -> tuple[list[TensorInfo], dict[str, Any]]:
-    if not os.path.isfile(path):
+    if not is_file(path):
         raise DumpError(f"{path}: no such file")
     kind = file_kind(path)
     if kind == "safetensors":
@@ -128,11 +139,10 @@ def _read_file(path: str) -> tuple[list[TensorInfo], dict[str, Any]]:
 
 
 def _load_index(path: str) -> dict[str, Any]:
-    if not os.path.isfile(path):
+    if not is_file(path):
         raise DumpError(f"{path}: no such file")
     try:
-        with open(path, "rb") as fh:
-            index = json.loads(fh.read().decode("utf-8"))
+        index = json.loads(read_bytes(path).decode("utf-8"))
     except OSError as exc:
         raise DumpError(f"{path}: cannot read: {exc.strerror or exc}") from exc
     except (ValueError, RecursionError) as exc:  # bad UTF-8 or JSON, or nested too deep
@@ -168,7 +178,7 @@ def _plain_name(index_path: str, shard: str) -> None:
 
 def _inside(base: str, f: str, allow_symlinks: bool, what: str) -> None:
     """Refuse ``f`` (in directory ``base``) when it is a symbolic link leading out of ``base``."""
-    if allow_symlinks or not os.path.islink(f):
+    if allow_symlinks or is_remote(f) or not os.path.islink(f):  # object stores have no links
         return
     real, root = os.path.realpath(f), os.path.realpath(base or ".")
     if os.path.commonpath([real, root]) != root:
@@ -179,7 +189,7 @@ def _inside(base: str, f: str, allow_symlinks: bool, what: str) -> None:
 
 
 def _from_index(path: str, allow_symlinks: bool = False) -> TensorStore:
-    base = os.path.dirname(path)
+    base = parent(path)
     check_complete(base)
     index = _load_index(path)
     weight_map = index["weight_map"]
@@ -187,13 +197,13 @@ def _from_index(path: str, allow_symlinks: bool = False) -> TensorStore:
     for shard in shards:  # every name checked before any file is opened
         _plain_name(path, shard)
     for shard in shards:
-        _inside(base, os.path.join(base, shard), allow_symlinks, path)
+        _inside(base, join(base, shard), allow_symlinks, path)
     infos: list[TensorInfo] = []
     meta: dict[str, Any] = {}
     files = []
     for shard in shards:
-        f = os.path.join(base, shard)
-        if not os.path.isfile(f):
+        f = join(base, shard)
+        if not is_file(f):
             raise DumpError(f"{path}: missing shard {shard!r} (named in the weight_map)")
         got, meta[f] = read_safetensors_header(f)
         names = {t.name for t in got}
@@ -210,13 +220,13 @@ def _from_index(path: str, allow_symlinks: bool = False) -> TensorStore:
 
 def _dir_files(d: str, allow_symlinks: bool) -> tuple[list[str], str | None]:
     check_complete(d)
-    names = sorted(os.listdir(d))
+    names = sorted(list_names(d))
     indexes = [n for n in names if n.endswith(INDEX_SUFFIX)]
     if len(indexes) > 1:
         raise DumpError(f"{d}: several safetensors indexes ({', '.join(indexes)}); name one")
     if indexes:
-        return [], os.path.join(d, indexes[0])
-    files = [os.path.join(d, n) for n in names if n.endswith(_EXTS) and not n.startswith(".")]
+        return [], join(d, indexes[0])
+    files = [join(d, n) for n in names if n.endswith(_EXTS) and not n.startswith(".")]
     if not files:
         raise DumpError(f"{d}: no .safetensors, .npz or .npy files")
     for f in files:
@@ -242,8 +252,8 @@ def open_tensors(
         raise DumpError("no input files")
     stores: list[TensorStore] = []
     for item in items:
-        p = os.fspath(item)
-        if os.path.isdir(p):
+        p = as_local(item)  # a file:// URL is a plain path; other URLs go through fsspec
+        if is_dir(p):
             files, index = _dir_files(p, allow_symlinks)
             if index is not None:
                 stores.append(_from_index(index, allow_symlinks))
@@ -268,9 +278,8 @@ def open_tensors(
     )
 
 
-def input_files(store: TensorStore) -> list[Path]:
-    """Every file the store reads (data files and the index), for output-overwrite checks."""
-    out = [Path(f) for f in store.files]
-    if store.index_path:
-        out.append(Path(store.index_path))
-    return out
+def input_files(store: TensorStore) -> list[Path | str]:
+    """Every file the store reads (data files and the index), for output-overwrite checks: a
+    Path for a local file, the URL (a string) for a remote one."""
+    names = [*store.files, *([store.index_path] if store.index_path else [])]
+    return [f if is_remote(f) else Path(f) for f in names]

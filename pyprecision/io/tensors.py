@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from pyprecision.errors import DumpError
+from pyprecision.io.remote import is_remote, read_range
 
 __all__ = ["TensorInfo", "map_bytes", "check_shape", "MAX_DIMS"]
 
@@ -100,6 +101,8 @@ def map_bytes(
     count = prod(shape)
     if count == 0:
         return np.empty(shape, dt, order="F" if fortran_order else "C")
+    if is_remote(path):  # one ranged read of the tensor's bytes
+        return _remote_array(path, offset, dt, shape, fortran_order)
     if cache is None:
         mm = _open_map(path)
     else:
@@ -112,7 +115,24 @@ def map_bytes(
             f"has {0 if mm is None else len(mm)}"
         )
     arr = np.frombuffer(mm, dtype=dt, count=count, offset=offset)
-    arr = arr.reshape(shape, order="F" if fortran_order else "C")
+    return _aligned(arr.reshape(shape, order="F" if fortran_order else "C"))
+
+
+def _remote_array(
+    url: str, offset: int, dt: np.dtype, shape: tuple[int, ...], fortran_order: bool
+) -> np.ndarray:
+    need = prod(shape) * dt.itemsize
+    data = read_range(url, offset, offset + need)
+    if len(data) != need:
+        raise DumpError(
+            f"{url}: truncated: needs {offset + need} bytes, has {offset + len(data)}"
+        )
+    arr = np.frombuffer(data, dtype=dt).reshape(shape, order="F" if fortran_order else "C")
+    return _aligned(arr)
+
+
+def _aligned(arr: np.ndarray) -> np.ndarray:
+    dt = arr.dtype
     # numpy calls a raw-void (V2) or fp8 array aligned at any address, but a later view as
     # bfloat16/uint16 is not, and the C core loads whole items: copy unless naturally aligned
     natural = min(dt.itemsize & -dt.itemsize, 8) if dt.itemsize else 1

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 
 from pyprecision.errors import DumpError
+from pyprecision.io.remote import as_local, is_dir, is_file, read_bytes
 
 __all__ = ["read_text", "decode_text"]
 
@@ -20,14 +21,13 @@ def read_text(path: str | os.PathLike[str], what: str = "text") -> str:
     """The UTF-8 text of ``path``. A missing file, a directory, or bytes that are not UTF-8 (a
     .npy given as a program ...) are a DumpError ``{path}: ...``; ``what`` names the expected
     content in the message (e.g. "a program")."""
-    p = os.fspath(path)
-    if os.path.isdir(p):
+    p = as_local(path)
+    if is_dir(p):
         raise DumpError(f"{p}: is a directory, not {what}")
-    if not os.path.isfile(p):
+    if not is_file(p):
         raise DumpError(f"{p}: no such file")
     try:
-        with open(p, "rb") as fh:
-            data = fh.read()
+        data = read_bytes(p)
     except OSError as exc:
         raise DumpError(f"{p}: cannot read: {exc.strerror or exc}") from exc
     return decode_text(data, p, what)
