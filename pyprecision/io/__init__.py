@@ -21,6 +21,18 @@ from pyprecision.io.dtypes import (
 from pyprecision.io.numpy_files import NPZ_METADATA_MEMBER, NpzWriter, npy_can_store
 from pyprecision.io.outdir import INCOMPLETE_MARKER, OutputDirectory, check_complete
 from pyprecision.io.raw import load_dump, read_raw
+from pyprecision.io.remote import (
+    CLOUD_EXTRA,
+    as_local,
+    exists,
+    file_size,
+    is_dir,
+    is_file,
+    is_remote,
+    is_url,
+    join,
+    parent,
+)
 from pyprecision.io.safetensors import (
     DTYPES_METADATA_KEY,
     SafetensorsWriter,
@@ -58,4 +70,14 @@ __all__ = [
     "INCOMPLETE_MARKER",
     "check_complete",
     "npy_can_store",
+    "CLOUD_EXTRA",
+    "is_url",
+    "is_remote",
+    "as_local",
+    "exists",
+    "is_file",
+    "is_dir",
+    "file_size",
+    "join",
+    "parent",
 ]

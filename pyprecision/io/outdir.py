@@ -127,7 +127,10 @@ class OutputDirectory:
 
     def made_dir(self, path: str | os.PathLike[str]) -> None:
         """Create the sub-directory ``path`` (and its missing parents) inside the output; a failed
-        run removes them again, innermost first, if it left them empty."""
+        run removes them again, innermost first, if it left them empty. A no-op in a remote
+        directory (an object store makes prefixes with the objects under them)."""
+        if self._remote is not None:
+            return
         todo = []
         p = Path(path)
         while not p.is_dir():

@@ -24,8 +24,11 @@ from pyprecision.formats import format as _format
 from pyprecision.io import (
     OutputDirectory,
     TensorStore,
+    as_local,
     check_output_path,
+    exists,
     input_files,
+    is_dir,
     open_tensors,
 )
 from pyprecision.kernel import encode, random_words
@@ -149,7 +152,7 @@ def _write_file(
     f: Format,
     summary: ReencodeSummary,
     progress: Callable[[int], None],
-    inputs: list[Path],
+    inputs: list[Path | str],
 ) -> None:
     tensors = store.in_file(fin)
     names = set(store)
@@ -277,10 +280,10 @@ def reencode(
     """
     o = ReencodeOptions(to=to, **options).checked()
     f = _format(o.to)
-    items = [os.fspath(p) for p in ([inputs] if isinstance(inputs, (str, os.PathLike)) else inputs)]
+    items = [as_local(p) for p in ([inputs] if isinstance(inputs, (str, os.PathLike)) else inputs)]
     store = open_tensors(items, allow_symlinks=o.allow_symlinks)
     _check_include(store, o)
-    out = os.fspath(output)
+    out = as_local(output)
     pairs, index_out, kind = plan_outputs(store, items, out, o)
     ins = input_files(store)
     finals = [fout for _, fout in pairs] + ([index_out] if index_out else [])
@@ -293,14 +296,14 @@ def reencode(
         check_output_path(out, ins, overwrite=o.overwrite)
         _write_file(store, pairs[0][0], out, kind, o, f, summary, progress or _no_progress, ins)
     else:
-        if os.path.isdir(out):  # refuse an output over an input before touching the directory
+        if is_dir(out):  # refuse an output over an input before touching the directory
             for fout in finals:
                 check_output_path(fout, ins, overwrite=o.overwrite)
         with OutputDirectory(out) as d:
             for fout in finals:
                 check_output_path(fout, ins, overwrite=o.overwrite)
             for fin, fout in pairs:
-                replaced = os.path.lexists(fout)
+                replaced = exists(fout)
                 _write_file(store, fin, fout, kind, o, f, summary, progress or _no_progress, ins)
                 d.published(fout, replaced)
             if folder is not None:  # the model folder's other files, before the index
@@ -310,7 +313,7 @@ def reencode(
                 )
                 summary.copied = [os.path.join(out, rel) for rel in folder.copy]
             if index_out is not None:  # the index last: it names only complete shards
-                replaced = os.path.lexists(index_out)
+                replaced = exists(index_out)
                 _write_index(store, pairs, index_out, o, summary, ins)
                 d.published(index_out, replaced)
     summary.seconds = time.perf_counter() - t0
@@ -326,7 +329,7 @@ def reencode(
 
 
 def _folder_plan(
-    items: list[str], out: str, pairs: list[tuple[str, str]], ins: list[Path], o: ReencodeOptions
+    items: list[str], out: str, pairs: list[tuple[str, str]], ins: list[Path | str], o: ReencodeOptions
 ) -> FolderPlan | None:
     """For one input directory written to a directory: its non-tensor files to copy (checked
     before anything is written: none may exist in the output unless ``overwrite``)."""
@@ -335,7 +338,7 @@ def _folder_plan(
     plan = plan_folder(items[0], [str(p) for p in ins], allow_symlinks=o.allow_symlinks)
     for rel in plan.copy:
         dst = os.path.join(out, rel)
-        if os.path.lexists(dst) and not o.overwrite:
+        if exists(dst) and not o.overwrite:
             raise DumpError(f"{dst}: already exists (pass overwrite=True / --force to replace it)")
     return plan
 
@@ -358,7 +361,7 @@ def _write_index(
     index_out: str,
     o: ReencodeOptions,
     summary: ReencodeSummary,
-    ins: list[Path],
+    ins: list[Path | str],
 ) -> None:
     assert store.index is not None
     wmap = {}

@@ -27,7 +27,14 @@ from typing import Any
 
 from pyprecision.errors import DumpError
 from pyprecision.formats import Format
-from pyprecision.io import INCOMPLETE_MARKER, TEMP_TAG, OutputDirectory, atomic_file
+from pyprecision.io import (
+    INCOMPLETE_MARKER,
+    TEMP_TAG,
+    OutputDirectory,
+    atomic_file,
+    exists,
+    is_remote,
+)
 
 __all__ = ["FolderPlan", "plan_folder", "copy_folder", "TORCH_DTYPE_NAMES", "OTHER_WEIGHTS"]
 
@@ -144,7 +151,7 @@ def copy_folder(
     *,
     encoded: bool,
     overwrite: bool,
-    inputs: list[Path],
+    inputs: list[Path | str],
 ) -> list[str]:
     """Copy ``plan``'s files into the output directory ``out`` (published through ``d``), with the
     config's dtype rewritten when ``encoded`` (at least one tensor was re-encoded). Returns notes for
@@ -154,9 +161,9 @@ def copy_folder(
         src = os.path.join(plan.source, rel)
         dst = os.path.join(out, rel)
         parent = os.path.dirname(dst)
-        if not os.path.isdir(parent):
+        if not is_remote(dst) and not os.path.isdir(parent):
             d.made_dir(parent)
-        replaced = os.path.lexists(dst)
+        replaced = exists(dst)
         body: bytes | None = None
         if rel == plan.config and encoded:
             with open(src, encoding="utf-8") as fh:
@@ -172,6 +179,7 @@ def copy_folder(
             else:
                 with open(src, "rb") as fin:
                     shutil.copyfileobj(fin, fh, 1 << 20)
-        shutil.copymode(src, dst)
+        if not is_remote(dst):  # an object has no mode bits
+            shutil.copymode(src, dst)
         d.published(dst, replaced)
     return notes

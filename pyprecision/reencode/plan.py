@@ -16,6 +16,8 @@ from pyprecision.formats import format as _format
 from pyprecision.io import (
     TensorInfo,
     TensorStore,
+    is_dir,
+    join,
     safetensors_dtype,
     safetensors_name_of_format,
 )
@@ -128,15 +130,15 @@ def plan_outputs(
     dir_mode = (
         len(inputs) > 1
         or store.index is not None
-        or os.path.isdir(inputs[0])
-        or os.path.isdir(output)
+        or is_dir(inputs[0])
+        or is_dir(output)
         or output.endswith(os.sep)
     )
     if not dir_mode:
         kind = o.output_format or ("npz" if output.endswith(".npz") else "safetensors")
         return [(store.files[0], output)], None, kind
     kind = o.output_format or "safetensors"
-    pairs = [(f, os.path.join(output, _stem(f) + _KIND_EXT[kind])) for f in store.files]
+    pairs = [(f, join(output, _stem(f) + _KIND_EXT[kind])) for f in store.files]
     seen: dict[str, str] = {}
     for fin, fout in pairs:
         if fout in seen:
@@ -144,7 +146,7 @@ def plan_outputs(
         seen[fout] = fin
     index = None
     if store.index_path is not None and kind == "safetensors":
-        index = os.path.join(output, os.path.basename(store.index_path))
+        index = join(output, os.path.basename(store.index_path))
     return pairs, index, kind
 
 
