@@ -119,7 +119,9 @@ def filesystem(url: str) -> tuple[Any, str]:
             ) from None
         raise DumpError(f"{url}: cannot open its file system: {exc}") from None
     except Exception as exc:  # noqa: BLE001 - a backend's own error (credentials ...)
-        raise DumpError(f"{url}: cannot open its file system: {type(exc).__name__}: {exc}") from None
+        raise DumpError(
+            f"{url}: cannot open its file system: {type(exc).__name__}: {exc}"
+        ) from None
 
 
 @contextlib.contextmanager

@@ -152,4 +152,3 @@ class RemoteDirectory:
         if failed and not keep_marker and self._created:
             with contextlib.suppress(Exception):
                 fs.rmdir(self._inner)
-

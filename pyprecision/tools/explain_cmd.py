@@ -110,12 +110,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _warn_inert(command: str, args: argparse.Namespace) -> None:
-    from pathlib import Path
-
     from pyprecision.frontend import config_from_namespace
+    from pyprecision.io import read_text
     from pyprecision.tools._flag_effects import warn_inert_flags
 
-    text = Path(args.program).read_text(encoding="utf-8")
+    text = read_text(args.program, "a program")  # a path or a URL
     warn_inert_flags(command, text, args.program, config_from_namespace(args), args.target)
 
 

@@ -7,11 +7,12 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
 
 import fsspec
 import pytest
-from test_remote_fs import bucket, objects, upload, write_checkpoints  # noqa: F401 - fixture
+from test_remote_fs import fresh_bucket, objects, write_checkpoints
 
 from pyprecision.errors import DumpError
 from pyprecision.io import CLOUD_EXTRA, atomic_file, load_dump, open_tensors, read_text
@@ -19,6 +20,12 @@ from pyprecision.reencode import reencode
 from pyprecision.tools.cli import main
 
 MEM = fsspec.filesystem("memory")
+
+
+@pytest.fixture
+def bucket() -> Iterator[str]:
+    """A fresh memory:// prefix, removed afterwards."""
+    yield from fresh_bucket()
 
 
 def _run_without_fsspec(body: str) -> subprocess.CompletedProcess[str]:
@@ -45,10 +52,20 @@ def test_without_fsspec_a_url_is_one_error_naming_the_extra(tmp_path: Path) -> N
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
     assert len(lines) == 4
-    for line, url in zip(lines, ["s3://bucket/model.safetensors", "memory://x.bin", "gs://b/p.pir",
-                                 "memory://o.safetensors"], strict=True):
-        assert line == f"{url}: reading and writing URLs needs fsspec, which is not installed: " \
-                       f"{CLOUD_EXTRA}"
+    for line, url in zip(
+        lines,
+        [
+            "s3://bucket/model.safetensors",
+            "memory://x.bin",
+            "gs://b/p.pir",
+            "memory://o.safetensors",
+        ],
+        strict=True,
+    ):
+        assert (
+            line == f"{url}: reading and writing URLs needs fsspec, which is not installed: "
+            f"{CLOUD_EXTRA}"
+        )
     assert CLOUD_EXTRA == "pip install pyprecision[cloud]"
 
 
@@ -70,8 +87,11 @@ def test_without_fsspec_the_command_line_says_one_line(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("url", "package"),
-    [("s3://b/m.safetensors", "s3fs"), ("gs://b/m.safetensors", "gcsfs"),
-     ("hf://org/model/m.safetensors", "huggingface_hub")],
+    [
+        ("s3://b/m.safetensors", "s3fs"),
+        ("gs://b/m.safetensors", "gcsfs"),
+        ("hf://org/model/m.safetensors", "huggingface_hub"),
+    ],
 )
 def test_a_url_whose_backend_is_missing_names_the_package(url: str, package: str) -> None:
     pytest.importorskip("fsspec")
@@ -84,19 +104,24 @@ def test_a_url_whose_backend_is_missing_names_the_package(url: str, package: str
     with pytest.raises(DumpError) as info:
         open_tensors(url)
     msg = str(info.value)
-    assert msg.startswith(f"{url}: the {url.split(':')[0]}:// file system is not installed: "
-                          f"pip install {package}")
+    assert msg.startswith(
+        f"{url}: the {url.split(':')[0]}:// file system is not installed: pip install {package}"
+    )
     assert "\n" not in msg
 
 
 def test_an_unknown_protocol_is_one_line() -> None:
-    for call in (lambda: open_tensors("nope://b/m.safetensors"),
-                 lambda: load_dump("nope://b/x.bin", dtype="float32"),
-                 lambda: read_text("nope://p.pir")):
+    for call in (
+        lambda: open_tensors("nope://b/m.safetensors"),
+        lambda: load_dump("nope://b/x.bin", dtype="float32"),
+        lambda: read_text("nope://p.pir"),
+    ):
         with pytest.raises(DumpError, match=r"^nope://\S+: unknown URL protocol 'nope'"):
             call()
-    with pytest.raises(DumpError, match=r"^nope://o\.bin: unknown URL protocol"), \
-            atomic_file("nope://o.bin"):
+    with (
+        pytest.raises(DumpError, match=r"^nope://o\.bin: unknown URL protocol"),
+        atomic_file("nope://o.bin"),
+    ):
         pass
 
 
@@ -105,16 +130,29 @@ def test_cli_errors_are_one_line_and_write_nothing(
 ) -> None:
     local = write_checkpoints(tmp_path)
     cases = [
-        (["reencode", "nope://b/m.safetensors", "-o", f"{bucket}/o.safetensors"], "unknown URL protocol"),
-        (["reencode", str(local["safetensors"]), "-o", "romem://ro/o.safetensors"], "permission denied"),
+        (
+            ["reencode", "nope://b/m.safetensors", "-o", f"{bucket}/o.safetensors"],
+            "unknown URL protocol",
+        ),
+        (
+            ["reencode", str(local["safetensors"]), "-o", "romem://ro/o.safetensors"],
+            "permission denied",
+        ),
         (["reencode", str(local["sharded"]), "-o", "romem://ro/out"], "permission denied"),
-        (["reencode", f"{bucket}/missing.safetensors", "-o", f"{bucket}/o.safetensors"], "no such file"),
+        (
+            ["reencode", f"{bucket}/missing.safetensors", "-o", f"{bucket}/o.safetensors"],
+            "no such file",
+        ),
     ]
     for argv, what in cases:
         assert main([*argv, "--to", "bf16", "-q"]) == 2
         out, err = capsys.readouterr()
         lines = err.strip().splitlines()
-        assert len(lines) == 1 and what in lines[0] and lines[0].startswith("pyprecision reencode: error: ")
+        assert (
+            len(lines) == 1
+            and what in lines[0]
+            and lines[0].startswith("pyprecision reencode: error: ")
+        )
         assert out == ""
     assert objects(MEM, bucket) == [] and objects(fsspec.filesystem("romem"), "/ro") == []
 

@@ -40,7 +40,9 @@ class CountingFS(_OwnMemoryFS):
     pseudo_dirs: ClassVar[list[str]] = [""]
     reads: ClassVar[list[tuple[str, int | None, int | None, int]]] = []
 
-    def cat_file(self, path: str, start: int | None = None, end: int | None = None, **kw: Any) -> bytes:
+    def cat_file(
+        self, path: str, start: int | None = None, end: int | None = None, **kw: Any
+    ) -> bytes:
         data = super().cat_file(path, start, end, **kw)
         CountingFS.reads.append((self._strip_protocol(path), start, end, len(data)))
         return data
@@ -141,7 +143,10 @@ def write_checkpoints(d: Path) -> dict[str, Path]:
     sh = d / "sharded"
     sh.mkdir()
     names = list(w)
-    shards = {"model-00001-of-00002.safetensors": names[:3], "model-00002-of-00002.safetensors": names[3:]}
+    shards = {
+        "model-00001-of-00002.safetensors": names[:3],
+        "model-00002-of-00002.safetensors": names[3:],
+    }
     wmap = {}
     for shard, keys in shards.items():
         save_safetensors(sh / shard, {k: w[k] for k in keys}, {"format": "pt"})
@@ -169,9 +174,8 @@ def upload(local: Path, fs: Any, prefix: str) -> None:
         fs.pipe_file(prefix, local.read_bytes())
 
 
-@pytest.fixture
-def bucket() -> Iterator[str]:
-    """A fresh memory:// prefix, removed afterwards."""
+def fresh_bucket() -> Iterator[str]:
+    """A fresh memory:// prefix, removed afterwards (``yield from`` it in a fixture)."""
     name = f"/t{uuid.uuid4().hex[:12]}"
     fs = fsspec.filesystem("memory")
     yield f"memory://{name}"

@@ -9,12 +9,13 @@ import mmap
 import subprocess
 import sys
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
 
 import fsspec
 import numpy as np
 import pytest
-from test_remote_fs import CountingFS, bucket, upload, write_checkpoints  # noqa: F401 - fixture
+from test_remote_fs import CountingFS, fresh_bucket, upload, write_checkpoints
 
 from pyprecision.errors import DumpError
 from pyprecision.io import (
@@ -32,6 +33,12 @@ from pyprecision.io import (
 from pyprecision.io.remote import as_local
 
 MEM = fsspec.filesystem("memory")
+
+
+@pytest.fixture
+def bucket() -> Iterator[str]:
+    """A fresh memory:// prefix, removed afterwards."""
+    yield from fresh_bucket()
 
 
 @pytest.fixture
@@ -65,7 +72,9 @@ def test_a_url_reads_what_the_path_reads(local: dict[str, Path], bucket: str, ki
     upload(src, MEM, url)
     _same_store(str(src), url)
     if kind == "sharded":
-        _same_store(str(src / "model.safetensors.index.json"), f"{url}/model.safetensors.index.json")
+        _same_store(
+            str(src / "model.safetensors.index.json"), f"{url}/model.safetensors.index.json"
+        )
 
 
 def test_a_directory_url_without_index_lists_its_files(local: dict[str, Path], bucket: str) -> None:
@@ -87,7 +96,7 @@ def test_raw_and_load_dump_and_text_on_a_url(local: dict[str, Path], bucket: str
     assert load_dump(f"{bucket}/m.npz", name="b").tolist() == list(range(17))
     with pytest.raises(DumpError, match=r"w\.bin: size does not match the shape"):
         read_raw(f"{bucket}/w.bin", "float32", "64,47")
-    MEM.pipe_file(f"{bucket}/p.pir", "func @f() {}\n".encode())
+    MEM.pipe_file(f"{bucket}/p.pir", b"func @f() {}\n")
     assert read_text(f"{bucket}/p.pir") == "func @f() {}\n"
     MEM.pipe_file(f"{bucket}/bad.pir", b"\x93NUMPY\xff")
     with pytest.raises(DumpError, match=r"bad\.pir: not text: .*\.npy array"):
@@ -105,7 +114,10 @@ def test_a_safetensors_header_is_two_ranged_reads(tmp_path: Path) -> None:
     fs.pipe_file("/hdr/m.safetensors", raw)
     CountingFS.reads.clear()
     store = open_tensors("countmem://hdr/m.safetensors")
-    assert CountingFS.reads == [("/hdr/m.safetensors", 0, 8, 8), ("/hdr/m.safetensors", 8, 8 + n, n)]
+    assert CountingFS.reads == [
+        ("/hdr/m.safetensors", 0, 8, 8),
+        ("/hdr/m.safetensors", 8, 8 + n, n),
+    ]
     assert CountingFS.bytes_read() == 8 + n < len(raw) // 100
     CountingFS.reads.clear()
     b = store.load("b")
@@ -190,7 +202,9 @@ def test_url_helpers() -> None:
     assert parent("/a/b") == "/a"
 
 
-def test_plain_paths_and_file_urls_never_import_fsspec(local: dict[str, Path], tmp_path: Path) -> None:
+def test_plain_paths_and_file_urls_never_import_fsspec(
+    local: dict[str, Path], tmp_path: Path
+) -> None:
     code = textwrap.dedent(
         f"""
         import sys
@@ -202,7 +216,8 @@ def test_plain_paths_and_file_urls_never_import_fsspec(local: dict[str, Path], t
         load_dump({str(local["npz"])!r}, name="a")
         read_raw({str(local["raw"])!r}, "float32")
         reencode({str(local["sharded"])!r}, {str(tmp_path / "out")!r}, "bf16", verify=True)
-        reencode("file://" + {str(local["safetensors"])!r}, "file://" + {str(tmp_path / "o.safetensors")!r}, "bf16")
+        out = "file://" + {str(tmp_path / "o.safetensors")!r}
+        reencode("file://" + {str(local["safetensors"])!r}, out, "bf16")
         assert "fsspec" not in sys.modules, "fsspec was imported"
         print("ok")
         """

@@ -5,12 +5,13 @@ write access is refused before any work."""
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import fsspec
 import numpy as np
 import pytest
-from test_remote_fs import FailingFS, bucket, objects, weights  # noqa: F401 - fixture
+from test_remote_fs import FailingFS, fresh_bucket, objects, weights
 
 import pyprecision.io.remote_write as remote_write
 from pyprecision.errors import DumpError
@@ -27,6 +28,12 @@ from pyprecision.io import (
 )
 
 MEM = fsspec.filesystem("memory")
+
+
+@pytest.fixture
+def bucket() -> Iterator[str]:
+    """A fresh memory:// prefix, removed afterwards."""
+    yield from fresh_bucket()
 
 
 def _temporaries(fs: object, prefix: str) -> list[str]:
@@ -120,22 +127,23 @@ def test_writers_on_urls_write_the_bytes_they_write_locally(bucket: str, tmp_pat
 
 
 def test_an_incomplete_writer_leaves_nothing(bucket: str) -> None:
-    with pytest.raises(DumpError, match="incomplete tensors"), SafetensorsWriter(
-        f"{bucket}/m.safetensors", [("a", "F32", (4,))]
-    ) as sw:
+    with (
+        pytest.raises(DumpError, match="incomplete tensors"),
+        SafetensorsWriter(f"{bucket}/m.safetensors", [("a", "F32", (4,))]) as sw,
+    ):
         sw.write("a", np.zeros(2, np.float32))
     assert objects(MEM, bucket) == []
 
 
 def test_a_bucket_without_write_access_is_one_error_before_any_work() -> None:
     ran = []
-    with pytest.raises(DumpError, match=r"romem://ro/out\.bin: cannot write: permission denied"):
-        with atomic_file("romem://ro/out.bin"):
-            ran.append(True)
+    denied = r"romem://ro/out\.bin: cannot write: permission denied"
+    with pytest.raises(DumpError, match=denied), atomic_file("romem://ro/out.bin"):
+        ran.append(True)
     assert ran == []
-    with pytest.raises(DumpError, match=r"romem://ro/dir: cannot write: permission denied"):
-        with OutputDirectory("romem://ro/dir"):
-            ran.append(True)
+    denied = r"romem://ro/dir: cannot write: permission denied"
+    with pytest.raises(DumpError, match=denied), OutputDirectory("romem://ro/dir"):
+        ran.append(True)
     assert ran == [] and objects(fsspec.filesystem("romem"), "/ro") == []
 
 
