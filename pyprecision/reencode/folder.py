@@ -4,9 +4,9 @@ A Hugging Face model folder holds the weights (``*.safetensors``, maybe sharded 
 files a loader needs as much: ``config.json``, the tokenizer files, ``generation_config.json``, a
 README, sub-folders such as sentence-transformers' ``1_Pooling/``. When the input of a re-encode is a
 directory, every such file is copied unchanged into the output, atomically, and ``config.json``'s
-``torch_dtype`` (and ``dtype``, the newer spelling, at any depth) is set to the new format where torch
-has a name for it — so ``from_pretrained(OUT)`` finds a complete model (docs/decisions/io.md, "Model
-folders").
+``torch_dtype`` (and ``dtype``, the newer spelling, at any depth) is set to the new format when a
+model can run in it (bf16, fp16, fp32r; not fp8, which transformers upcasts on load) — so
+``from_pretrained(OUT)`` finds a complete model (docs/decisions/reencode.md, R1).
 
 Not copied: the tensor files being re-encoded and their index (they are written anew), weights of
 the same model in another framework's format (``pytorch_model.bin``, ``*.pt``, ``*.pth``, ``*.h5``,
@@ -36,16 +36,18 @@ from pyprecision.io import (
     is_remote,
 )
 
-__all__ = ["FolderPlan", "plan_folder", "copy_folder", "TORCH_DTYPE_NAMES", "OTHER_WEIGHTS"]
+__all__ = ["FolderPlan", "plan_folder", "copy_folder", "CONFIG_DTYPE_NAMES", "OTHER_WEIGHTS"]
 
-#: The name torch (and so transformers' ``torch_dtype``) gives each format that it has.
-TORCH_DTYPE_NAMES = {
+#: The dtype name ``config.json`` gets for each format a model can be *run* in: transformers makes
+#: it torch's default dtype while building the model (``torch.set_default_dtype``), which refuses
+#: the fp8 dtypes ("couldn't find storage object Float8_e4m3fnStorage", transformers 5.24, torch
+#: 2.9). An fp8 folder therefore keeps the config's dtype, and transformers upcasts the fp8 weights
+#: to it on load — exactly, since every fp8 value is a float16/bfloat16/float32 value.
+CONFIG_DTYPE_NAMES = {
     "bf16": "bfloat16",
     "fp16": "float16",
     "fp32": "float32",
     "fp32r": "float32",  # stored as float32 with the low 13 mantissa bits zero
-    "fp8e4m3fn": "float8_e4m3fn",
-    "fp8e5": "float8_e5m2",
 }
 
 #: Suffixes of weight files in other frameworks' formats: never copied into a re-encoded folder.
@@ -130,8 +132,8 @@ def _retag(node: Any, name: str) -> int:
 
 def config_with_dtype(text: str, where: str, f: Format) -> str | None:
     """``config.json``'s text with its dtype keys set to format ``f``; None when it names none, or
-    when torch has no name for ``f`` (fp8e4, IEEE-like e4m3: the config is then copied unchanged)."""
-    name = TORCH_DTYPE_NAMES.get(f.name)
+    when a model cannot run in ``f`` (the fp8 formats: the config is then copied unchanged)."""
+    name = CONFIG_DTYPE_NAMES.get(f.name)
     if name is None:
         return None
     try:
@@ -170,9 +172,12 @@ def copy_folder(
                 new = config_with_dtype(fh.read(), src, f)
             if new is not None:
                 body = new.encode("utf-8")
-                notes.append(f"{rel}: torch_dtype set to {TORCH_DTYPE_NAMES[f.name]}")
-            elif f.name not in TORCH_DTYPE_NAMES:
-                notes.append(f"{rel}: copied unchanged (torch has no dtype for {f.name})")
+                notes.append(f"{rel}: torch_dtype set to {CONFIG_DTYPE_NAMES[f.name]}")
+            elif f.name not in CONFIG_DTYPE_NAMES:
+                notes.append(
+                    f"{rel}: dtype left as it was (a model cannot run in {f.name}; "
+                    "transformers upcasts the weights to the config's dtype on load)"
+                )
         with atomic_file(dst, inputs, overwrite=overwrite) as fh:
             if body is not None:
                 fh.write(body)

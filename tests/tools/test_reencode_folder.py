@@ -148,12 +148,28 @@ def test_every_file_of_the_folder_is_accounted_for(tmp_path: Path) -> None:
     assert not list(out.glob(".*")), "no marker or temporary left"
 
 
-def test_fp8e4_keeps_config_dtype_and_says_why(tmp_path: Path) -> None:
+@pytest.mark.parametrize("fmt", ["fp8e4m3fn", "fp8e5", "fp8e4"])
+def test_fp8_keeps_config_dtype_and_says_why(tmp_path: Path, fmt: str) -> None:
     src = tmp_path / "bert"
     make_folder(src)
-    s = reencode(src, tmp_path / "o", "fp8e4")
-    assert json.loads((tmp_path / "o" / "config.json").read_text()) == CONFIG
-    assert any("torch has no dtype for fp8e4" in n for n in s.notes)
+    s = reencode(src, tmp_path / "o", fmt)
+    assert (tmp_path / "o" / "config.json").read_bytes() == (src / "config.json").read_bytes()
+    assert any(f"a model cannot run in {fmt}" in n for n in s.notes)
+
+
+@pytest.mark.parametrize(("fmt", "name"), [("fp16", "float16"), ("fp32r", "float32")])
+def test_config_dtype_names_the_run_dtype(tmp_path: Path, fmt: str, name: str) -> None:
+    src = tmp_path / "bert"
+    make_folder(src)
+    reencode(src, tmp_path / "o", fmt)
+    assert json.loads((tmp_path / "o" / "config.json").read_text()) == {**CONFIG, "torch_dtype": name}
+
+
+def test_no_tensor_encoded_leaves_config_unchanged(tmp_path: Path) -> None:
+    src = tmp_path / "bert"
+    make_folder(src)
+    reencode(src, tmp_path / "o", "bf16", include=("*position_ids",))  # an int64 tensor: kept
+    assert (tmp_path / "o" / "config.json").read_bytes() == (src / "config.json").read_bytes()
 
 
 def test_existing_companion_file_refused_before_anything_is_written(tmp_path: Path) -> None:
@@ -220,3 +236,24 @@ def test_list_names_the_shard_of_each_tensor(tmp_path: Path) -> None:
     )
     rows = [line.split("\t") for line in r.stdout.splitlines()]
     assert {row[0]: row[3] for row in rows} == index
+
+
+REAL = Path(__file__).resolve().parent.parent / "data" / "hf" / "tiny-bert"
+
+
+@pytest.mark.parametrize(("fmt", "dtype"), [("bf16", "bfloat16"), ("fp8e4m3fn", "float32")])
+def test_folder_written_by_transformers_save_pretrained(tmp_path: Path, fmt: str, dtype: str) -> None:
+    """tests/data/hf/tiny-bert was written by transformers 5.24's save_pretrained (three shards, an
+    index, the fast tokenizer; config key ``dtype``): re-encoded, it is the same folder file for file."""
+    out = tmp_path / "o"
+    s = reencode(REAL, out, fmt)
+    names = sorted(p.name for p in REAL.iterdir())
+    assert sorted(p.name for p in out.iterdir()) == names
+    assert s.skipped == []
+    for n in ("tokenizer.json", "tokenizer_config.json"):
+        assert (out / n).read_bytes() == (REAL / n).read_bytes()
+    cfg, orig = (json.loads((d / "config.json").read_text()) for d in (out, REAL))
+    assert orig["dtype"] == "float32"
+    assert cfg == {**orig, "dtype": dtype}
+    wmap = transformers_index_check(out)
+    assert wmap == json.loads((REAL / "model.safetensors.index.json").read_text())["weight_map"]
