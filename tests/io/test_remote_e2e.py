@@ -47,13 +47,22 @@ def _remote_tree(prefix: str) -> dict[str, bytes]:
     return {o: MEM.cat_file(f"{prefix}/{o}") for o in objects(MEM, prefix)}
 
 
-@pytest.mark.parametrize("to", ["bf16", "fp8e4m3fn"])
+@pytest.mark.parametrize(
+    ("to", "rounding"), [("bf16", "rne"), ("fp8e4m3fn", "rne"), ("fp8e5", "stochastic")]
+)
 def test_reencode_a_sharded_url_writes_the_local_bytes(
-    tmp_path: Path, bucket: str, to: str
+    tmp_path: Path, bucket: str, to: str, rounding: str
 ) -> None:
     local = write_checkpoints(tmp_path)
     upload(local["sharded"], MEM, f"{bucket}/ck")
-    opts = {"exclude": ("*.bias",), "scale": "amax", "verify": True}
+    seed = 11 if rounding == "stochastic" else None
+    opts = {
+        "exclude": ("*.bias",),
+        "scale": "amax",
+        "verify": True,
+        "rounding": rounding,
+        "seed": seed,
+    }
     want = reencode(local["sharded"], tmp_path / "out", to, **opts)
     got = reencode(f"{bucket}/ck", f"{bucket}/out", to, **opts)
     assert got.verify_failures == [] and want.verify_failures == []

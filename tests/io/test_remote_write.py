@@ -178,3 +178,11 @@ def test_a_failed_remote_output_directory_removes_what_it_published(bucket: str)
         od.published(f"{d}/a.safetensors", False)
         raise RuntimeError("a later shard failed")
     assert objects(MEM, bucket) == []
+
+
+def test_a_killed_runs_marker_is_taken_over(bucket: str) -> None:
+    d = f"{bucket}/out"
+    MEM.pipe_file(f"{d}/{INCOMPLETE_MARKER}", b"pid 1\n")  # left by a killed run: no lock to ask
+    with OutputDirectory(d):
+        pass
+    assert objects(MEM, bucket) == []
