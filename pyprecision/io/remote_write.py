@@ -97,7 +97,14 @@ def remote_atomic_file(
         fs.pipe_file(tmp, b"")  # write access is checked before any work
     ok = False
     try:
-        with tempfile.TemporaryFile(prefix="pyprecision-spool-") as spool:
+        try:
+            spool_file = tempfile.TemporaryFile(prefix="pyprecision-spool-")  # noqa: SIM115 - closed below
+        except OSError as exc:  # TMPDIR missing or full
+            raise DumpError(
+                f"{url}: cannot make the local spool file in {tempfile.gettempdir()} (TMPDIR): "
+                f"{exc.strerror or exc}"
+            ) from exc
+        with spool_file as spool:
             yield spool
             spool.flush()
             with remote_errors(url, "write"):

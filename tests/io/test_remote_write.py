@@ -186,3 +186,15 @@ def test_a_killed_runs_marker_is_taken_over(bucket: str) -> None:
     with OutputDirectory(d):
         pass
     assert objects(MEM, bucket) == []
+
+
+def test_no_room_for_the_spool_is_one_error_and_leaves_nothing(
+    bucket: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "missing"))
+    no_spool = r"out\.bin: cannot make the local spool file in .*missing"
+    with pytest.raises(DumpError, match=no_spool), atomic_file(f"{bucket}/out.bin") as fh:
+        fh.write(b"never")
+    assert objects(MEM, bucket) == []
