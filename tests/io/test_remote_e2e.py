@@ -169,7 +169,7 @@ def test_verify_command_line_on_urls(
     cases = [("good.npy", [], 0), ("bad.npy", [], 1), ("good.bin", ["--shape", "8,16"], 0)]
     for dump, extra, code in cases:
         results = []
-        for base in (str(tmp_path), bucket):
+        for base in (str(tmp_path), bucket, f"file://{tmp_path}"):
             argv = [
                 "verify",
                 "--input",
@@ -183,13 +183,13 @@ def test_verify_command_line_on_urls(
             ]
             assert main(argv) == code
             results.append(json.loads(capsys.readouterr().out))
-        assert results[0] == results[1]
+        assert results[0] == results[1] == results[2]
         assert results[0]["mismatches"] == (1 if dump == "bad.npy" else 0)
     mlp = (ROOT / "examples" / "mlp.pir").read_bytes()
     MEM.pipe_file(f"{bucket}/mlp.pir", mlp)
     (tmp_path / "mlp.pir").write_bytes(mlp)
     outs = []
-    for base in (str(tmp_path), bucket):
+    for base in (str(tmp_path), bucket, f"file://{tmp_path}"):
         argv = [
             "verify",
             "--program",
@@ -206,7 +206,7 @@ def test_verify_command_line_on_urls(
         assert cap.out, cap.err
         doc = json.loads(cap.out)
         outs.append((code, doc["elements"], doc["mismatches"], doc["outputs"]))
-    assert outs[0] == outs[1] and outs[0][:3] == (0, 6, 0)
+    assert outs[0] == outs[1] == outs[2] and outs[0][:3] == (0, 6, 0)
 
 
 def test_verify_api_reads_urls(tmp_path: Path, bucket: str) -> None:
