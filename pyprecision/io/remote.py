@@ -107,8 +107,13 @@ def filesystem(url: str) -> tuple[Any, str]:
     try:
         return fsspec.core.url_to_fs(url)
     except ImportError as exc:
+        package = _package(proto)
+        if package == "fsspec":  # one of fsspec's own, missing what it needs (http: aiohttp)
+            raise DumpError(
+                f"{url}: the {proto}:// file system needs packages that are not installed: {exc}"
+            ) from None
         raise DumpError(
-            f"{url}: the {proto}:// file system is not installed: pip install {_package(proto)} "
+            f"{url}: the {proto}:// file system is not installed: pip install {package} "
             f"(fsspec says: {exc})"
         ) from None
     except ValueError as exc:

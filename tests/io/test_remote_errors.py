@@ -110,6 +110,23 @@ def test_a_url_whose_backend_is_missing_names_the_package(url: str, package: str
     assert "\n" not in msg
 
 
+def test_a_builtin_protocol_missing_its_dependencies_names_them() -> None:
+    try:
+        import aiohttp  # noqa: F401
+    except ImportError:
+        pass
+    else:
+        pytest.skip("aiohttp is installed here")
+    with pytest.raises(DumpError) as info:
+        open_tensors("https://example.com/m.safetensors")
+    msg = str(info.value)
+    assert msg.startswith(
+        "https://example.com/m.safetensors: the https:// file system needs packages that are "
+        "not installed: "
+    )
+    assert "aiohttp" in msg and "pip install fsspec" not in msg and "\n" not in msg
+
+
 def test_an_unknown_protocol_is_one_line() -> None:
     for call in (
         lambda: open_tensors("nope://b/m.safetensors"),
