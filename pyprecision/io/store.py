@@ -82,7 +82,8 @@ class TensorStore(Mapping[str, TensorInfo]):
         return [t for t in self._infos.values() if t.path == path]
 
     def load(self, name: str) -> np.ndarray:
-        """The tensor as a read-only array (a memory map unless the member is compressed)."""
+        """The tensor as a read-only array: a memory map unless the member is compressed; for a
+        remote file (a URL), the bytes of one ranged read."""
         t = self[name]
         if t.offset is None:
             return read_npz_compressed(t)

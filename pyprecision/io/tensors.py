@@ -95,7 +95,8 @@ def map_bytes(
     item size: 2-byte items at an even address, 4-byte at a multiple of 4, ...).
 
     With ``cache`` (path -> map), every tensor of a file shares one map; a map lives as long as
-    the cache or any array over it.
+    the cache or any array over it. A remote ``path`` (a URL) is read with one ranged read of the
+    tensor's bytes instead (no map; ``cache`` is not used).
     """
     dt = np.dtype(dtype)
     count = prod(shape)
