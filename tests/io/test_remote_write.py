@@ -198,3 +198,27 @@ def test_no_room_for_the_spool_is_one_error_and_leaves_nothing(
     with pytest.raises(DumpError, match=no_spool), atomic_file(f"{bucket}/out.bin") as fh:
         fh.write(b"never")
     assert objects(MEM, bucket) == []
+
+
+def test_a_sharded_reencode_failing_on_its_second_shard_leaves_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from test_remote_fs import write_checkpoints
+
+    from pyprecision.reencode import reencode
+
+    local = write_checkpoints(tmp_path)
+    reencode(local["sharded"], tmp_path / "ref", "bf16")
+    first = (tmp_path / "ref" / "model-00001-of-00002.safetensors").stat().st_size
+    monkeypatch.setattr(remote_write, "UPLOAD_CHUNK", 256)
+    monkeypatch.setattr(FailingFS, "writes_left", -(-first // 256) + 1)  # shard 2: 1 chunk, then out
+    fs = fsspec.filesystem("failmem")
+    with pytest.raises(DumpError, match=r"model-00002-of-00002\.safetensors: cannot write: .*space"):
+        reencode(local["sharded"], "failmem://job/out", "bf16")
+    assert objects(fs, "/job") == []  # shard 1 was published, then removed with the marker
+    monkeypatch.setattr(FailingFS, "writes_left", 1 << 30)
+    reencode(local["sharded"], "failmem://job/out", "bf16")
+    got = {o: fs.cat_file(f"/job/out/{o}") for o in objects(fs, "/job/out")}
+    want = {p.name: p.read_bytes() for p in (tmp_path / "ref").iterdir()}
+    assert got == want
+    fs.rm("/job", recursive=True)
