@@ -99,7 +99,7 @@ def read_npy_header(path: str | os.PathLike[str], name: str | None = None) -> Te
     """The single tensor of a .npy file; its size must match the file exactly."""
     p = as_local(path)
     size = file_size(p)
-    with open_binary(p) as fh:
+    with open_binary(p, size) as fh:
         dtype, shape, fortran, hlen = _parse_header(p, fh, "")
     want = prod(shape) * dtype.itemsize
     if size - hlen != want:

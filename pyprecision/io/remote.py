@@ -187,13 +187,14 @@ def file_size(path: PathLike) -> int:
     return int(size)
 
 
-def open_binary(path: PathLike) -> IO[bytes]:
-    """A seekable binary file for reading: ``open(path, "rb")``, or a :class:`RangeFile`."""
+def open_binary(path: PathLike, size: int | None = None) -> IO[bytes]:
+    """A seekable binary file for reading: ``open(path, "rb")``, or a :class:`RangeFile` (whose
+    ``size``, when the caller knows it already, saves asking the store again)."""
     p = os.fspath(path)
     if not is_remote(p):
         return open(as_local(p), "rb")  # noqa: SIM115 - the caller closes it
     fs, inner = filesystem(p)
-    return cast(IO[bytes], RangeFile(p, fs, inner, file_size(p)))
+    return cast(IO[bytes], RangeFile(p, fs, inner, file_size(p) if size is None else size))
 
 
 def read_bytes(path: PathLike) -> bytes:

@@ -37,7 +37,7 @@ def _fail(path: str, what: str) -> DumpError:
 
 def _read_json_header(path: str) -> tuple[dict[str, Any], int, int]:
     size = file_size(path)
-    with open_binary(path) as fh:  # a URL: two ranged reads, 8 bytes then the JSON
+    with open_binary(path, size) as fh:  # a URL: two ranged reads, 8 bytes then the JSON
         head = fh.read(8)
         if len(head) < 8:
             raise _fail(

@@ -226,3 +226,18 @@ def test_plain_paths_and_file_urls_never_import_fsspec(
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "ok"
     assert (tmp_path / "o.safetensors").is_file()
+
+
+def test_fortran_order_big_endian_and_bf16_on_a_url(tmp_path: Path, bucket: str) -> None:
+    import ml_dtypes
+
+    x = np.arange(24, dtype=">f4").reshape(4, 6)
+    np.save(tmp_path / "f.npy", np.asfortranarray(x))
+    np.save(tmp_path / "b.npy", x)
+    save_safetensors(tmp_path / "h.safetensors", {"h": x.astype(ml_dtypes.bfloat16)})
+    for name in ("f.npy", "b.npy", "h.safetensors"):
+        upload(tmp_path / name, MEM, f"{bucket}/{name}")
+        _same_store(str(tmp_path / name), f"{bucket}/{name}")
+    f = open_tensors(f"{bucket}/f.npy").load("f")
+    assert f.flags.f_contiguous and f.tolist() == x.tolist()
+    assert open_tensors(f"{bucket}/h.safetensors").load("h").dtype == ml_dtypes.bfloat16
