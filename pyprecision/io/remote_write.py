@@ -126,18 +126,15 @@ class RemoteDirectory:
         self.url = url
         self.marker = join(url, marker_name)
         self._fs, self._inner = filesystem(url)
-        self._created = False
         self._files: list[tuple[str, bool]] = []
 
     def enter(self) -> None:
-        """Create the directory (where the store has directories) and write the marker."""
+        """Write the marker. No directory is made: objects go under the prefix, which an object
+        store needs no ``mkdir`` for (and ``makedirs`` could create a bucket from a typo)."""
         fs = self._fs
         with remote_errors(self.url, "write"):
             if fs.isfile(self._inner):
                 raise DumpError(f"{self.url}: exists and is not a directory")
-            if not fs.isdir(self._inner):
-                fs.makedirs(self._inner, exist_ok=True)
-                self._created = True
             fs.pipe_file(filesystem(self.marker)[1], f"pid {os.getpid()}\n".encode())
 
     def published(self, url: str, replaced: bool) -> None:
@@ -156,6 +153,3 @@ class RemoteDirectory:
         if not keep_marker:
             with remote_errors(self.marker, "write"), contextlib.suppress(FileNotFoundError):
                 fs.rm_file(filesystem(self.marker)[1])
-        if failed and not keep_marker and self._created:
-            with contextlib.suppress(Exception):
-                fs.rmdir(self._inner)
