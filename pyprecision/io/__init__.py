@@ -31,6 +31,7 @@ from pyprecision.io.remote import (
     is_remote,
     is_url,
     join,
+    list_names,
     parent,
 )
 from pyprecision.io.safetensors import (
@@ -80,4 +81,5 @@ __all__ = [
     "file_size",
     "join",
     "parent",
+    "list_names",
 ]
