@@ -135,7 +135,7 @@ def decode(bits: Any, fmt: Any, *, out: np.ndarray | None = None, threads: int |
 
 
 @tensor_io
-def cast(x: Any, fmt: Any, *, like: str | None = None, **options: Any) -> np.ndarray:
+def cast(x: Any, fmt: Any, **options: Any) -> np.ndarray:
     """``encode`` viewed as the format's numpy dtype (ml_dtypes types, float16, float32 for fp32r).
 
     As a torch tensor (``like``, as in :func:`encode`): torch.bfloat16 / float16 / float8_e4m3fn /
@@ -145,7 +145,7 @@ def cast(x: Any, fmt: Any, *, like: str | None = None, **options: Any) -> np.nda
 
 
 @tensor_io
-def quantize(x: Any, fmt: Any, *, like: str | None = None, **options: Any) -> np.ndarray:
+def quantize(x: Any, fmt: Any, **options: Any) -> np.ndarray:
     """The float32 values of ``x`` after the round trip through ``fmt`` (tensors: as ``encode``)."""
     threads = options.get("threads")
     return decode(encode(x, fmt, **options), fmt, threads=threads)

@@ -120,9 +120,9 @@ def tensor_as_array(t: Any, what: str = "x", *, writing: bool = False) -> np.nda
     dt = _numpy_dtype(name)
     try:
         if not hasattr(ml_dtypes, name):  # numpy's own dtypes
-            return t.numpy()  # type: ignore[no-any-return]
+            return t.numpy()
         bits = getattr(torch, _INT[dt.itemsize])
-        return t.view(bits).numpy().view(dt)  # type: ignore[no-any-return]
+        return t.view(bits).numpy().view(dt)
     except (RuntimeError, TypeError) as exc:  # subclasses (fake / functional tensors ...)
         raise CastError(f"{what} ({type(t).__name__}) cannot be read as memory: {exc}") from exc
 
