@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import inspect
 import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -152,6 +153,8 @@ def tensor_io(fn: F) -> F:
     tensor ``out`` is returned itself. Without a tensor or ``like``, ``fn`` runs untouched.
     """
 
+    first = next(iter(inspect.signature(fn).parameters))  # "x" or "bits", for messages
+
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         like = kwargs.pop("like", None)
@@ -165,7 +168,7 @@ def tensor_io(fn: F) -> F:
         args_l = list(args)
         tensor_in = bool(args_l) and isinstance(args_l[0], torch.Tensor)
         if tensor_in:
-            args_l[0] = tensor_as_array(args_l[0])
+            args_l[0] = tensor_as_array(args_l[0], first)
         for i, a in enumerate(args_l[1:], 1):
             if isinstance(a, torch.dtype):
                 args_l[i] = format_of_torch_dtype(a)
