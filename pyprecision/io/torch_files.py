@@ -23,7 +23,7 @@ import numpy as np
 
 from pyprecision.errors import CastError, DumpError
 from pyprecision.formats import format as _format
-from pyprecision.io.atomic import atomic_file
+from pyprecision.io.atomic import atomic_file, write_error
 from pyprecision.io.dtypes import SAFETENSORS_DTYPES
 from pyprecision.io.safetensors import _formats_of
 from pyprecision.io.tensors import TensorInfo, check_shape
@@ -247,4 +247,9 @@ class TorchWriter:
             return
         sd = self._state_dict()
         with atomic_file(self.path, self._inputs, overwrite=self._overwrite) as fh:
-            self._torch.save(sd, fh)
+            try:
+                self._torch.save(sd, fh)
+            except OSError as exc:  # disk full ...: the temporary is removed, nothing published
+                raise write_error(self.path, exc) from exc
+            except RuntimeError as exc:  # torch's zip writer reports its write errors so
+                raise DumpError(f"{self.path}: cannot write: {exc}") from exc

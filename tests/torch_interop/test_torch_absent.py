@@ -45,3 +45,17 @@ except CastError as e:
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == ('like="torch" needs PyTorch, which is not installed: '
                                 "pip install pyprecision[torch]")
+
+
+def test_a_pt_input_without_torch_is_one_line_naming_the_extra(tmp_path: Path) -> None:
+    pt = tmp_path / "model.pt"
+    pt.write_bytes(b"PK\x03\x04 whatever: torch is never asked")
+    code = BLOCK + f"""
+from pyprecision.tools.cli import main
+sys.exit(main(["reencode", {str(pt)!r}, "--to", "bf16", "-o", {str(tmp_path / 'o.safetensors')!r}]))
+"""
+    r = _run(code)
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr == (f"pyprecision reencode: error: {pt}: a PyTorch file; reading it needs "
+                        "torch: pip install pyprecision[torch]\n")
+    assert not (tmp_path / "o.safetensors").exists()
