@@ -196,7 +196,9 @@ def test_the_pt_writer_is_atomic(tmp_path: Path, pt: Path, monkeypatch: pytest.M
     assert sorted(p.name for p in tmp_path.iterdir()) == ["model.pt", "out.pt"]  # no temporary
 
 
-def test_verify_and_list_read_state_dicts(tmp_path: Path, pt: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_verify_and_list_read_state_dicts(
+    tmp_path: Path, pt: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     out = tmp_path / "out.bin"
     assert main(["reencode", str(pt), "--to", "fp8e4", "-o", str(out), "--output-format", "pt",
                  "-q"]) == 0
