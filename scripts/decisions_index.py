@@ -25,6 +25,7 @@ AREAS = [
     ("io.md", "Dump and checkpoint files, reencode", "issue 6"),
     ("verify.md", "verify and explain", "issue 6"),
     ("numerics.md", "One vocabulary and one numerics module", "issue 10"),
+    ("torch.md", "PyTorch tensors and state dicts", "issue 14"),
 ]
 
 HEADING = re.compile(r"^##\s+(.*\S)\s*$")
