@@ -169,6 +169,9 @@ def tensor_io(fn: F) -> F:
         tensor_in = bool(args_l) and isinstance(args_l[0], torch.Tensor)
         if tensor_in:
             args_l[0] = tensor_as_array(args_l[0], first)
+        elif isinstance(kwargs.get(first), torch.Tensor):  # encode(x=t, ...)
+            tensor_in = True
+            kwargs[first] = tensor_as_array(kwargs[first], first)
         for i, a in enumerate(args_l[1:], 1):
             if isinstance(a, torch.dtype):
                 args_l[i] = format_of_torch_dtype(a)

@@ -55,6 +55,8 @@ def test_like_picks_the_result_kind() -> None:
     assert pp.cast([1.0, 2.5], torch.float8_e5m2, like="torch").dtype == torch.float8_e5m2
     assert pp.decode(np.array([0x3F80], np.uint16), "bf16", like="torch").dtype == torch.float32
     assert pp.quantize(x, "fp8e4", like="torch").tolist() == [1.0, 2.5]
+    assert pp.decode(bits=torch.tensor([0x3F80], dtype=torch.int16), fmt="bf16").tolist() == [1.0]
+    assert pp.encode(x=t, fmt=torch.bfloat16).dtype == torch.uint16
     with pytest.raises(CastError, match="like must be 'numpy', 'torch' or None"):
         pp.encode(x, "bf16", like="jax")
 
