@@ -106,24 +106,44 @@ def _refuse(t: Any, torch: Any, what: str, writing: bool) -> None:
         raise CastError(f"{what} is a lazily negated/conjugated view; pass a plain tensor")
 
 
+@functools.cache
+def _reading(torch_dtype: Any) -> tuple[str, np.dtype] | None:
+    """(torch integer dtype to view the bytes as, or "" for none; the numpy twin), or None."""
+    name = _dtype_name(torch_dtype)
+    if name not in _NUMPY_NAMES:
+        return None
+    dt = _numpy_dtype(name)
+    return (_INT[dt.itemsize] if hasattr(ml_dtypes, name) else ""), dt
+
+
+@functools.cache
+def _handing(dt: np.dtype) -> tuple[str, str]:
+    """(numpy dtype to view an array as, torch dtype to view the tensor as; "" for none)."""
+    name = dt.name
+    if not hasattr(ml_dtypes, name):  # numpy's own: torch.from_numpy takes it as it is
+        return "", ""
+    if name not in _NUMPY_NAMES:  # e.g. float8_e4m3, the IEEE-style e4m3 of fp8e4: its codes
+        return _UINT[dt.itemsize], ""
+    return _INT[dt.itemsize], name
+
+
 def tensor_as_array(t: Any, what: str = "x", *, writing: bool = False) -> np.ndarray:
     """A numpy array over the same memory as CPU tensor ``t``, typed as its numpy / ml_dtypes twin
     (bfloat16, float8_e4m3fn ... through an integer view of the bytes; no copy, except a lazily
     negated view, which is resolved). CastError for a tensor the numpy path cannot take as it is."""
     torch = torch_module("a torch tensor")
     _refuse(t, torch, what, writing)
-    name = _dtype_name(t.dtype)
-    if name not in _NUMPY_NAMES:
+    how = _reading(t.dtype)
+    if how is None:
         raise CastError(f"{what} has dtype {t.dtype}, which has no numpy equivalent; supported: "
                         + ", ".join(f"torch.{n}" for n in _NUMPY_NAMES[:-3]))
     if t.is_neg():
         t = t.resolve_neg()
-    dt = _numpy_dtype(name)
+    bits, dt = how
     try:
-        if not hasattr(ml_dtypes, name):  # numpy's own dtypes
+        if not bits:  # numpy's own dtypes
             return t.numpy()
-        bits = getattr(torch, _INT[dt.itemsize])
-        return t.view(bits).numpy().view(dt)
+        return t.view(getattr(torch, bits)).numpy().view(dt)
     except (RuntimeError, TypeError) as exc:  # subclasses (fake / functional tensors ...)
         raise CastError(f"{what} ({type(t).__name__}) cannot be read as memory: {exc}") from exc
 
@@ -132,12 +152,9 @@ def array_as_tensor(a: np.ndarray) -> Any:
     """A torch tensor over the same memory as ``a``: bfloat16 / float16 / fp8e4m3fn / fp8e5 as
     torch's own dtype, fp8e4 (which torch has no dtype for) as its uint8 codes, the rest as is."""
     torch = torch_module('like="torch"')
-    name = a.dtype.name
-    if not hasattr(ml_dtypes, name):
-        return torch.from_numpy(a)
-    if name not in _NUMPY_NAMES:  # e.g. float8_e4m3, the IEEE-style e4m3 of fp8e4: its codes
-        return torch.from_numpy(a.view(_UINT[a.dtype.itemsize]))
-    return torch.from_numpy(a.view(_INT[a.dtype.itemsize])).view(getattr(torch, name))
+    view, torch_name = _handing(a.dtype)
+    t = torch.from_numpy(a.view(view) if view else a)
+    return t.view(getattr(torch, torch_name)) if torch_name else t
 
 
 F = TypeVar("F", bound=Callable[..., Any])
