@@ -208,3 +208,15 @@ def test_verify_and_list_read_state_dicts(
     assert "result: OK (bit-exact)" in capsys.readouterr().out
     assert main(["reencode", str(pt), "--to", "bf16", "-o", str(tmp_path / "x.pt"), "--list"]) == 0
     assert "w_bf16\tbfloat16[48, 16]\t→ bf16" in capsys.readouterr().out
+
+
+def test_tied_and_strided_tensors_are_read_by_value(tmp_path: Path) -> None:
+    emb = torch.randn(10, 4)
+    src = tmp_path / "tied.pt"
+    # tied weights share one storage; a transposed view and a slice are stored with their strides
+    torch.save({"embed": emb, "lm_head": emb, "t": emb.t(), "row": emb[3]}, src)
+    out = tmp_path / "tied_bf16.pt"
+    assert pp.reencode.reencode(src, out, "bf16", verify=True).verify_failures == []
+    got = torch.load(out, weights_only=True)
+    for name, t in {"embed": emb, "lm_head": emb, "t": emb.t(), "row": emb[3]}.items():
+        assert torch.equal(got[name], t.to(torch.bfloat16)), name  # float32 -> bf16: torch is rne
