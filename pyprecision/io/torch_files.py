@@ -76,14 +76,12 @@ def _torch(path: str) -> Any:
 def _load(torch: Any, path: str) -> Any:
     with open(path, "rb") as fh:
         head = fh.read(len(_LEGACY_MAGIC))
-    if head.startswith(_LEGACY_MAGIC):
-        raise DumpError(f"{path}: saved in torch's legacy (pre-1.6) format, which cannot be "
-                        "memory-mapped; load and re-save it with torch.save in a trusted session")
-    if not head.startswith(b"PK\x03\x04"):
+    legacy = head.startswith(_LEGACY_MAGIC)  # pre-1.6 torch.save: read, but not mappable
+    if not legacy and not head.startswith(b"PK\x03\x04"):
         raise DumpError(f"{path}: not a PyTorch file: " + (
             "it is empty" if not head else "neither a torch.save zip archive nor the legacy format"))
     try:
-        return torch.load(path, map_location="cpu", weights_only=True, mmap=True)
+        return torch.load(path, map_location="cpu", weights_only=True, mmap=not legacy)
     except pickle.UnpicklingError as exc:
         found = re.search(r"Unsupported global: GLOBAL ([\w.]+)|Unsupported operand \d+", str(exc))
         what = f" (it asks for {found.group(1) or found.group(0)})" if found else ""
@@ -144,7 +142,8 @@ def read_torch_file(path: str | os.PathLike[str]) -> tuple[list[TensorInfo], dic
     """The tensors (in the dict's order) and metadata of a torch.save state dict.
 
     Loaded with ``torch.load(map_location="cpu", weights_only=True, mmap=True)``: each tensor's
-    bytes stay in the file's memory map and ``TensorInfo.reader`` returns a read-only numpy view
+    bytes stay in the file's memory map (a legacy, pre-1.6 file cannot be mapped: its tensors are
+    read into memory, through the same weights-only unpickler) and ``TensorInfo.reader`` returns a read-only numpy view
     of them (bf16 / fp8 as ml_dtypes types). DumpError, naming the file (and key), for anything
     that is not a flat dict of CPU-readable tensors, and for a file that needs full unpickling."""
     from pyprecision.kernel import tensor_as_array
