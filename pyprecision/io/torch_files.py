@@ -144,8 +144,9 @@ def read_torch_file(path: str | os.PathLike[str]) -> tuple[list[TensorInfo], dic
     Loaded with ``torch.load(map_location="cpu", weights_only=True, mmap=True)``: each tensor's
     bytes stay in the file's memory map (a legacy, pre-1.6 file cannot be mapped: its tensors are
     read into memory, through the same weights-only unpickler) and ``TensorInfo.reader`` returns
-    a read-only numpy view of them (bf16 / fp8 as ml_dtypes types). DumpError, naming the file (and key), for anything
-    that is not a flat dict of CPU-readable tensors, and for a file that needs full unpickling."""
+    a read-only numpy view of them (bf16 / fp8 as ml_dtypes types). DumpError, naming the file
+    (and key), for anything that is not a flat dict of CPU-readable tensors, and for a file that
+    needs full unpickling."""
     from pyprecision.kernel import tensor_as_array
 
     p = os.fspath(path)
