@@ -26,6 +26,7 @@ AREAS = [
     ("reencode.md", "Model folders and our own readers", "issue 14"),
     ("verify.md", "verify and explain", "issue 6"),
     ("numerics.md", "One vocabulary and one numerics module", "issue 10"),
+    ("torch.md", "PyTorch tensors and state dicts", "issue 14"),
 ]
 
 HEADING = re.compile(r"^##\s+(.*\S)\s*$")

@@ -241,3 +241,9 @@ def test_fortran_order_big_endian_and_bf16_on_a_url(tmp_path: Path, bucket: str)
     f = open_tensors(f"{bucket}/f.npy").load("f")
     assert f.flags.f_contiguous and f.tolist() == x.tolist()
     assert open_tensors(f"{bucket}/h.safetensors").load("h").dtype == ml_dtypes.bfloat16
+
+
+def test_a_remote_torch_file_is_refused_in_one_line(bucket: str) -> None:
+    MEM.pipe_file(f"{bucket}/w.pt", b"PK\x03\x04 not really")
+    with pytest.raises(DumpError, match=r"w\.pt: torch\.save files are read from local paths only"):
+        open_tensors(f"{bucket}/w.pt")
