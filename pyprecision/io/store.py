@@ -236,7 +236,13 @@ def _dir_files(d: str, allow_symlinks: bool) -> tuple[list[str], str | None]:
         return [], join(d, indexes[0])
     files = [join(d, n) for n in names if n.endswith(_EXTS) and not n.startswith(".")]
     if not files:
-        raise DumpError(f"{d}: no .safetensors, .npz or .npy files")
+        bins = [n for n in names if n.endswith(".bin") and not n.startswith(".")]
+        if bins:  # an older Hugging Face folder: torch weights, read when named one by one
+            raise DumpError(
+                f"{d}: no .safetensors, .npz, .npy, .pt or .pth files; it holds {', '.join(bins[:3])}: "
+                f"name such a file itself (e.g. {join(d, bins[0])} -o OUT/model.safetensors)"
+            )
+        raise DumpError(f"{d}: no .safetensors, .npz, .npy, .pt or .pth files")
     for f in files:
         _inside(d, f, allow_symlinks, d)
     return files, None

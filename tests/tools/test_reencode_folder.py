@@ -257,3 +257,13 @@ def test_folder_written_by_transformers_save_pretrained(tmp_path: Path, fmt: str
     assert cfg == {**orig, "dtype": dtype}
     wmap = transformers_index_check(out)
     assert wmap == json.loads((REAL / "model.safetensors.index.json").read_text())["weight_map"]
+
+
+def test_folder_of_torch_bin_weights_says_how_to_name_them(tmp_path: Path) -> None:
+    src = tmp_path / "old"
+    src.mkdir()
+    (src / "config.json").write_text(json.dumps(CONFIG))
+    (src / "pytorch_model.bin").write_bytes(b"PK\x03\x04")
+    with pytest.raises(DumpError, match=r"it holds pytorch_model.bin: name such a file itself"):
+        reencode(src, tmp_path / "o", "bf16")
+    assert not (tmp_path / "o").exists()
