@@ -196,15 +196,17 @@ def _plan_existing(
     """Per shard (check its record, replace it): decided before any task runs, so a refusal
     writes nothing. An existing output is replaced with ``overwrite``; checked against its record
     when it has one; replaced when the directory is an interrupted job's and the file records
-    this job's options; otherwise refused."""
+    this job's options; otherwise (another job's options) refused."""
     plan = []
+    want = bit_options(o)
     for fin, fout in pairs:
+        rec = read_record(outdir, fout) if os.path.lexists(fout) else None
         if not os.path.lexists(fout):
             plan.append((False, False))
         elif o.overwrite:
             plan.append((False, True))
-        elif read_record(outdir, fout) is not None:
-            plan.append((True, False))
+        elif rec is not None and rec.options == want and rec.source == os.path.basename(fin):
+            plan.append((True, False))  # the task compares the input checksum
         elif resumed and made_by(fout, o, os.path.basename(fin)):
             plan.append((False, True))
         else:
@@ -271,6 +273,7 @@ def reencode_distributed(
             check_output_path(fout, ins, overwrite=True)  # never over an input
     resumed = os.path.lexists(os.path.join(out, INCOMPLETE_MARKER))
     o = _adopt_seed(o, options, out, pairs)
+    summary.options = asdict(o)
     plan = _plan_existing(pairs, out, o, resumed)  # every refusal before anything is written
     src = os.path.basename(store.index_path or "")
     if (
