@@ -108,6 +108,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="run one task per shard on a local Dask cluster of N worker processes "
         "(default: one per core); resumable",
     )
+    p.add_argument(
+        "--scheduler-timeout",
+        type=float,
+        default=10.0,
+        metavar="SECONDS",
+        help="give up on an unreachable --scheduler after this long (default 10)",
+    )
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.add_argument(
         "--list",
@@ -199,7 +206,7 @@ def _distributed(args: argparse.Namespace, progress: Any) -> ReencodeSummary:
         from pyprecision.errors import EngineError
 
         raise EngineError("give --scheduler ADDRESS or --dask [N], not both")
-    with connect(args.scheduler, args.dask or None) as client:
+    with connect(args.scheduler, args.dask or None, timeout=args.scheduler_timeout) as client:
         return reencode_distributed(
             args.inputs, args.output, args.to, client=client, progress=progress, **_options(args)
         )
