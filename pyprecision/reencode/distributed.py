@@ -30,14 +30,15 @@ from pyprecision.reencode.core import (
 )
 from pyprecision.reencode.plan import ReencodeOptions, plan_outputs
 from pyprecision.reencode.resume import (
+    CHECKSUMS,
     JobDirectory,
     ShardRecord,
     bit_options,
-    file_sha256,
     head_sha256,
     made_by,
     read_record,
     record_matches,
+    source_checksum,
     write_record,
 )
 from pyprecision.reencode.stats import ReencodeSummary, TensorResult
@@ -122,11 +123,12 @@ class _Job:
     options: ReencodeOptions
     kind: str
     outdir: str
+    checksum: str = "sha256"
 
 
-def _hash_in_background(path: str) -> tuple[threading.Thread, list[str]]:
+def _hash_in_background(path: str, how: str) -> tuple[threading.Thread, list[str]]:
     box: list[str] = []
-    t = threading.Thread(target=lambda: box.append(file_sha256(path)), daemon=True)
+    t = threading.Thread(target=lambda: box.append(source_checksum(path, how)), daemon=True)
     t.start()
     return t, box
 
@@ -139,7 +141,7 @@ def run_shard(job: _Job, fin: str, fout: str, check: bool, replace_existing: boo
     worker = _worker_name()
     if check:
         rec = read_record(job.outdir, fout)
-        sha = file_sha256(fin)
+        sha = source_checksum(fin, job.checksum)
         if rec is not None and record_matches(rec, o, fin, fout, job.kind, sha):
             tensors = [TensorResult(**{**t, "file": fout, "shape": tuple(t["shape"])})
                        for t in rec.tensors]
@@ -147,7 +149,7 @@ def run_shard(job: _Job, fin: str, fout: str, check: bool, replace_existing: boo
                                 worker)
         hasher, box = None, [sha]
     else:
-        thread, box = _hash_in_background(fin)
+        thread, box = _hash_in_background(fin, job.checksum)
         hasher = thread
     if replace_existing or os.path.lexists(fout):
         # an output of this job whose record is missing or stale (checked by the driver)
@@ -163,7 +165,7 @@ def run_shard(job: _Job, fin: str, fout: str, check: bool, replace_existing: boo
             options=bit_options(o),
             source=os.path.basename(fin),
             source_size=os.path.getsize(fin),
-            source_sha256=box[0],
+            source_checksum=box[0],
             output=os.path.basename(fout),
             output_size=os.path.getsize(fout),
             output_head_sha256=head_sha256(fout, job.kind),
@@ -234,6 +236,7 @@ def reencode_distributed(
     *,
     client: Any,
     retries: int = 2,
+    checksum: str = "sha256",
     progress: Callable[[int], None] | None = None,
     **options: Any,
 ) -> DistributedSummary:
@@ -242,10 +245,13 @@ def reencode_distributed(
     Same arguments and the same output bytes as the one-machine function. A task that fails is
     retried ``retries`` times (a task whose worker dies is rescheduled by Dask). An interrupted
     directory job resumes: shards whose output is complete and matches (header, options, input
-    checksum: :mod:`~pyprecision.reencode.resume`) are skipped; ``overwrite=True`` redoes all.
+    ``checksum``: sha256 | quick, :mod:`~pyprecision.reencode.resume`) are skipped;
+    ``overwrite=True`` redoes all.
     ``progress(n)`` gets each finished shard's input bytes. Returns a :class:`DistributedSummary`.
     """
     o = ReencodeOptions(to=to, **options).checked()
+    if checksum not in CHECKSUMS:
+        raise DumpError(f"unknown checksum {checksum!r}; valid: {', '.join(CHECKSUMS)}")
     f = _format(o.to)
     items = [os.fspath(p) for p in ([inputs] if isinstance(inputs, (str, os.PathLike)) else inputs)]
     store = open_tensors(items, allow_symlinks=o.allow_symlinks)
@@ -284,7 +290,7 @@ def reencode_distributed(
     ):
         check_output_path(index_out, overwrite=False)  # raises: exists, not this job's
     with JobDirectory(out):
-        job = _Job(tuple(items), o, kind, out)
+        job = _Job(tuple(items), o, kind, out, checksum)
         outcomes = _run_tasks(client, job, pairs, plan, retries, sizes, report)
         for oc in outcomes:
             summary.tensors += oc.tensors

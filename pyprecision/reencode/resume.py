@@ -3,9 +3,9 @@ directory (docs/distributed.md, docs/decisions/distributed.md).
 
 A shard counts as done when its output exists, a record for it exists in the directory
 ``.pyprecision-resume/`` of the output, and the record matches: the options that decide the bits,
-the input shard's size and sha256, the output's size and the sha256 of its header. Records live
-beside the shards (never in them), so the shards stay byte-identical to a one-machine run; a
-finished job deletes them with the incomplete-output marker.
+the input shard's size and checksum (sha256 by default), the output's size and the sha256 of its
+header. Records live beside the shards (never in them), so the shards stay byte-identical to a
+one-machine run; a finished job deletes them with the incomplete-output marker.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import contextlib
 import fcntl
 import hashlib
 import json
+import mmap
 import os
 import shutil
 import struct
@@ -31,6 +32,8 @@ __all__ = [
     "JobDirectory",
     "bit_options",
     "file_sha256",
+    "source_checksum",
+    "CHECKSUMS",
     "head_sha256",
     "read_record",
     "write_record",
@@ -59,12 +62,38 @@ def bit_options(o: ReencodeOptions) -> dict[str, Any]:
 
 
 def file_sha256(path: str) -> str:
-    """The sha256 of a whole file, read in 8 MiB blocks (hashlib releases the GIL meanwhile)."""
+    """The sha256 of a whole file (the digest the Hugging Face Hub records for LFS files), hashed
+    from a read-only memory map in 8 MiB steps: no copies, and hashlib releases the GIL."""
     h = hashlib.sha256()
     with open(path, "rb") as fh:
-        while block := fh.read(_BLOCK):
-            h.update(block)
+        size = os.fstat(fh.fileno()).st_size
+        if size == 0:
+            return h.hexdigest()
+        with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+            view = memoryview(mm)
+            try:
+                for i in range(0, size, _BLOCK):
+                    h.update(view[i : i + _BLOCK])
+                    if hasattr(mmap, "MADV_DONTNEED"):  # keep the resident set small
+                        mm.madvise(mmap.MADV_DONTNEED, i, min(_BLOCK, size - i))
+            finally:
+                view.release()
     return h.hexdigest()
+
+
+#: How an input shard is fingerprinted: ``sha256`` of every byte (the default), or ``quick``:
+#: size, modification time and the header's sha256 (no full read; trusts the file's mtime).
+CHECKSUMS = ("sha256", "quick")
+
+
+def source_checksum(path: str, how: str = "sha256") -> str:
+    """The input shard's fingerprint, prefixed with how it was taken (``sha256:…``, ``quick:…``)."""
+    if how == "sha256":
+        return "sha256:" + file_sha256(path)
+    if how == "quick":
+        st = os.stat(path)
+        return f"quick:{st.st_size}:{st.st_mtime_ns}:{head_sha256(path, 'safetensors')}"
+    raise DumpError(f"unknown checksum {how!r}; valid: {', '.join(CHECKSUMS)}")
 
 
 def head_sha256(path: str, kind: str) -> str:
@@ -88,7 +117,7 @@ class ShardRecord:
     options: dict[str, Any]
     source: str
     source_size: int
-    source_sha256: str
+    source_checksum: str
     output: str
     output_size: int
     output_head_sha256: str
@@ -118,17 +147,17 @@ def write_record(outdir: str, fout: str, rec: ShardRecord) -> None:
 
 
 def record_matches(
-    rec: ShardRecord, o: ReencodeOptions, fin: str, fout: str, kind: str, source_sha: str
+    rec: ShardRecord, o: ReencodeOptions, fin: str, fout: str, kind: str, source_sum: str
 ) -> bool:
     """Whether the output ``fout`` recorded in ``rec`` is this job's finished shard for ``fin``:
-    same bit options, same input (size and sha256), output of the recorded size and header."""
+    same bit options, same input (size and checksum), output of the recorded size and header."""
     try:
         return (
             rec.options == bit_options(o)
             and rec.source == os.path.basename(fin)
             and rec.output == os.path.basename(fout)
             and rec.source_size == os.path.getsize(fin)
-            and rec.source_sha256 == source_sha
+            and rec.source_checksum == source_sum
             and rec.output_size == os.path.getsize(fout)
             and rec.output_head_sha256 == head_sha256(fout, kind)
         )

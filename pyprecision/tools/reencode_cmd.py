@@ -109,6 +109,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "(default: one per core); resumable",
     )
     p.add_argument(
+        "--checksum",
+        choices=["sha256", "quick"],
+        default="sha256",
+        help="with --scheduler/--dask: how a resumed run recognises an unchanged input shard: "
+        "sha256 of every byte (default) or quick (size, mtime, header)",
+    )
+    p.add_argument(
         "--scheduler-timeout",
         type=float,
         default=10.0,
@@ -208,5 +215,11 @@ def _distributed(args: argparse.Namespace, progress: Any) -> ReencodeSummary:
         raise EngineError("give --scheduler ADDRESS or --dask [N], not both")
     with connect(args.scheduler, args.dask or None, timeout=args.scheduler_timeout) as client:
         return reencode_distributed(
-            args.inputs, args.output, args.to, client=client, progress=progress, **_options(args)
+            args.inputs,
+            args.output,
+            args.to,
+            client=client,
+            checksum=args.checksum,
+            progress=progress,
+            **_options(args),
         )

@@ -81,20 +81,13 @@ def test_a_rerun_after_an_interruption_encodes_only_the_missing_shards(tmp_path:
 
 
 def _interrupted_with(src: Path, out: Path, client: Any, **opts: Any) -> None:
-    """An interrupted job's directory with shards 1-4 complete (records and all), 5-8 missing."""
-    _interrupt(src, out, client, **opts)
-    for i in range(1, SHARDS + 1):
+    """An interrupted job's directory with shards 1-4 complete (records and all), 5-8 missing:
+    the driver stops as the last shard finishes (before the index), then 5-8 are taken away."""
+    assert _interrupt(src, out, client, after=SHARDS, **opts) == _names()
+    for i in range(5, SHARDS + 1):
         name = f"model-{i:05d}-of-{SHARDS:05d}.safetensors"
-        if i > 4:
-            (out / name).unlink(missing_ok=True)
-            (out / RECORDS_DIR / f"{name}.json").unlink(missing_ok=True)
-    missing = [i for i in range(1, 5)
-               if not (out / f"model-{i:05d}-of-{SHARDS:05d}.safetensors").exists()]
-    if missing:  # the interruption came early: finish 1-4 through a resumed run, then cut again
-        reencode_distributed(src, out, "bf16", client=client, **opts)
-        (out / INCOMPLETE_MARKER).touch()
-        (out / "model.safetensors.index.json").unlink()
-        raise pytest.skip.Exception("interrupted too early to test this precisely")
+        (out / name).unlink()
+        (out / RECORDS_DIR / f"{name}.json").unlink()
 
 
 def test_a_changed_input_shard_is_redone_the_unchanged_ones_skipped(tmp_path: Path,
@@ -186,3 +179,31 @@ def test_killing_a_worker_mid_job_still_completes_with_the_same_bytes(tmp_path: 
     _no_partial(tmp_path / "out")
     reencode(src, tmp_path / "one", "bf16")
     assert tree_bytes(tmp_path / "out") == tree_bytes(tmp_path / "one")
+
+
+def test_quick_checksum_resumes_and_sees_a_replaced_input(tmp_path: Path, client: Any) -> None:
+    src = make_checkpoint(tmp_path / "in", shards=SHARDS, elements=1 << 16)
+    out = tmp_path / "out"
+    _interrupted_with(src, out, client, checksum="quick")
+    rec = json.loads((out / RECORDS_DIR / f"model-00001-of-{SHARDS:05d}.safetensors.json")
+                     .read_text())
+    assert rec["source_checksum"].startswith("quick:")
+    name1 = f"model-00001-of-{SHARDS:05d}.safetensors"
+    other = make_checkpoint(tmp_path / "other", shards=SHARDS, elements=1 << 16, seed=1)
+    os.replace(other / name1, src / name1)
+    again = reencode_distributed(src, out, "bf16", client=client, checksum="quick")
+    assert name1 in {Path(p).name for p in again.encoded} and len(again.skipped) == 3
+    reencode(src, tmp_path / "one", "bf16")
+    assert tree_bytes(out) == tree_bytes(tmp_path / "one")
+
+
+def test_file_sha256_is_the_sha256_of_the_bytes(tmp_path: Path) -> None:
+    import hashlib
+
+    from pyprecision.reencode.resume import file_sha256
+
+    for n in (0, 1, (8 << 20) + 3):
+        p = tmp_path / f"f{n}"
+        data = os.urandom(n)
+        p.write_bytes(data)
+        assert file_sha256(str(p)) == hashlib.sha256(data).hexdigest()
