@@ -23,6 +23,7 @@ AREAS = [
     ("hlo-eval.md", "The HLO evaluator", "note 004, CAST_SEMANTICS.md §8"),
     ("lower.md", "The HLO → loop-IR lowering", "notes 000, 002, 003, 004; issue 11"),
     ("io.md", "Dump and checkpoint files, reencode", "issue 6"),
+    ("reencode.md", "Model folders and our own readers", "issue 14"),
     ("verify.md", "verify and explain", "issue 6"),
     ("numerics.md", "One vocabulary and one numerics module", "issue 10"),
 ]

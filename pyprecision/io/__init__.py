@@ -6,7 +6,12 @@ Arrows: ``io`` imports ``formats`` and ``errors``; ``reencode``, ``verify``, ``t
 import ``io``.
 """
 
-from pyprecision.io.atomic import atomic_file, check_output_path, clean_stale_temporaries
+from pyprecision.io.atomic import (
+    TEMP_TAG,
+    atomic_file,
+    check_output_path,
+    clean_stale_temporaries,
+)
 from pyprecision.io.dtypes import (
     SAFETENSORS_DTYPES,
     parse_dtype,
@@ -37,6 +42,7 @@ __all__ = [
     "save_safetensors",
     "NpzWriter",
     "atomic_file",
+    "TEMP_TAG",
     "check_output_path",
     "parse_dtype",
     "safetensors_dtype",

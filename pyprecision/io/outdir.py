@@ -47,6 +47,7 @@ class OutputDirectory:
         self._created = False
         self._fd = -1
         self._files: list[tuple[str, bool]] = []
+        self._dirs: list[str] = []
 
     @property
     def marker(self) -> str:
@@ -107,6 +108,23 @@ class OutputDirectory:
         """Record that this run published ``path`` (``replaced``: over an older file)."""
         self._files.append((os.fspath(path), replaced))
 
+    def made_dir(self, path: str | os.PathLike[str]) -> None:
+        """Create the sub-directory ``path`` (and its missing parents) inside the output; a failed
+        run removes them again, innermost first, if it left them empty."""
+        todo = []
+        p = Path(path)
+        while not p.is_dir():
+            if p == self.path or self.path not in p.parents:
+                raise DumpError(f"{path}: not inside the output directory {self.path}")
+            todo.append(p)
+            p = p.parent
+        for q in reversed(todo):
+            try:
+                q.mkdir()
+            except OSError as exc:
+                raise write_error(q, exc) from exc
+            self._dirs.append(str(q))
+
     def _remove_if_created(self) -> None:
         if self._created:
             with contextlib.suppress(OSError):
@@ -119,6 +137,9 @@ class OutputDirectory:
                 keep_marker = keep_marker or replaced
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(f)
+            for sub in reversed(self._dirs):
+                with contextlib.suppress(OSError):
+                    os.rmdir(sub)
         if not keep_marker:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(self.marker)

@@ -29,6 +29,7 @@ from pyprecision.io import (
     open_tensors,
 )
 from pyprecision.kernel import encode, random_words
+from pyprecision.reencode.folder import FolderPlan, copy_folder, plan_folder
 from pyprecision.reencode.plan import (
     SCALE_SUFFIX,
     ReencodeOptions,
@@ -283,7 +284,10 @@ def reencode(
     pairs, index_out, kind = plan_outputs(store, items, out, o)
     ins = input_files(store)
     finals = [fout for _, fout in pairs] + ([index_out] if index_out else [])
+    folder = _folder_plan(items, out, pairs, ins, o)
     summary = ReencodeSummary(format=f.name, options=asdict(o))
+    if folder is not None:
+        summary.skipped = list(folder.skipped)
     t0 = time.perf_counter()
     if pairs[0][1] == out:  # one output file
         check_output_path(out, ins, overwrite=o.overwrite)
@@ -299,6 +303,12 @@ def reencode(
                 replaced = os.path.lexists(fout)
                 _write_file(store, fin, fout, kind, o, f, summary, progress or _no_progress, ins)
                 d.published(fout, replaced)
+            if folder is not None:  # the model folder's other files, before the index
+                encoded = any(r.action == "encoded" for r in summary.tensors)
+                summary.notes += copy_folder(
+                    folder, out, d, f, encoded=encoded, overwrite=o.overwrite, inputs=ins
+                )
+                summary.copied = [os.path.join(out, rel) for rel in folder.copy]
             if index_out is not None:  # the index last: it names only complete shards
                 replaced = os.path.lexists(index_out)
                 _write_index(store, pairs, index_out, o, summary, ins)
@@ -313,6 +323,21 @@ def reencode(
         summary.verify_seconds = time.perf_counter() - t1
     store.close()
     return summary
+
+
+def _folder_plan(
+    items: list[str], out: str, pairs: list[tuple[str, str]], ins: list[Path], o: ReencodeOptions
+) -> FolderPlan | None:
+    """For one input directory written to a directory: its non-tensor files to copy (checked
+    before anything is written: none may exist in the output unless ``overwrite``)."""
+    if len(items) != 1 or not os.path.isdir(items[0]) or pairs[0][1] == out:
+        return None
+    plan = plan_folder(items[0], [str(p) for p in ins], allow_symlinks=o.allow_symlinks)
+    for rel in plan.copy:
+        dst = os.path.join(out, rel)
+        if os.path.lexists(dst) and not o.overwrite:
+            raise DumpError(f"{dst}: already exists (pass overwrite=True / --force to replace it)")
+    return plan
 
 
 def _no_progress(n: int) -> None:

@@ -44,6 +44,9 @@ class ReencodeSummary:
     verify_seconds: float = 0.0
     verify_failures: list[str] = field(default_factory=list)
     options: dict[str, Any] = field(default_factory=dict)
+    copied: list[str] = field(default_factory=list)  # a model folder's other files, copied
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (file, why) left out
+    notes: list[str] = field(default_factory=list)  # e.g. config.json's torch_dtype rewritten
 
     @property
     def bytes_in(self) -> int:
@@ -104,6 +107,11 @@ class ReencodeSummary:
             )
         for o in self.outputs:
             lines.append(f"wrote {o}")
+        if self.copied:
+            lines.append(f"copied {len(self.copied)} other files of the model folder unchanged")
+        lines += self.notes
+        for rel, why in self.skipped:
+            lines.append(f"skipped {rel}: {why}")
         return "\n".join(lines)
 
 

@@ -8,10 +8,12 @@ The work is :func:`pyprecision.reencode.reencode`; this module parses flags, dra
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import sys
 from typing import Any
 
+from pyprecision.errors import FlagError
 from pyprecision.io import open_tensors
 from pyprecision.reencode import (
     DistributedSummary,
@@ -43,8 +45,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument(
         "-o",
         "--output",
-        required=True,
-        help="output file (single input file) or directory (mirrors the input files)",
+        help="output file (single input file) or directory (mirrors the input files; a model "
+        "folder's other files are copied); required unless --list",
     )
     p.add_argument(
         "--to",
@@ -126,7 +128,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--list",
         action="store_true",
-        help="only list the input tensors and what would happen to them",
+        help="only list the input tensors, what would happen to them and, when sharded, their shard",
     )
     p.set_defaults(func=run)
 
@@ -151,9 +153,11 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
 def _list(args: argparse.Namespace) -> int:
     o = ReencodeOptions(to=args.to, **_options(args)).checked()
     store = open_tensors(args.inputs, allow_symlinks=args.allow_symlinks)
+    sharded = len(store.files) > 1
     for name, t in store.items():
         what = f"→ {o.to}" if o.selects(t) else "kept"
-        print(f"{name}\t{t.format or t.dtype.name}{list(t.shape)}\t{what}")
+        shard = f"\t{os.path.basename(t.path)}" if sharded else ""
+        print(f"{name}\t{t.format or t.dtype.name}{list(t.shape)}\t{what}{shard}")
     return 0
 
 
@@ -167,6 +171,8 @@ def run(args: argparse.Namespace) -> int:
     """Run the re-encode; print the summary; exit 1 if --verify found a difference."""
     if args.list:
         return _list(args)
+    if args.output is None:
+        raise FlagError("reencode: -o/--output is required (unless --list)")
     show = not args.quiet and sys.stderr.isatty()
     bar = None
     if show:

@@ -1,0 +1,182 @@
+"""A model folder re-encoded whole: the files beside the weights come along, the config names the new dtype.
+
+A Hugging Face model folder holds the weights (``*.safetensors``, maybe sharded with an index) next to
+files a loader needs as much: ``config.json``, the tokenizer files, ``generation_config.json``, a
+README, sub-folders such as sentence-transformers' ``1_Pooling/``. When the input of a re-encode is a
+directory, every such file is copied unchanged into the output, atomically, and ``config.json``'s
+``torch_dtype`` (and ``dtype``, the newer spelling, at any depth) is set to the new format when a
+model can run in it (bf16, fp16, fp32r; not fp8, which transformers upcasts on load) — so
+``from_pretrained(OUT)`` finds a complete model (docs/decisions/reencode.md, R1).
+
+Not copied: the tensor files being re-encoded and their index (they are written anew), weights of
+the same model in another framework's format (``pytorch_model.bin``, ``*.pt``, ``*.pth``, ``*.h5``,
+``*.msgpack``, ``*.ckpt``, ``*.onnx``, ``*.gguf``: copied, they would make the output hold two
+different models, and a loader may pick the old one), hidden directories (``.git``, ``.cache``), and
+this package's own temporaries and markers. Each is listed in the summary as skipped, with why.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pyprecision.errors import DumpError
+from pyprecision.formats import Format
+from pyprecision.io import INCOMPLETE_MARKER, TEMP_TAG, OutputDirectory, atomic_file
+
+__all__ = ["FolderPlan", "plan_folder", "copy_folder", "CONFIG_DTYPE_NAMES", "OTHER_WEIGHTS"]
+
+#: The dtype name ``config.json`` gets for each format a model can be *run* in: transformers makes
+#: it torch's default dtype while building the model (``torch.set_default_dtype``), which refuses
+#: the fp8 dtypes ("couldn't find storage object Float8_e4m3fnStorage", transformers 5.24, torch
+#: 2.9). An fp8 folder therefore keeps the config's dtype, and transformers upcasts the fp8 weights
+#: to it on load — exactly, since every fp8 value is a float16/bfloat16/float32 value.
+CONFIG_DTYPE_NAMES = {
+    "bf16": "bfloat16",
+    "fp16": "float16",
+    "fp32": "float32",
+    "fp32r": "float32",  # stored as float32 with the low 13 mantissa bits zero
+}
+
+#: Suffixes of weight files in other frameworks' formats: never copied into a re-encoded folder.
+OTHER_WEIGHTS = (".bin", ".pt", ".pth", ".h5", ".msgpack", ".ckpt", ".onnx", ".gguf", ".tflite")
+
+#: The config keys that name a model's dtype (``dtype`` is transformers ≥ 4.56's spelling).
+_DTYPE_KEYS = ("torch_dtype", "dtype")
+
+
+@dataclass
+class FolderPlan:
+    """What a directory re-encode does beside the tensors: files copied, skipped, config rewritten."""
+
+    source: str
+    copy: list[str] = field(default_factory=list)  # relative paths, copied unchanged
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (relative path, why)
+    config: str | None = None  # relative path of the config.json whose dtype is rewritten
+
+
+def _ours(name: str) -> bool:
+    return name == INCOMPLETE_MARKER or (TEMP_TAG in name and name.endswith(".tmp"))
+
+
+def plan_folder(source: str, tensor_files: Iterable[str], *, allow_symlinks: bool = False) -> FolderPlan:
+    """Walk the input directory ``source``: which non-tensor files a re-encode copies, which it skips.
+
+    ``tensor_files`` are the files the re-encode reads (shards and index), by path. A symbolic link
+    leading out of ``source`` is refused (DumpError) unless ``allow_symlinks``, as for the shards."""
+    root = Path(source)
+    real_root = root.resolve()
+    taken = {Path(f).resolve() for f in tensor_files}
+    plan = FolderPlan(source=os.fspath(source))
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=allow_symlinks):
+        d = Path(dirpath)
+        hidden = sorted(n for n in dirnames if n.startswith("."))
+        for n in hidden:
+            plan.skipped.append(((d / n).relative_to(root).as_posix() + "/", "hidden directory"))
+        dirnames[:] = sorted(n for n in dirnames if not n.startswith("."))
+        for n in sorted(filenames):
+            p = d / n
+            rel = p.relative_to(root).as_posix()
+            if _ours(n):
+                continue
+            if p.resolve() in taken:
+                continue
+            if not allow_symlinks and p.is_symlink():
+                try:
+                    p.resolve().relative_to(real_root)
+                except ValueError:
+                    raise DumpError(
+                        f"{p}: a symbolic link leading out of {source} "
+                        "(pass allow_symlinks=True / --allow-symlinks to follow it)"
+                    ) from None
+            if not p.is_file():
+                plan.skipped.append((rel, "not a regular file"))
+            elif n.endswith((".safetensors", ".npz", ".npy")) or n.endswith(".safetensors.index.json"):
+                plan.skipped.append((rel, "a tensor file this re-encode does not read"))
+            elif n.endswith(OTHER_WEIGHTS):
+                plan.skipped.append((rel, "weights in another format (the output would hold two models)"))
+            else:
+                plan.copy.append(rel)
+                if rel == "config.json":
+                    plan.config = rel
+    return plan
+
+
+def _retag(node: Any, name: str) -> int:
+    """Set every dtype key of ``node`` (at any depth) to ``name``; how many were set."""
+    n = 0
+    if isinstance(node, dict):
+        for k, v in node.items():
+            if k in _DTYPE_KEYS and isinstance(v, str):
+                node[k] = name
+                n += 1
+            else:
+                n += _retag(v, name)
+    elif isinstance(node, list):
+        for v in node:
+            n += _retag(v, name)
+    return n
+
+
+def config_with_dtype(text: str, where: str, f: Format) -> str | None:
+    """``config.json``'s text with its dtype keys set to format ``f``; None when it names none, or
+    when a model cannot run in ``f`` (the fp8 formats: the config is then copied unchanged)."""
+    name = CONFIG_DTYPE_NAMES.get(f.name)
+    if name is None:
+        return None
+    try:
+        cfg = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise DumpError(f"{where}:{exc.lineno}:{exc.colno}: not valid JSON: {exc.msg}") from None
+    if _retag(cfg, name) == 0:
+        return None
+    return json.dumps(cfg, indent=2, ensure_ascii=False) + "\n"
+
+
+def copy_folder(
+    plan: FolderPlan,
+    out: str,
+    d: OutputDirectory,
+    f: Format,
+    *,
+    encoded: bool,
+    overwrite: bool,
+    inputs: list[Path],
+) -> list[str]:
+    """Copy ``plan``'s files into the output directory ``out`` (published through ``d``), with the
+    config's dtype rewritten when ``encoded`` (at least one tensor was re-encoded). Returns notes for
+    the summary (the config rewritten or left)."""
+    notes: list[str] = []
+    for rel in plan.copy:
+        src = os.path.join(plan.source, rel)
+        dst = os.path.join(out, rel)
+        parent = os.path.dirname(dst)
+        if not os.path.isdir(parent):
+            d.made_dir(parent)
+        replaced = os.path.lexists(dst)
+        body: bytes | None = None
+        if rel == plan.config and encoded:
+            with open(src, encoding="utf-8") as fh:
+                new = config_with_dtype(fh.read(), src, f)
+            if new is not None:
+                body = new.encode("utf-8")
+                notes.append(f"{rel}: torch_dtype set to {CONFIG_DTYPE_NAMES[f.name]}")
+            elif f.name not in CONFIG_DTYPE_NAMES:
+                notes.append(
+                    f"{rel}: dtype left as it was (a model cannot run in {f.name}; "
+                    "transformers upcasts the weights to the config's dtype on load)"
+                )
+        with atomic_file(dst, inputs, overwrite=overwrite) as fh:
+            if body is not None:
+                fh.write(body)
+            else:
+                with open(src, "rb") as fin:
+                    shutil.copyfileobj(fin, fh, 1 << 20)
+        shutil.copymode(src, dst)
+        d.published(dst, replaced)
+    return notes
