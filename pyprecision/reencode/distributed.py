@@ -22,12 +22,14 @@ from pyprecision.formats import format as _format
 from pyprecision.io import INCOMPLETE_MARKER, check_output_path, input_files, open_tensors
 from pyprecision.reencode.core import (
     _check_include,
+    _folder_plan,
     _no_progress,
     _verify_file,
     _write_file,
     _write_index,
     reencode,
 )
+from pyprecision.reencode.folder import copy_folder
 from pyprecision.reencode.plan import ReencodeOptions, plan_outputs
 from pyprecision.reencode.resume import (
     CHECKSUMS,
@@ -109,10 +111,11 @@ class ShardOutcome:
 
 @dataclass
 class DistributedSummary(ReencodeSummary):
-    """A :class:`ReencodeSummary` plus which shards were encoded and which skipped (resumed)."""
+    """A :class:`ReencodeSummary` plus which shards were encoded and which were found complete
+    and matching (``resumed``: left as an interrupted run wrote them)."""
 
     encoded: list[str] = field(default_factory=list)
-    skipped: list[str] = field(default_factory=list)
+    resumed: list[str] = field(default_factory=list)  # complete, matching: not redone
     workers: int = 0
     placement: dict[str, str] = field(default_factory=dict)  # output shard → worker address
 
@@ -289,15 +292,25 @@ def reencode_distributed(
         and not (resumed and made_by(index_out, o, src))
     ):
         check_output_path(index_out, overwrite=False)  # raises: exists, not this job's
-    with JobDirectory(out):
+    # a model folder's other files: an interrupted job's copies are simply copied again
+    redo = o.overwrite or resumed
+    folder = _folder_plan(items, out, pairs, ins, replace(o, overwrite=redo))
+    if folder is not None:
+        summary.skipped = list(folder.skipped)
+    with JobDirectory(out) as d:
         job = _Job(tuple(items), o, kind, out, checksum)
         outcomes = _run_tasks(client, job, pairs, plan, retries, sizes, report)
         for oc in outcomes:
             summary.tensors += oc.tensors
             summary.outputs.append(oc.output)
             summary.verify_failures += oc.verify_failures
-            (summary.encoded if oc.action == "encoded" else summary.skipped).append(oc.output)
+            (summary.encoded if oc.action == "encoded" else summary.resumed).append(oc.output)
             summary.placement[oc.output] = oc.worker
+        if folder is not None:  # as the one-machine path: after the shards, before the index
+            encoded = any(r.action == "encoded" for r in summary.tensors)
+            summary.notes += copy_folder(folder, out, d, f, encoded=encoded,  # type: ignore[arg-type]
+                                         overwrite=redo, inputs=ins)
+            summary.copied = [os.path.join(out, rel) for rel in folder.copy]
         if index_out is not None:
             idx_o = replace(o, overwrite=True) if os.path.lexists(index_out) else o
             _write_index(store, pairs, index_out, idx_o, summary, ins)

@@ -229,6 +229,16 @@ class JobDirectory:
         clean_stale_temporaries(self.records)
         return self
 
+    def published(self, path: str | os.PathLike[str], replaced: bool) -> None:
+        """Record that ``path`` was published (kept on failure, like every shard: no-op)."""
+
+    def made_dir(self, path: str | os.PathLike[str]) -> None:
+        """Create the sub-directory ``path`` (and its missing parents) inside the output."""
+        p = Path(path)
+        if self.path.resolve() not in p.resolve().parents:
+            raise DumpError(f"{path}: not inside the output directory {self.path}")
+        p.mkdir(parents=True, exist_ok=True)
+
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
         marker = self.path / INCOMPLETE_MARKER
         nothing = not self.resumed and not any(self.records.iterdir())  # no shard published

@@ -207,7 +207,7 @@ def run(args: argparse.Namespace) -> int:
     print(summary.table())
     if isinstance(summary, DistributedSummary):
         print(
-            f"shards: {len(summary.encoded)} encoded, {len(summary.skipped)} skipped "
+            f"shards: {len(summary.encoded)} encoded, {len(summary.resumed)} resumed "
             f"(complete and matching) on {summary.workers} Dask workers"
         )
     return 1 if summary.verify_failures else 0

@@ -99,7 +99,7 @@ def test_cli_dask_local_cluster_same_bytes_and_a_shard_line(tmp_path: Path,
                  "--scheduler", cluster.scheduler_address])
     out = capsys.readouterr().out
     assert code == 0
-    assert "shards: 3 encoded, 0 skipped (complete and matching) on 2 Dask workers" in out
+    assert "shards: 3 encoded, 0 resumed (complete and matching) on 2 Dask workers" in out
     assert tree_bytes(tmp_path / "out") == tree_bytes(tmp_path / "one")
 
 

@@ -33,7 +33,7 @@ def test_distributed_output_is_byte_identical_to_one_machine(tmp_path: Path, cli
     assert sorted(tree_bytes(tmp_path / "one")) == sorted(
         [f"model-{i:05d}-of-00005.safetensors" for i in range(1, 6)]
         + ["model.safetensors.index.json"])  # no marker, no records left behind
-    assert len(many.encoded) == 5 and many.skipped == []
+    assert len(many.encoded) == 5 and many.resumed == []
     assert many.bytes_out == one.bytes_out and many.total("nan") == one.total("nan")
     assert [t.name for t in many.tensors] == [t.name for t in one.tensors]
 
@@ -88,7 +88,7 @@ def test_force_redoes_every_shard(tmp_path: Path, client: Any) -> None:
     src = make_checkpoint(tmp_path / "in", shards=3)
     reencode_distributed(src, tmp_path / "out", "bf16", client=client)
     again = reencode_distributed(src, tmp_path / "out", "bf16", client=client, overwrite=True)
-    assert len(again.encoded) == 3 and again.skipped == []
+    assert len(again.encoded) == 3 and again.resumed == []
     reencode(src, tmp_path / "one", "bf16")
     assert tree_bytes(tmp_path / "out") == tree_bytes(tmp_path / "one")
 
@@ -101,3 +101,18 @@ def test_a_finished_job_leaves_no_marker_and_no_records(tmp_path: Path, client: 
     # the output opens as a checkpoint and decodes to the one-machine values
     a = open_tensors(tmp_path / "out")
     assert np.array_equal(np.asarray(a.load("layer1.steps")), np.arange(8))
+
+
+def test_a_model_folder_is_copied_as_by_the_one_machine_path(tmp_path: Path, client: Any) -> None:
+    import shutil
+
+    from tests.distributed.conftest import ROOT
+
+    src = tmp_path / "tiny-bert"
+    shutil.copytree(ROOT / "tests" / "data" / "hf" / "tiny-bert", src)
+    one = reencode(src, tmp_path / "one", "bf16")
+    many = reencode_distributed(src, tmp_path / "many", "bf16", client=client)
+    assert tree_bytes(tmp_path / "many") == tree_bytes(tmp_path / "one")
+    assert "config.json" in tree_bytes(tmp_path / "many")
+    assert many.notes == one.notes and many.skipped == one.skipped
+    assert sorted(Path(p).name for p in many.copied) == sorted(Path(p).name for p in one.copied)

@@ -74,7 +74,7 @@ def test_a_rerun_after_an_interruption_encodes_only_the_missing_shards(tmp_path:
         open_tensors(out)
     _no_partial(out)
     again = reencode_distributed(src, out, "bf16", client=client)
-    assert {Path(p).name for p in again.skipped} == have
+    assert {Path(p).name for p in again.resumed} == have
     assert {Path(p).name for p in again.encoded} == _names() - have
     reencode(src, tmp_path / "one", "bf16")
     assert tree_bytes(out) == tree_bytes(tmp_path / "one")
@@ -113,7 +113,7 @@ def test_a_shard_whose_record_was_lost_is_redone(tmp_path: Path, client: Any) ->
     (out / RECORDS_DIR / f"{name3}.json").unlink()  # killed between publishing and recording
     again = reencode_distributed(src, out, "bf16", client=client)
     assert name3 in {Path(p).name for p in again.encoded}
-    assert len(again.skipped) == 3
+    assert len(again.resumed) == 3
 
 
 def test_other_options_do_not_resume_someone_elses_shards(tmp_path: Path, client: Any) -> None:
@@ -136,7 +136,7 @@ def test_a_stochastic_job_without_a_seed_resumes_with_its_recorded_seed(tmp_path
     rec = json.loads((out / RECORDS_DIR / f"model-00001-of-{SHARDS:05d}.safetensors.json")
                      .read_text())
     again = reencode_distributed(src, out, "bf16", client=client, rounding="stochastic")
-    assert again.options["seed"] == rec["options"]["seed"] and len(again.skipped) == 4
+    assert again.options["seed"] == rec["options"]["seed"] and len(again.resumed) == 4
     reencode(src, tmp_path / "one", "bf16", rounding="stochastic", seed=rec["options"]["seed"])
     assert tree_bytes(out) == tree_bytes(tmp_path / "one")
 
@@ -192,7 +192,7 @@ def test_quick_checksum_resumes_and_sees_a_replaced_input(tmp_path: Path, client
     other = make_checkpoint(tmp_path / "other", shards=SHARDS, elements=1 << 16, seed=1)
     os.replace(other / name1, src / name1)
     again = reencode_distributed(src, out, "bf16", client=client, checksum="quick")
-    assert name1 in {Path(p).name for p in again.encoded} and len(again.skipped) == 3
+    assert name1 in {Path(p).name for p in again.encoded} and len(again.resumed) == 3
     reencode(src, tmp_path / "one", "bf16")
     assert tree_bytes(out) == tree_bytes(tmp_path / "one")
 
