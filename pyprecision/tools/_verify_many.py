@@ -120,7 +120,8 @@ def run_many_dumps(args: argparse.Namespace) -> int:
     else:
         print("\n".join(summary_lines(results)))
         if args.json_dir:
-            print(f"reports: {args.json_dir}/<dump>.json ({len(results)} files)")
+            where = os.path.join(args.json_dir, "<dump>.json")
+            print(f"reports: {where} ({len(results)} files)")
     if any(r.error is not None for r in results):
         return 2
     return 0 if all(r.ok for r in results) else 1
