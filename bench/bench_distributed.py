@@ -66,6 +66,14 @@ def digest(d: str) -> str:
     return h.hexdigest()
 
 
+def _cpu_seconds() -> float:
+    """User + system CPU seconds of this process and its threads so far."""
+    import resource
+
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
 def load() -> str:
     return "/".join(f"{v:.2f}" for v in os.getloadavg())
 
@@ -102,11 +110,13 @@ def main() -> None:
         base_s = None
         for _r in range(args.repeat):
             shutil.rmtree(ref, ignore_errors=True)
+            cpu0 = _cpu_seconds()
             t = time.perf_counter()
             reencode(index, ref, "bf16", threads=args.threads)
             dt = time.perf_counter() - t
+            cpu = _cpu_seconds() - cpu0
             print(f"{'one machine':<22} {dt:>8.2f} {nbytes / dt / 1e9:>6.2f} {'':>8}  "
-                  f"{'(ref)':<9}  {load()}")
+                  f"{'(ref)':<9}  {load()}  (CPU {cpu:.1f} s = {cpu / dt:.2f} cores)")
         want = digest(ref)
         shutil.rmtree(ref)
         for n in args.workers:
@@ -118,15 +128,18 @@ def main() -> None:
                 for _r in range(args.repeat):
                     out = os.path.join(tmp, f"out{n}")
                     shutil.rmtree(out, ignore_errors=True)
+                    cpu0 = sum(client.run(_cpu_seconds).values())
                     t = time.perf_counter()
                     got = reencode_distributed(index, out, "bf16", client=client,
                                                threads=args.threads, checksum=args.checksum)
                     dt = time.perf_counter() - t
+                    cpu = sum(client.run(_cpu_seconds).values()) - cpu0
                     same = digest(out) == want
                     base_s = base_s or dt
                     print(f"{f'dask {n} worker(s)':<22} {dt:>8.2f} {nbytes / dt / 1e9:>6.2f} "
                           f"{base_s / dt:>7.2f}x  {str(same):<9}  {load()}  "
-                          f"(cluster up {up:.1f} s; {len(set(got.placement.values()))} used)")
+                          f"(workers' CPU {cpu:.1f} s = {cpu / dt:.2f} cores; "
+                          f"{len(set(got.placement.values()))} used; cluster up {up:.1f} s)")
                     shutil.rmtree(out)
 
 
