@@ -190,6 +190,18 @@ def _worker_name() -> str:
         return ""
 
 
+def _workers(client: Any, timeout: float = CONNECT_TIMEOUT) -> int:
+    """The number of workers, waiting up to ``timeout`` s for a first one (EngineError if none)."""
+    try:
+        client.wait_for_workers(1, timeout=timeout)
+    except (TimeoutError, OSError):
+        raise EngineError(
+            f"the Dask scheduler {client.scheduler.address} has no workers "
+            f"(none joined within {timeout:g} s)"
+        ) from None
+    return len(client.scheduler_info().get("workers", {}))
+
+
 def _single_file(items: list[str], out: str, to: str, options: dict[str, Any]) -> ReencodeSummary:
     """The task of a one-file job: the one-machine re-encode, run on a worker."""
     return reencode(items, out, to, **options)
@@ -263,8 +275,7 @@ def reencode_distributed(
     pairs, index_out, kind = plan_outputs(store, items, out, o)
     ins = input_files(store)
     sizes = {fin: sum(t.nbytes for t in store.in_file(fin)) for fin, _ in pairs}
-    summary = DistributedSummary(format=f.name, options=asdict(o),
-                                 workers=len(client.scheduler_info().get("workers", {})))
+    summary = DistributedSummary(format=f.name, options=asdict(o), workers=_workers(client))
     report = progress or _no_progress
     t0 = time.perf_counter()
     if pairs[0][1] == out:  # one output file: one task, the one-machine path

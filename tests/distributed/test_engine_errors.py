@@ -119,3 +119,18 @@ def test_scheduler_and_dask_together_are_refused(tmp_path: Path,
     code = main(["reencode", str(src), "-o", str(tmp_path / "out"), "--to", "bf16", "-q",
                  "--dask", "1", "--scheduler", "tcp://127.0.0.1:1"])
     assert code == 2 and "not both" in capsys.readouterr().err
+
+
+def test_a_scheduler_without_workers_is_one_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                                  ) -> None:
+    import distributed
+
+    import pyprecision.reencode.distributed as dist
+
+    monkeypatch.setattr(dist, "CONNECT_TIMEOUT", 0.5)
+    monkeypatch.setattr(dist._workers, "__defaults__", (0.5,))
+    src = make_checkpoint(tmp_path / "in", shards=2)
+    with distributed.LocalCluster(n_workers=0, processes=True, dashboard_address=None) as c, \
+            distributed.Client(c) as client, pytest.raises(EngineError, match="has no workers"):
+        dist.reencode_distributed(src, tmp_path / "out", "bf16", client=client)
+    assert not (tmp_path / "out").exists()

@@ -28,9 +28,11 @@ class Stop(Exception):
 def _idle(client: Any, timeout: float = 30.0) -> None:
     """Wait until no worker thread still runs a task (a cancelled task runs to its end)."""
     end = time.monotonic() + timeout
+    quiet = 0
     while time.monotonic() < end:
         busy = client.run(lambda dask_worker: len(dask_worker.active_threads))
-        if not any(busy.values()):
+        quiet = 0 if any(busy.values()) else quiet + 1
+        if quiet == 3:  # idle three polls in a row: no cancelled task is about to start
             return
         time.sleep(0.05)
     raise AssertionError("workers stayed busy")
