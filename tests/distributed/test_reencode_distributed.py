@@ -2,6 +2,7 @@
 index last, one task per shard, progress over the whole job."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -116,3 +117,45 @@ def test_a_model_folder_is_copied_as_by_the_one_machine_path(tmp_path: Path, cli
     assert "config.json" in tree_bytes(tmp_path / "many")
     assert many.notes == one.notes and many.skipped == one.skipped
     assert sorted(Path(p).name for p in many.copied) == sorted(Path(p).name for p in one.copied)
+
+
+def _flaky(flag: str) -> None:
+    """On a worker: the next shard write fails once (the first worker to claim ``flag`` fails)."""
+    import pyprecision.reencode.distributed as dist
+
+    real = getattr(dist, "_real_write_file", dist._write_file)
+    dist._real_write_file = real  # type: ignore[attr-defined]
+
+    def write(*args: Any, **kw: Any) -> Any:
+        try:
+            os.mkdir(flag)  # atomic: exactly one attempt in the cluster fails
+        except FileExistsError:
+            return real(*args, **kw)
+        raise OSError(5, "injected transient failure")
+
+    dist._write_file = write  # type: ignore[assignment]
+
+
+def _restore() -> None:
+    import pyprecision.reencode.distributed as dist
+
+    dist._write_file = getattr(dist, "_real_write_file", dist._write_file)  # type: ignore[assignment]
+
+
+@pytest.mark.parametrize("retries", [0, 2])
+def test_a_failed_task_is_retried(tmp_path: Path, client: Any, retries: int) -> None:
+    src = make_checkpoint(tmp_path / "in", shards=3)
+    client.run(_flaky, str(tmp_path / "failed-once"))
+    try:
+        if retries == 0:
+            with pytest.raises(OSError, match="injected transient failure"):
+                reencode_distributed(src, tmp_path / "out", "bf16", client=client, retries=0)
+            assert not (tmp_path / "out" / "model.safetensors.index.json").exists()
+        else:
+            got = reencode_distributed(src, tmp_path / "out", "bf16", client=client, retries=2)
+            assert len(got.encoded) == 3
+            reencode(src, tmp_path / "one", "bf16")
+            assert tree_bytes(tmp_path / "out") == tree_bytes(tmp_path / "one")
+    finally:
+        client.run(_restore)
+    assert (tmp_path / "failed-once").is_dir()  # the failure did happen
