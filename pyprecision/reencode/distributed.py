@@ -86,9 +86,15 @@ def connect(
     n = workers or os.cpu_count() or 1
     if n < 1:
         raise EngineError(f"--dask {n}: expected at least one worker")
-    cluster = dd.LocalCluster(
-        n_workers=n, processes=True, threads_per_worker=1, dashboard_address=None
-    )
+    try:
+        cluster = dd.LocalCluster(
+            n_workers=n, processes=True, threads_per_worker=1, dashboard_address=None
+        )
+    except (RuntimeError, OSError, TimeoutError) as exc:  # e.g. workers cannot be spawned
+        raise EngineError(
+            f"cannot start a local Dask cluster of {n} workers: {exc} (from a script, call it "
+            "under `if __name__ == '__main__':`)"
+        ) from None
     try:
         with dd.Client(cluster) as client:
             yield client
