@@ -21,11 +21,18 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.fixture(scope="session")
 def cluster() -> Iterator[Any]:
     """A LocalCluster(n_workers=2, processes=True, threads_per_worker=1) for the whole session."""
+    old = os.environ.get("PYTHONPATH")
     os.environ["PYTHONPATH"] = os.pathsep.join(  # the workers import this tree's pyprecision
-        [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])
-    with distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
-                                  dashboard_address=None) as c:
-        yield c
+        [str(ROOT), *filter(None, [old])])
+    try:
+        with distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
+                                      dashboard_address=None) as c:
+            yield c
+    finally:
+        if old is None:
+            os.environ.pop("PYTHONPATH", None)
+        else:
+            os.environ["PYTHONPATH"] = old
 
 
 @pytest.fixture
