@@ -8,6 +8,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from pyprecision.errors import DumpError
 from pyprecision.io import INCOMPLETE_MARKER, open_tensors
@@ -159,3 +161,23 @@ def test_a_failed_task_is_retried(tmp_path: Path, client: Any, retries: int) -> 
     finally:
         client.run(_restore)
     assert (tmp_path / "failed-once").is_dir()  # the failure did happen
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(shards=st.integers(1, 5),
+       to=st.sampled_from(["bf16", "fp16", "fp8e4", "fp8e5", "fp8e4m3fn", "fp32r"]),
+       rounding=st.sampled_from(["rne", "rtz", "stochastic"]),
+       seed=st.integers(0, 2**63 - 1), saturate=st.booleans())
+def test_property_any_shards_format_and_rounding_give_the_one_machine_bytes(
+        client: Any, shards: int, to: str, rounding: str, seed: int, saturate: bool) -> None:
+    import tempfile
+
+    opts: dict[str, Any] = {"rounding": rounding, "saturate": saturate}
+    if rounding == "stochastic":
+        opts["seed"] = seed
+    with tempfile.TemporaryDirectory() as tmp:
+        d = Path(tmp)
+        src = make_checkpoint(d / "in", shards=shards, elements=2048, seed=seed % 1000)
+        reencode(src, d / "one", to, **opts)
+        reencode_distributed(src, d / "many", to, client=client, **opts)
+        assert tree_bytes(d / "many") == tree_bytes(d / "one")
