@@ -154,8 +154,9 @@ def run_shard(job: _Job, fin: str, fout: str, check: bool, replace_existing: boo
         if rec is not None and record_matches(rec, o, fin, fout, job.kind, sha):
             tensors = [TensorResult(**{**t, "file": fout, "shape": tuple(t["shape"])})
                        for t in rec.tensors]
-            return ShardOutcome(fin, fout, "skipped", tensors, [], time.perf_counter() - t0,
-                                worker)
+            failures = _verify_kept(job, fout, tensors) if o.verify else []
+            return ShardOutcome(fin, fout, "skipped", tensors, failures,
+                                time.perf_counter() - t0, worker)
         hasher, box = None, [sha]
     else:
         thread, box = _hash_in_background(fin, job.checksum)
@@ -170,6 +171,8 @@ def run_shard(job: _Job, fin: str, fout: str, check: bool, replace_existing: boo
         _write_file(store, fin, fout, job.kind, o, f, part, _no_progress, input_files(store))
         if hasher is not None:
             hasher.join()
+        if not box:  # the background hash failed: hash here, raising its error
+            box.append(source_checksum(fin, job.checksum))
         write_record(job.outdir, fout, ShardRecord(
             options=bit_options(o),
             source=os.path.basename(fin),
@@ -185,6 +188,15 @@ def run_shard(job: _Job, fin: str, fout: str, check: bool, replace_existing: boo
         store.close()
     return ShardOutcome(fin, fout, "encoded", part.tensors, failures, time.perf_counter() - t0,
                         worker)
+
+
+def _verify_kept(job: _Job, fout: str, tensors: list[TensorResult]) -> list[str]:
+    """``verify=True`` checks a kept (resumed) shard against a fresh encode too."""
+    store = open_tensors(list(job.items), allow_symlinks=job.options.allow_symlinks)
+    try:
+        return _verify_file(store, fout, job.options, _format(job.options.to), tensors)
+    finally:
+        store.close()
 
 
 def _worker_name() -> str:

@@ -209,3 +209,20 @@ def test_file_sha256_is_the_sha256_of_the_bytes(tmp_path: Path) -> None:
         data = os.urandom(n)
         p.write_bytes(data)
         assert file_sha256(str(p)) == hashlib.sha256(data).hexdigest()
+
+
+def test_verify_checks_the_kept_shards_too(tmp_path: Path, client: Any) -> None:
+    src = make_checkpoint(tmp_path / "in", shards=SHARDS, elements=1 << 16)
+    out = tmp_path / "out"
+    _interrupted_with(src, out, client)
+    again = reencode_distributed(src, out, "bf16", client=client, verify=True)
+    assert again.verified and again.verify_failures == [] and len(again.resumed) == 4
+    # a kept shard whose bytes were altered after its record (same size, same header) is caught
+    _interrupted_with(src, tmp_path / "out2", client)
+    name = f"model-00001-of-{SHARDS:05d}.safetensors"
+    p = tmp_path / "out2" / name
+    data = bytearray(p.read_bytes())
+    data[-1] ^= 0x01
+    p.write_bytes(bytes(data))
+    bad = reencode_distributed(src, tmp_path / "out2", "bf16", client=client, verify=True)
+    assert len(bad.verify_failures) == 1 and name in bad.verify_failures[0]
