@@ -226,3 +226,14 @@ def test_verify_checks_the_kept_shards_too(tmp_path: Path, client: Any) -> None:
     p.write_bytes(bytes(data))
     bad = reencode_distributed(src, tmp_path / "out2", "bf16", client=client, verify=True)
     assert len(bad.verify_failures) == 1 and name in bad.verify_failures[0]
+
+
+def test_a_second_live_job_into_the_same_directory_is_refused(tmp_path: Path, client: Any) -> None:
+    from pyprecision.reencode.resume import JobDirectory
+
+    src = make_checkpoint(tmp_path / "in", shards=2)
+    out = tmp_path / "out"
+    with JobDirectory(out):  # another job holds the directory
+        with pytest.raises(DumpError, match="another run is writing this directory"):
+            reencode_distributed(src, out, "bf16", client=client)
+        assert not list(out.glob("*.safetensors"))
