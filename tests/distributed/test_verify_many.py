@@ -120,3 +120,27 @@ def test_matching_refuses_an_ambiguous_stem_and_an_empty_glob(tmp_path: Path) ->
         match_inputs(find_dumps(str(dumps)), str(inp))
     with pytest.raises(DumpError, match="no dump files"):
         find_dumps(str(dumps / "nothing*.npy"))
+
+
+def test_program_checks_over_many_dumps(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.tools.test_verify_program import MLP, _mlp_reference
+
+    (tmp_path / "inputs").mkdir()
+    (tmp_path / "dumps").mkdir()
+    rng = np.random.default_rng(5)
+    for k in range(3):
+        xT = rng.standard_normal((4, 2)).astype(np.float32)
+        np.savez(tmp_path / "inputs" / f"core{k}.npz", xT=xT)
+        y = _mlp_reference(xT)  # numpy, independent of the emulator
+        if k == 1:
+            y = y.copy()
+            y.reshape(-1)[0] = np.nextafter(y.reshape(-1)[0], np.float32(np.inf))
+        np.savez(tmp_path / "dumps" / f"core{k}.npz", y=y)
+    code, out, _ = _run(capsys, "--program", str(MLP), "--inputs", str(tmp_path / "inputs"),
+                        "--dump", str(tmp_path / "dumps"), "--jobs", "2", "--json-dir",
+                        str(tmp_path / "r"), "--no-diagnosis")
+    assert code == 1
+    assert "3 dumps: 2 OK, 1 FAIL, 0 ERROR" in out
+    rep = json.loads((tmp_path / "r" / "core1.npz.json").read_text())
+    assert rep["kind"] == "program" and rep["report"]["mismatches"] == 1
+    assert rep["report"]["max_ulp"] == 1
