@@ -27,6 +27,7 @@ AREAS = [
     ("verify.md", "verify and explain", "issue 6"),
     ("distributed.md", "Distributed re-encode, many-dump verify", "issue 15"),
     ("numerics.md", "One vocabulary and one numerics module", "issue 10"),
+    ("torch.md", "PyTorch tensors and state dicts", "issue 14"),
 ]
 
 HEADING = re.compile(r"^##\s+(.*\S)\s*$")

@@ -1,9 +1,9 @@
 """Dump and checkpoint files: readers (raw binary, .npy, .npz, safetensors, sharded checkpoints,
-directories) that memory-map and validate, and writers that write a temporary file and publish it
-only when complete. See docs/io.md.
+torch .pt state dicts, directories) that memory-map and validate, and writers that write a
+temporary file and publish it only when complete. See docs/io.md and docs/torch.md.
 
-Arrows: ``io`` imports ``formats`` and ``errors``; ``reencode``, ``verify``, ``tools`` (and users)
-import ``io``.
+Arrows: ``io`` imports ``formats`` and ``errors``, and ``kernel``'s torch tensor views (for .pt
+files only); ``reencode``, ``verify``, ``tools`` (and users) import ``io``.
 """
 
 from pyprecision.io.atomic import (
@@ -30,6 +30,7 @@ from pyprecision.io.safetensors import (
 from pyprecision.io.store import TensorStore, input_files, open_tensors
 from pyprecision.io.tensors import TensorInfo
 from pyprecision.io.text import decode_text, read_text
+from pyprecision.io.torch_files import TorchWriter, is_torch_file, read_torch_file
 
 __all__ = [
     "load_dump",
@@ -58,4 +59,7 @@ __all__ = [
     "INCOMPLETE_MARKER",
     "check_complete",
     "npy_can_store",
+    "is_torch_file",
+    "read_torch_file",
+    "TorchWriter",
 ]

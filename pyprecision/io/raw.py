@@ -14,6 +14,7 @@ from pyprecision.errors import DumpError
 from pyprecision.io.dtypes import parse_dtype
 from pyprecision.io.store import open_tensors
 from pyprecision.io.tensors import map_bytes
+from pyprecision.io.torch_files import is_torch_file
 
 __all__ = ["read_raw", "load_dump"]
 
@@ -101,7 +102,7 @@ def load_dump(
     relabels. Any other file is raw binary and needs ``dtype`` (see :func:`read_raw`).
     """
     p = os.fspath(path)
-    if not p.endswith(_SELF_DESCRIBING):
+    if not (p.endswith(_SELF_DESCRIBING) or is_torch_file(p)):
         if dtype is None:
             raise DumpError(f"{p}: a raw binary dump needs a dtype (and a shape)")
         return read_raw(p, dtype, shape, byte_order=byte_order or "little", offset=offset or 0)

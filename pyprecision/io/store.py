@@ -17,11 +17,12 @@ from pyprecision.io.numpy_files import read_npy_header, read_npz_compressed, rea
 from pyprecision.io.outdir import check_complete
 from pyprecision.io.safetensors import read_safetensors_header
 from pyprecision.io.tensors import TensorInfo, map_bytes
+from pyprecision.io.torch_files import TORCH_EXTS, is_torch_file, read_torch_file
 
 __all__ = ["TensorStore", "open_tensors", "INDEX_SUFFIX"]
 
 INDEX_SUFFIX = ".safetensors.index.json"
-_EXTS = (".safetensors", ".npz", ".npy")
+_EXTS = (".safetensors", ".npz", ".npy", *TORCH_EXTS)
 
 
 class TensorStore(Mapping[str, TensorInfo]):
@@ -73,6 +74,8 @@ class TensorStore(Mapping[str, TensorInfo]):
     def load(self, name: str) -> np.ndarray:
         """The tensor as a read-only array (a memory map unless the member is compressed)."""
         t = self[name]
+        if t.reader is not None:  # a torch.save file: torch maps it (io/torch_files.py)
+            return t.reader()
         if t.offset is None:
             return read_npz_compressed(t)
         return map_bytes(
@@ -96,10 +99,12 @@ class TensorStore(Mapping[str, TensorInfo]):
 
 
 def file_kind(path: str) -> str | None:
-    """safetensors | npz | npy by extension, else by the first bytes; None if neither."""
+    """safetensors | npz | npy | pt by extension, else by the first bytes; None if none."""
     for ext, kind in ((".safetensors", "safetensors"), (".npz", "npz"), (".npy", "npy")):
         if path.endswith(ext):
             return kind
+    if is_torch_file(path):  # .pt / .pth, or a .bin whose bytes are torch.save's
+        return "pt"
     with open(path, "rb") as fh:
         head = fh.read(9)
     if head.startswith(b"PK\x03\x04"):
@@ -121,9 +126,11 @@ def _read_file(path: str) -> tuple[list[TensorInfo], dict[str, Any]]:
         return read_npz_members(path)
     if kind == "npy":
         return [read_npy_header(path)], {}
+    if kind == "pt":
+        return read_torch_file(path)
     raise DumpError(
         f"{path}: unknown checkpoint file type; expected .safetensors, "
-        f"{INDEX_SUFFIX}, .npz or .npy (raw binary dumps: use read_raw)"
+        f"{INDEX_SUFFIX}, .npz, .npy or a torch .pt (raw binary dumps: use read_raw)"
     )
 
 

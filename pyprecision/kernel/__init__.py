@@ -18,6 +18,11 @@ from pyprecision.kernel.numerics import (
     wrap_int,
 )
 from pyprecision.kernel.stats import CastStats, cast_stats
+from pyprecision.kernel.torch_interop import (
+    array_as_tensor,
+    format_of_torch_dtype,
+    tensor_as_array,
+)
 
 
 def isa_available() -> list[str]:
@@ -40,4 +45,5 @@ __all__ = [
     "float_to_int", "int_dot", "IntDotReport", "isa_available", "isa_auto",
     "ROUNDINGS", "NAN_POLICIES", "CastStats", "cast_stats",
     "round_to_format", "wrap_int", "ordered_codes", "is_nan_code", "pe_matmul",
+    "tensor_as_array", "array_as_tensor", "format_of_torch_dtype",
 ]

@@ -11,6 +11,7 @@ from pyprecision._core import ffi, lib
 from pyprecision.errors import CastError
 from pyprecision.formats import Format, format
 from pyprecision.kernel import _args
+from pyprecision.kernel.torch_interop import tensor_io
 
 __all__ = ["encode", "decode", "cast", "quantize", "reinterpret", "ReinterpretReport",
            "random_words"]
@@ -37,6 +38,7 @@ def _random_bits(random_bits: Any, shape: tuple[int, ...]) -> np.ndarray:
     return _args.native(r)
 
 
+@tensor_io
 def encode(
     x: Any,
     fmt: Any,
@@ -49,6 +51,7 @@ def encode(
     threads: int | None = None,
     out: np.ndarray | None = None,
     isa: str | None = None,
+    like: str | None = None,
 ) -> np.ndarray:
     """Round every element of ``x`` once into ``fmt`` and return the raw codes.
 
@@ -58,6 +61,8 @@ def encode(
     ``seed`` and the element's flat C-order index (a fresh random seed when None). ``threads``:
     None for all cores. ``isa`` forces a code path (reference, portable, avx2, avx512).
     Returns uint8 / uint16 / uint32 codes of ``x``'s shape (``out`` when given).
+    ``x``, ``out`` and ``random_bits`` may be CPU torch tensors and ``fmt`` a torch dtype; ``like``
+    (None: a tensor when ``x`` is one, "torch", "numpy") picks the result's kind (docs/torch.md).
     """
     f = format(fmt)
     opts = ffi.new("pp_cast_options *")
@@ -109,9 +114,12 @@ def _as_codes(bits: Any, f: Format) -> np.ndarray:
     return b.view(f.storage_dtype)
 
 
+@tensor_io
 def decode(bits: Any, fmt: Any, *, out: np.ndarray | None = None, threads: int | None = None,
-           isa: str | None = None) -> np.ndarray:
-    """Decode raw codes (or an array of the format's value dtype) exactly into float32 (§6)."""
+           isa: str | None = None, like: str | None = None) -> np.ndarray:
+    """Decode raw codes (or an array of the format's value dtype) exactly into float32 (§6).
+
+    Tensors and ``like`` as in :func:`encode`."""
     f = format(fmt)
     codes = _as_codes(bits, f)
     if out is None:
@@ -126,14 +134,19 @@ def decode(bits: Any, fmt: Any, *, out: np.ndarray | None = None, threads: int |
     return out
 
 
+@tensor_io
 def cast(x: Any, fmt: Any, **options: Any) -> np.ndarray:
-    """``encode`` viewed as the format's numpy dtype (ml_dtypes types, float16, float32 for fp32r)."""
+    """``encode`` viewed as the format's numpy dtype (ml_dtypes types, float16, float32 for fp32r).
+
+    As a torch tensor (``like``, as in :func:`encode`): torch.bfloat16 / float16 / float8_e4m3fn /
+    float8_e5m2 / float32 for fp32r, and the uint8 codes for fp8e4 (torch has no such dtype)."""
     f = format(fmt)
     return encode(x, f, **options).view(f.dtype)
 
 
+@tensor_io
 def quantize(x: Any, fmt: Any, **options: Any) -> np.ndarray:
-    """The float32 values of ``x`` after the round trip through ``fmt``."""
+    """The float32 values of ``x`` after the round trip through ``fmt`` (tensors: as ``encode``)."""
     threads = options.get("threads")
     return decode(encode(x, fmt, **options), fmt, threads=threads)
 

@@ -65,9 +65,9 @@ class ReencodeOptions:
             raise FormatError(f"unknown nan policy {self.nan!r}; valid: {', '.join(NAN_POLICIES)}")
         if self.scale not in (None, "amax"):
             raise FormatError(f"unknown scale {self.scale!r}; valid: amax")
-        if self.output_format not in (None, "safetensors", "npz"):
+        if self.output_format not in (None, "safetensors", "npz", "pt"):
             raise FormatError(
-                f"unknown output format {self.output_format!r}; valid: safetensors, npz"
+                f"unknown output format {self.output_format!r}; valid: safetensors, npz, pt"
             )
         if self.threads is not None and (
             isinstance(self.threads, bool)
@@ -109,8 +109,8 @@ def tensor_seed(seed: int, name: str) -> int:
     return int.from_bytes(hashlib.sha256(f"{seed}:{name}".encode()).digest()[:8], "little")
 
 
-_KIND_EXT = {"safetensors": ".safetensors", "npz": ".npz"}
-_STEMS = (".safetensors", ".npz", ".npy")
+_KIND_EXT = {"safetensors": ".safetensors", "npz": ".npz", "pt": ".pt"}
+_STEMS = (".safetensors", ".npz", ".npy", ".pt", ".pth", ".bin")
 
 
 def _stem(path: str) -> str:
@@ -119,6 +119,13 @@ def _stem(path: str) -> str:
         if base.endswith(ext):
             return base[: -len(ext)]
     return base
+
+
+def _kind_of(output: str) -> str:
+    """The output kind an output file name asks for: .npz, .pt / .pth (torch.save), else safetensors."""
+    if output.endswith(".npz"):
+        return "npz"
+    return "pt" if output.endswith((".pt", ".pth")) else "safetensors"
 
 
 def plan_outputs(
@@ -133,7 +140,7 @@ def plan_outputs(
         or output.endswith(os.sep)
     )
     if not dir_mode:
-        kind = o.output_format or ("npz" if output.endswith(".npz") else "safetensors")
+        kind = o.output_format or _kind_of(output)
         return [(store.files[0], output)], None, kind
     kind = o.output_format or "safetensors"
     pairs = [(f, os.path.join(output, _stem(f) + _KIND_EXT[kind])) for f in store.files]

@@ -17,6 +17,7 @@ from pyprecision.io import (
     SAFETENSORS_DTYPES,
     NpzWriter,
     SafetensorsWriter,
+    TorchWriter,
     atomic_file,
     npy_can_store,
 )
@@ -120,7 +121,7 @@ def open_sink(
     inputs: Iterable[Any],
     overwrite: bool,
 ) -> Iterator[Sink]:
-    """A writer for one output file (``kind``: safetensors | npz), committed on a clean exit."""
+    """A writer for one output file (``kind``: safetensors | npz | pt), committed on a clean exit."""
     if kind == "safetensors":
         with SafetensorsWriter(
             path,
@@ -130,6 +131,10 @@ def open_sink(
             overwrite=overwrite,
         ) as w:
             yield w
+    elif kind == "pt":  # a torch.save state dict (io/torch_files.py)
+        with TorchWriter(path, [(n, st, sh) for n, st, sh, _ in specs], metadata, inputs=inputs,
+                         overwrite=overwrite) as tw:
+            yield tw
     else:
         with NpzWriter(path, metadata, inputs=inputs, overwrite=overwrite) as nw:
             yield _NpzSink(nw, specs)

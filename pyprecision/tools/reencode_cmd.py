@@ -40,7 +40,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "inputs",
         nargs="+",
         metavar="INPUT",
-        help=".safetensors, *.safetensors.index.json, .npz, .npy, or a directory",
+        help=".safetensors, *.safetensors.index.json, .npz, .npy, a torch .pt, or a directory",
     )
     p.add_argument(
         "-o",
@@ -77,7 +77,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=None,
         help="per-tensor scale: store x/s with s = amax/max, s in '<name>.scale'",
     )
-    p.add_argument("--output-format", choices=["safetensors", "npz"], default=None)
+    p.add_argument("--output-format", choices=["safetensors", "npz", "pt"], default=None)
     p.add_argument(
         "--threads", type=thread_count, default=None, help="C core threads (default: all cores)"
     )

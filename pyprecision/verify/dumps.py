@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from pyprecision.errors import DumpError
-from pyprecision.io import load_dump, open_tensors
+from pyprecision.io import is_torch_file, load_dump, open_tensors
 from pyprecision.io import parse_dtype as _io_parse_dtype
 
 __all__ = ["RawSpec", "is_container", "parse_dtype", "parse_shape", "read_array", "read_arrays"]
@@ -20,8 +20,9 @@ _CONTAINERS = (".npy", ".npz", ".safetensors")
 
 
 def is_container(path: str | Path) -> bool:
-    """Whether the file describes itself (.npy, .npz, .safetensors) rather than being raw binary."""
-    return str(path).lower().endswith(_CONTAINERS)
+    """Whether the file describes itself (.npy, .npz, .safetensors, torch .pt) rather than being raw
+    binary."""
+    return str(path).lower().endswith(_CONTAINERS) or is_torch_file(path)
 
 
 def parse_dtype(name: str) -> np.dtype:
