@@ -59,6 +59,10 @@ class DumpError(PyPrecisionError, ValueError):
     """A dump or checkpoint file is truncated, malformed or does not match its declared shape."""
 
 
+class EngineError(PyPrecisionError, RuntimeError):
+    """A distributed engine (Dask) is not installed, cannot be reached, or lost a task."""
+
+
 def add_note(exc: BaseException, note: str) -> None:
     """Attach ``note`` to ``exc`` (PEP 678): ``exc.add_note`` on Python 3.11+, and the same
     ``__notes__`` list on 3.10, where ``BaseException.add_note`` does not exist yet."""

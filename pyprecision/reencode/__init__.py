@@ -9,11 +9,15 @@ users) import ``reencode``.
 """
 
 from pyprecision.reencode.core import amax_scale, reencode
+from pyprecision.reencode.distributed import DistributedSummary, connect, reencode_distributed
 from pyprecision.reencode.plan import SCALE_SUFFIX, ReencodeOptions, tensor_seed
 from pyprecision.reencode.stats import ReencodeSummary, TensorResult
 
 __all__ = [
     "reencode",
+    "reencode_distributed",
+    "connect",
+    "DistributedSummary",
     "ReencodeOptions",
     "ReencodeSummary",
     "TensorResult",

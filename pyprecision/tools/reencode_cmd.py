@@ -15,7 +15,14 @@ from typing import Any
 
 from pyprecision.errors import FlagError
 from pyprecision.io import open_tensors
-from pyprecision.reencode import ReencodeOptions, reencode
+from pyprecision.reencode import (
+    DistributedSummary,
+    ReencodeOptions,
+    ReencodeSummary,
+    connect,
+    reencode,
+    reencode_distributed,
+)
 from pyprecision.tools._options import add_cast_options, thread_count
 
 
@@ -88,6 +95,35 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="accept shards that are symbolic links leading out of the checkpoint's directory "
         "(e.g. a Hugging Face cache snapshot); refused by default",
     )
+    p.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="run one task per shard on this Dask scheduler (tcp://host:8786); resumable",
+    )
+    p.add_argument(
+        "--dask",
+        nargs="?",
+        type=int,
+        const=0,
+        default=None,
+        metavar="N",
+        help="run one task per shard on a local Dask cluster of N worker processes "
+        "(default: one per core); resumable",
+    )
+    p.add_argument(
+        "--checksum",
+        choices=["sha256", "quick"],
+        default="sha256",
+        help="with --scheduler/--dask: how a resumed run recognises an unchanged input shard: "
+        "sha256 of every byte (default) or quick (size, mtime, header)",
+    )
+    p.add_argument(
+        "--scheduler-timeout",
+        type=float,
+        default=10.0,
+        metavar="SECONDS",
+        help="give up on an unreachable --scheduler after this long (default 10)",
+    )
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.add_argument(
         "--list",
@@ -155,15 +191,41 @@ def run(args: argparse.Namespace) -> int:
             ncols=_bar_width(),
         )
     try:
-        summary = reencode(
-            args.inputs,
-            args.output,
-            args.to,
-            progress=bar.update if bar is not None else None,
-            **_options(args),
-        )
+        if args.scheduler is not None or args.dask is not None:
+            summary = _distributed(args, bar.update if bar is not None else None)
+        else:
+            summary = reencode(
+                args.inputs,
+                args.output,
+                args.to,
+                progress=bar.update if bar is not None else None,
+                **_options(args),
+            )
     finally:
         if bar is not None:
             bar.close()
     print(summary.table())
+    if isinstance(summary, DistributedSummary):
+        print(
+            f"shards: {len(summary.encoded)} encoded, {len(summary.resumed)} resumed "
+            f"(complete and matching) on {summary.workers} Dask workers"
+        )
     return 1 if summary.verify_failures else 0
+
+
+def _distributed(args: argparse.Namespace, progress: Any) -> ReencodeSummary:
+    """The re-encode on Dask (--scheduler ADDRESS or --dask [N])."""
+    if args.scheduler is not None and args.dask is not None:
+        from pyprecision.errors import EngineError
+
+        raise EngineError("give --scheduler ADDRESS or --dask [N], not both")
+    with connect(args.scheduler, args.dask or None, timeout=args.scheduler_timeout) as client:
+        return reencode_distributed(
+            args.inputs,
+            args.output,
+            args.to,
+            client=client,
+            checksum=args.checksum,
+            progress=progress,
+            **_options(args),
+        )

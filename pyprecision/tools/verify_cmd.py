@@ -48,7 +48,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     what.add_argument("--format", help="cast check: the target format (see `pyprecision formats`)")
     what.add_argument("--program", help="program check: a .pir program or an HLO text module")
     what.add_argument("--inputs", help="program check: .npz of the program inputs")
-    what.add_argument("--dump", required=True, help="the device's output")
+    what.add_argument("--dump", required=True,
+                      help="the device's output, or a directory / glob of dumps (one per core; "
+                      "each matched by name to the file of the same stem under --input/--inputs)")
     cast = p.add_argument_group("cast policy (cast check)")
     add_cast_options(cast, seed_help="stochastic rounding: the generator seed (required)",
                      threads=False)
@@ -73,6 +75,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     out.add_argument("--plot", metavar="PNG", help="write a histogram/scatter plot (matplotlib)")
     out.add_argument("--no-diagnosis", action="store_true",
                      help="skip the search for the policy that explains a mismatching dump")
+    from pyprecision.tools._verify_many import add_many_arguments
+
+    add_many_arguments(p.add_argument_group("many dumps (--dump DIR or GLOB)"))
     p.set_defaults(func=run)
 
 
@@ -104,14 +109,26 @@ def run(args: argparse.Namespace) -> int:
             verb = "applies" if len(cast_only) == 1 else "apply"
             raise CastError(f"{', '.join(cast_only)} {verb} to the cast check (--input), "
                             "not to --program")
-        return _run_program(args)
+        return _run_many(args) if _many(args) else _run_program(args)
     if not args.input or not args.format:
         raise CastError("give --input X --format F (cast check) or --program P --inputs IN.npz")
     if args.inputs or args.target or args.passes or args.auto_cast != "none" \
             or args.fp32_cast is not None:
         raise CastError("--inputs, --target, --passes and the precision flags apply to "
                         "--program checks")
-    return _run_cast(args)
+    return _run_many(args) if _many(args) else _run_cast(args)
+
+
+def _many(args: argparse.Namespace) -> bool:
+    from pyprecision.verify import is_many
+
+    return bool(is_many(args.dump))
+
+
+def _run_many(args: argparse.Namespace) -> int:
+    from pyprecision.tools._verify_many import run_many_dumps
+
+    return run_many_dumps(args)
 
 
 #: Options of the cast check with their defaults (a program check refuses them when set).

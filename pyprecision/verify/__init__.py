@@ -23,6 +23,15 @@ from pyprecision.verify.dumps import (
     read_arrays,
 )
 from pyprecision.verify.hlo_check import hlo_arguments, lowered_outputs
+from pyprecision.verify.many import (
+    DumpResult,
+    find_dumps,
+    is_many,
+    match_inputs,
+    run_many,
+    summary_lines,
+    write_reports,
+)
 from pyprecision.verify.policy import CastPolicy
 from pyprecision.verify.program_check import (
     FlagSet,
@@ -72,4 +81,11 @@ __all__ = [
     "ulp_histogram",
     "verify_cast",
     "verify_program",
+    "DumpResult",
+    "find_dumps",
+    "is_many",
+    "match_inputs",
+    "run_many",
+    "summary_lines",
+    "write_reports",
 ]

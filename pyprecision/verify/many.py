@@ -1,0 +1,170 @@
+"""Verify many dumps at once (one per device or NeuronCore): find them, match each to its input by
+name, run the checks in parallel, and summarise (docs/distributed.md, "verify over many dumps").
+
+The matching rule: a dump's *stem* is its file name without the last extension (``core3.bin`` →
+``core3``); its input is the file with the same stem in the input directory (any extension), or
+the one input file given for every dump. The engine is injected: a Dask client, a local process
+pool, or the calling process.
+"""
+from __future__ import annotations
+
+import glob
+import json
+import os
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from pyprecision.errors import DumpError
+from pyprecision.io import atomic_file
+
+__all__ = ["DumpResult", "find_dumps", "is_many", "match_inputs", "run_many", "summary_lines",
+           "write_reports", "stem"]
+
+_GLOB = set("*?[")
+
+
+def is_many(spec: str) -> bool:
+    """Whether ``--dump`` names many dumps: a directory or a glob pattern."""
+    return os.path.isdir(spec) or bool(_GLOB & set(os.path.basename(spec)))
+
+
+def stem(path: str) -> str:
+    """A file name without its last extension: the key dumps and inputs are matched by."""
+    base = os.path.basename(path)
+    root, _ = os.path.splitext(base)
+    return root or base
+
+
+def find_dumps(spec: str) -> list[str]:
+    """The dump files of a directory (its visible regular files) or of a glob pattern, sorted."""
+    if os.path.isdir(spec):
+        found = [os.path.join(spec, n) for n in sorted(os.listdir(spec)) if not n.startswith(".")]
+    else:
+        found = sorted(glob.glob(spec))
+    found = [f for f in found if os.path.isfile(f)]
+    if not found:
+        raise DumpError(f"{spec}: no dump files (expected a directory of dumps or a glob)")
+    return found
+
+
+def match_inputs(dumps: Sequence[str], inputs: str) -> list[tuple[str, str]]:
+    """(input, dump) pairs: ``inputs`` a file → it for every dump; a directory → per dump the file
+    of the same stem. A dump without an input, or with several candidates, is a DumpError naming
+    it (before anything runs)."""
+    if not os.path.isdir(inputs):
+        if not os.path.isfile(inputs):
+            raise DumpError(f"{inputs}: no such file or directory")
+        return [(inputs, d) for d in dumps]
+    by_stem: dict[str, list[str]] = {}
+    for n in sorted(os.listdir(inputs)):
+        p = os.path.join(inputs, n)
+        if not n.startswith(".") and os.path.isfile(p):
+            by_stem.setdefault(stem(n), []).append(p)
+    pairs = []
+    for d in dumps:
+        cands = [c for c in by_stem.get(stem(d), []) if os.path.abspath(c) != os.path.abspath(d)]
+        if not cands:
+            raise DumpError(f"{d}: no input named {stem(d)}.* in {inputs} (dumps and inputs are "
+                            "matched by file name without the extension)")
+        if len(cands) > 1:
+            raise DumpError(f"{d}: several inputs match it in {inputs}: "
+                            f"{', '.join(os.path.basename(c) for c in cands)}")
+        pairs.append((cands[0], d))
+    return pairs
+
+
+@dataclass
+class DumpResult:
+    """One dump's check: ``report`` is its JSON report (None when ``error`` says why it could not
+    be checked); ``ok`` whether it passed."""
+
+    dump: str
+    input: str
+    ok: bool
+    report: dict[str, Any] | None = None
+    error: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def run_many(
+    check: Callable[[Any], DumpResult],
+    jobs: Sequence[Any],
+    *,
+    client: Any = None,
+    processes: int = 1,
+    progress: Callable[[DumpResult], None] | None = None,
+) -> list[DumpResult]:
+    """``check(job)`` for every job, in the jobs' order: on the Dask ``client`` when given, else on
+    a pool of ``processes`` local processes (1: here, one after another). ``check`` must be a
+    module-level function (it is pickled) that reports errors in its result, not by raising."""
+    report = progress or (lambda r: None)
+    if client is not None:
+        from distributed import as_completed
+
+        futures = client.map(check, list(jobs), pure=False)
+        order = {f.key: i for i, f in enumerate(futures)}
+        out: list[DumpResult | None] = [None] * len(futures)
+        for fut in as_completed(futures):
+            res = fut.result()
+            out[order[fut.key]] = res
+            report(res)
+        return [r for r in out if r is not None]
+    if processes <= 1 or len(jobs) <= 1:
+        results = []
+        for job in jobs:
+            results.append(check(job))
+            report(results[-1])
+        return results
+    with ProcessPoolExecutor(max_workers=min(processes, len(jobs))) as pool:
+        results = list(pool.map(check, jobs))
+    for r in results:
+        report(r)
+    return results
+
+
+def _cell(v: Any) -> str:
+    return "-" if v is None else str(v)
+
+
+def summary_lines(results: Sequence[DumpResult]) -> list[str]:
+    """The one summary table: per dump its input, elements, mismatches, max ULP and verdict."""
+    rows = [["dump", "input", "elements", "mismatches", "max ulp", "result"]]
+    for r in results:
+        rep = r.report or {}
+        verdict = "OK" if r.ok else ("ERROR: " + (r.error or "") if r.error else "FAIL")
+        rows.append([os.path.basename(r.dump), os.path.basename(r.input),
+                     _cell(rep.get("elements")), _cell(rep.get("mismatches")),
+                     _cell(rep.get("max_ulp")), verdict])
+    widths = [max(len(row[c]) for row in rows) for c in range(5)]
+    lines = ["  ".join([row[0].ljust(widths[0]), row[1].ljust(widths[1]),
+                        *(row[c].rjust(widths[c]) for c in (2, 3, 4)), row[5]]).rstrip()
+             for row in rows]
+    n_ok = sum(r.ok for r in results)
+    n_err = sum(r.error is not None for r in results)
+    lines.append(f"{len(results)} dumps: {n_ok} OK, {len(results) - n_ok - n_err} FAIL, "
+                 f"{n_err} ERROR")
+    return lines
+
+
+def write_reports(results: Sequence[DumpResult], directory: str) -> list[str]:
+    """One JSON report per dump, ``<dump file name>.json`` in ``directory`` (created if needed;
+    its parent must exist), each written atomically; returns the paths."""
+    if not os.path.isdir(directory):
+        parent = os.path.dirname(os.path.abspath(directory))
+        if not os.path.isdir(parent):
+            raise DumpError(f"{directory}: no such directory: {parent}")
+        os.mkdir(directory)
+    names = [os.path.basename(r.dump) for r in results]
+    if len(set(names)) != len(names):
+        raise DumpError(f"{directory}: two dumps share a file name; their reports would collide")
+    paths = []
+    for r in results:
+        p = os.path.join(directory, os.path.basename(r.dump) + ".json")
+        doc = {"dump": r.dump, "input": r.input, "ok": r.ok, "error": r.error, **r.extra,
+               "report": r.report}
+        with atomic_file(p, overwrite=True) as fh:
+            fh.write(json.dumps(doc, indent=2, ensure_ascii=False).encode() + b"\n")
+        paths.append(p)
+    return paths
