@@ -14,6 +14,11 @@
 #ifndef PP_PREFETCH_AVX2
 #define PP_PREFETCH_AVX2 4096
 #endif
+/* ... and in the compiler-vectorized lane loops of kern_body.h (bf16, fp16 rtz / rna, float64
+ * and integer sources): measured in speed.md §15. */
+#ifndef PP_PREFETCH_LANES
+#define PP_PREFETCH_LANES PP_PREFETCH_AVX2
+#endif
 
 /* ---- SplitMix64 (srwords.c is the definition), 4 outputs = 8 words per vector ----
  * AVX2 has no 64-bit multiply: z * c mod 2^64 = lo(z) lo(c) + ((hi(z) lo(c) + lo(z) hi(c)) << 32).
