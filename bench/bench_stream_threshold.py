@@ -41,7 +41,7 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=9)
     ap.add_argument("--sizes", type=int, nargs="*", default=[4, 8, 16, 32, 64])
     a = ap.parse_args()
-    print(f"{cpu()}, {os.cpu_count()} cpus, load {os.getloadavg()[0]:.2f}, isa={pp.kernel.isa_auto()}")
+    print(f"{cpu()}, {os.cpu_count()} cpus, load {os.getloadavg()[0]:.2f}, isa={pp.kernel.isa_auto()}, {os.path.dirname(pp.__file__)}")
     print(f"{'MiB':>4} {'case':<22} {'cached GB/s':>11} {'stream GB/s':>11} {'stream/cached':>13}")
     rng = np.random.default_rng(0)
     for mib in a.sizes:

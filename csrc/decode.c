@@ -54,7 +54,7 @@ int pp_decode(const void *bits, size_t n, int format, float *dst, int threads, i
     if (n == 0) return PP_OK;
     decode_job j = {bits, format, dst, pp_kernels_for(isa), 0, 0};
     const size_t moved = n * (size_t)(pp_formats[format].bits / 8 + 4);
-    j.stream = j.ks != NULL && pp_use_streaming(moved, 0);
-    j.stream_direct = j.ks != NULL && pp_use_streaming(moved, 1);
+    j.stream = j.ks != NULL && pp_use_streaming(moved, PP_STREAM_DECODE);
+    j.stream_direct = j.ks != NULL && pp_use_streaming(moved, PP_STREAM_DIRECT);
     return pp_parallel_for(n, (size_t)1 << 17, threads, decode_range, &j);
 }

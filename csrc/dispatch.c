@@ -33,11 +33,11 @@ const pp_kernel_set *pp_kernels_for(int isa) {
 #define PP_NEVER (1LL << 62)
 
 typedef struct {
-    long long direct, buffered;
+    long long direct, buffered, decode; /* decode: the block buffer of pp_decode */
 } stream_thresholds;
 
 static stream_thresholds measured_thresholds(void) {
-    stream_thresholds t = {8 * PP_MIB, 8 * PP_MIB}; /* unmeasured CPUs: what Emerald Rapids gave */
+    stream_thresholds t = {8 * PP_MIB, 8 * PP_MIB, 8 * PP_MIB}; /* unmeasured: Emerald Rapids' */
 #if defined(__x86_64__) || defined(__i386__)
     unsigned a = 0, b = 0, c = 0, d = 0;
     if (!__get_cpuid(1, &a, &b, &c, &d)) return t;
@@ -47,12 +47,14 @@ static stream_thresholds measured_thresholds(void) {
     if (family == 25u && !pp_isa_supported(PP_ISA_AVX512)) {
         /* AMD Zen 3 (AVX2 kernels): direct streaming wins from 4 MiB on (1.08-1.37x); the block
          * buffer loses at every size measured, 4-128 MiB (0.72-1.0x for bf16, float64 sources,
-         * stochastic rounding): the AVX2 lane kernels are not at the floor, the copy is extra */
+         * stochastic rounding): the AVX2 lane kernels are not at the floor, the copy is extra;
+         * decode (2 B -> 4 B, twice the bytes out) gains from 32 MiB on (1.18-1.40x) */
         t.direct = 4 * PP_MIB;
         t.buffered = PP_NEVER;
+        t.decode = 32 * PP_MIB;
     } else if (family == 25u) {
         /* AMD Zen 4 (AVX-512): the 32 MiB (its L3) of issue 5's measurements, both ways */
-        t.direct = t.buffered = 32 * PP_MIB;
+        t.direct = t.buffered = t.decode = 32 * PP_MIB;
     }
     /* Intel family 6 (Emerald Rapids, model 207, measured in issue 16: 8 MiB gave +5-40 % for
      * 8-32 MiB calls against 32 MiB) and every other CPU: the 8 MiB above */
@@ -62,7 +64,7 @@ static stream_thresholds measured_thresholds(void) {
 }
 
 static _Atomic long long stream_override = -1; /* pp_set_stream_threshold; -1: the defaults */
-static _Atomic long long stream_direct = -1, stream_buffered = -1;
+static _Atomic long long stream_th[3] = {-1, -1, -1}; /* by kind: buffer, direct, decode */
 
 long long pp_set_stream_threshold(long long bytes) {
     const long long prev = stream_override;
@@ -70,15 +72,17 @@ long long pp_set_stream_threshold(long long bytes) {
     return prev;
 }
 
-int pp_use_streaming(size_t bytes, int direct) {
+int pp_use_streaming(size_t bytes, int kind) {
     const long long o = stream_override;
     if (o >= 0) return bytes > (unsigned long long)o;
-    long long th = direct ? stream_direct : stream_buffered;
+    if (kind < 0 || kind > 2) kind = 0;
+    long long th = stream_th[kind];
     if (th < 0) {
         const stream_thresholds t = measured_thresholds();
-        stream_direct = t.direct;
-        stream_buffered = t.buffered;
-        th = direct ? t.direct : t.buffered;
+        stream_th[PP_STREAM_BUFFER] = t.buffered;
+        stream_th[PP_STREAM_DIRECT] = t.direct;
+        stream_th[PP_STREAM_DECODE] = t.decode;
+        th = stream_th[kind];
     }
     return bytes > (unsigned long long)th;
 }
