@@ -299,7 +299,7 @@ def machine() -> str:
         model = "?"
     return (f"{model}{cpu_family_and_flags()}, {os.cpu_count()} cpus, "
             f"{platform.python_version()}, numpy {np.__version__},"
-            f" ml_dtypes {ml_dtypes.__version__}, pyprecision isa={isa_auto()}")
+            f" ml_dtypes {ml_dtypes.__version__}, pyprecision isa={isa_auto()} from {Path(pyprecision.__file__).parent}")
 
 
 #: The CPU flags the kernels (or their candidates) dispatch on.

@@ -145,6 +145,7 @@ typedef struct {
     void *dst;
     int out_bytes;
     int stream;                /* write through a block buffer with streaming stores */
+    int stream_direct;         /* the set's kernel that streams its own output, where it has one */
     const pp_kernel_set *ks;   /* NULL: the reference converter */
 } encode_job;
 
@@ -219,7 +220,7 @@ static void encode_range(void *ctx, size_t begin, size_t end) {
     const int stochastic = j->pr.rounding == PP_STOCHASTIC;
     /* float32 -> 8-bit codes where the set has a kernel that streams its own output: no block
      * buffer, no second pass over the output */
-    if (j->stream && t == PP_T_F32 && ob == 1 &&
+    if (j->stream_direct && t == PP_T_F32 && ob == 1 &&
         ks->enc8_stream(&j->pr, (const uint32_t *)j->src + begin, end - begin,
                         (uint8_t *)j->dst + begin)) {
         ks->sfence();
@@ -312,6 +313,8 @@ int pp_encode(const void *src, int src_type, size_t n, void *dst, const pp_cast_
     j.pr.has_sub = f64_lanes || j.pr.emin > -126;
     /* the fp8 tables the lanes read: built once, before the pool's threads race to */
     if (j.ks && pp_format_is_fp8(pp_format_of_type(src_type))) pp_decode_table(PP_FMT_FP8E4);
-    j.stream = j.ks != NULL && pp_use_streaming(n * (src_size[src_type] + (size_t)j.out_bytes));
+    const size_t moved = n * (src_size[src_type] + (size_t)j.out_bytes);
+    j.stream = j.ks != NULL && pp_use_streaming(moved, PP_STREAM_BUFFER);
+    j.stream_direct = j.ks != NULL && pp_use_streaming(moved, PP_STREAM_DIRECT);
     return pp_parallel_for(n, PP_ENCODE_GRAIN, opt->threads, encode_range, &j);
 }

@@ -7,7 +7,8 @@ typedef struct {
     int format;
     float *dst;
     const pp_kernel_set *ks; /* NULL: the reference decoder */
-    int stream;
+    int stream;        /* through the block buffer with streaming stores */
+    int stream_direct; /* the set's streaming decoder, where it has one */
 } decode_job;
 
 #define PP_DBLOCK 2048
@@ -25,7 +26,7 @@ static void decode_range(void *ctx, size_t begin, size_t end) {
         }
         return;
     }
-    if (j->stream && j->ks->decode_stream(j->format, (const char *)j->bits + begin * (size_t)bytes,
+    if (j->stream_direct && j->ks->decode_stream(j->format, (const char *)j->bits + begin * (size_t)bytes,
                                           end - begin, (uint32_t *)(out + begin))) {
         j->ks->sfence();
         return;
@@ -51,7 +52,9 @@ int pp_decode(const void *bits, size_t n, int format, float *dst, int threads, i
     if (isa < PP_ISA_REFERENCE || isa > PP_ISA_AVX512) return PP_EINVAL;
     if (!pp_isa_supported(isa)) return PP_EUNSUPPORTED;
     if (n == 0) return PP_OK;
-    decode_job j = {bits, format, dst, pp_kernels_for(isa), 0};
-    j.stream = j.ks != NULL && pp_use_streaming(n * (size_t)(pp_formats[format].bits / 8 + 4));
+    decode_job j = {bits, format, dst, pp_kernels_for(isa), 0, 0};
+    const size_t moved = n * (size_t)(pp_formats[format].bits / 8 + 4);
+    j.stream = j.ks != NULL && pp_use_streaming(moved, PP_STREAM_DECODE);
+    j.stream_direct = j.ks != NULL && pp_use_streaming(moved, PP_STREAM_DIRECT);
     return pp_parallel_for(n, (size_t)1 << 17, threads, decode_range, &j);
 }

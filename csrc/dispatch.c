@@ -6,8 +6,9 @@
  */
 #include "pyprecision.h"
 
-#include <stdio.h>
-#include <unistd.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
 
 const pp_kernel_set *pp_kernels_for(int isa) {
     switch (isa) {
@@ -18,40 +19,70 @@ const pp_kernel_set *pp_kernels_for(int isa) {
     }
 }
 
-/* Streaming stores pay off once the data cannot stay in the cache anyway. */
-static _Atomic long long stream_threshold = -1;
+/* Streaming stores: when a call moves more bytes (input + output) than a threshold, its output
+ * is written with non-temporal stores. Two thresholds, because the two ways of streaming cost
+ * differently: a kernel that streams its own output (enc8_stream, decode_stream: no extra pass)
+ * and the block buffer that other kernels write into, copied out with streaming stores (a second
+ * pass over every output byte, which pays only where the kernel itself is near the memory floor).
+ *
+ * The defaults are measured per CPU family, not read from the cache sizes the system reports
+ * (sysfs and sysconf report the host's L3 in a virtual machine: 300 MiB on an Intel VM that can
+ * use 4-24 MiB, 10x the real L3 on an AMD one). docs/decisions/speed.md §16 has the figures
+ * (bench/bench_stream_threshold.py): */
+#define PP_MIB (1LL << 20)
+#define PP_NEVER (1LL << 62)
 
-/* The last-level cache size: sysfs first (glibc's sysconf reports 10x the real L3 on some AMD
- * virtual machines), then sysconf, capped; 32 MiB when unknown. */
-static long long default_stream_threshold(void) {
-    long long bytes = -1;
-    FILE *f = fopen("/sys/devices/system/cpu/cpu0/cache/index3/size", "r");
-    if (f) {
-        char unit = 0;
-        long long v = 0;
-        if (fscanf(f, "%lld%c", &v, &unit) >= 1 && v > 0)
-            bytes = unit == 'K' ? v << 10 : unit == 'M' ? v << 20 : v;
-        fclose(f);
+typedef struct {
+    long long direct, buffered, decode; /* decode: the block buffer of pp_decode */
+} stream_thresholds;
+
+static stream_thresholds measured_thresholds(void) {
+    stream_thresholds t = {8 * PP_MIB, 8 * PP_MIB, 8 * PP_MIB}; /* unmeasured: Emerald Rapids' */
+#if defined(__x86_64__) || defined(__i386__)
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    if (!__get_cpuid(1, &a, &b, &c, &d)) return t;
+    unsigned family = (a >> 8) & 0xfu, model = (a >> 4) & 0xfu;
+    if (family == 0xfu) family += (a >> 20) & 0xffu;
+    if (family == 0xfu || family == 6u) model |= ((a >> 16) & 0xfu) << 4;
+    if (family == 25u && !pp_isa_supported(PP_ISA_AVX512)) {
+        /* AMD Zen 3 (AVX2 kernels): direct streaming wins from 4 MiB on (1.08-1.37x); the block
+         * buffer loses at every size measured, 4-128 MiB (0.72-1.0x for bf16, float64 sources,
+         * stochastic rounding): the AVX2 lane kernels are not at the floor, the copy is extra;
+         * decode (2 B -> 4 B, twice the bytes out) gains from 32 MiB on (1.18-1.40x) */
+        t.direct = 4 * PP_MIB;
+        t.buffered = PP_NEVER;
+        t.decode = 32 * PP_MIB;
+    } else if (family == 25u) {
+        /* AMD Zen 4 (AVX-512): the 32 MiB (its L3) of issue 5's measurements, both ways */
+        t.direct = t.buffered = t.decode = 32 * PP_MIB;
     }
-#ifdef _SC_LEVEL3_CACHE_SIZE
-    if (bytes <= 0) bytes = sysconf(_SC_LEVEL3_CACHE_SIZE);
+    /* Intel family 6 (Emerald Rapids, model 207, measured in issue 16: 8 MiB gave +5-40 % for
+     * 8-32 MiB calls against 32 MiB) and every other CPU: the 8 MiB above */
+    (void)model;
 #endif
-    if (bytes <= 0 || bytes > (256LL << 20)) bytes = 32LL << 20;
-    return bytes;
+    return t;
 }
 
+static _Atomic long long stream_override = -1; /* pp_set_stream_threshold; -1: the defaults */
+static _Atomic long long stream_th[3] = {-1, -1, -1}; /* by kind: buffer, direct, decode */
+
 long long pp_set_stream_threshold(long long bytes) {
-    long long prev = stream_threshold;
-    if (prev < 0) prev = default_stream_threshold();
-    stream_threshold = bytes < 0 ? -1 : bytes;
+    const long long prev = stream_override;
+    stream_override = bytes < 0 ? -1 : bytes;
     return prev;
 }
 
-int pp_use_streaming(size_t bytes) {
-    long long th = stream_threshold;
+int pp_use_streaming(size_t bytes, int kind) {
+    const long long o = stream_override;
+    if (o >= 0) return bytes > (unsigned long long)o;
+    if (kind < 0 || kind > 2) kind = 0;
+    long long th = stream_th[kind];
     if (th < 0) {
-        th = default_stream_threshold();
-        stream_threshold = th;
+        const stream_thresholds t = measured_thresholds();
+        stream_th[PP_STREAM_BUFFER] = t.buffered;
+        stream_th[PP_STREAM_DIRECT] = t.direct;
+        stream_th[PP_STREAM_DECODE] = t.decode;
+        th = stream_th[kind];
     }
     return bytes > (unsigned long long)th;
 }

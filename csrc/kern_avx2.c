@@ -14,17 +14,35 @@
 #ifndef PP_PREFETCH_AVX2
 #define PP_PREFETCH_AVX2 4096
 #endif
+/* ... and in the compiler-vectorized lane loops of kern_body.h (bf16, fp16 rtz / rna, float64
+ * and integer sources): measured in speed.md §15. */
+#ifndef PP_PREFETCH_LANES
+#define PP_PREFETCH_LANES PP_PREFETCH_AVX2
+#endif
 
 /* ---- SplitMix64 (srwords.c is the definition), 4 outputs = 8 words per vector ----
- * AVX2 has no 64-bit multiply: z * c mod 2^64 = lo(z) lo(c) + ((hi(z) lo(c) + lo(z) hi(c)) << 32),
- * three vpmuludq. The 64-bit results, read as 32-bit lanes, are the words in element order. */
+ * AVX2 has no 64-bit multiply: z * c mod 2^64 = lo(z) lo(c) + ((hi(z) lo(c) + lo(z) hi(c)) << 32).
+ * PP_SM_MULLO (default): the two cross products mod 2^32 by one vpmulld against c with its halves
+ * swapped, summed into the high half by a shift and an add: two multiplies instead of three
+ * vpmuludq (docs/decisions/speed.md §15). The 64-bit results, read as 32-bit lanes, are the words
+ * in element order. */
+#ifndef PP_SM_MULLO
+#define PP_SM_MULLO 1
+#endif
 static inline __m256i sm_mul256(__m256i z, uint64_t c) {
     const __m256i cl = _mm256_set1_epi64x((long long)(c & 0xffffffffu));
+#if PP_SM_MULLO
+    const __m256i cs = _mm256_set1_epi64x((long long)((c << 32) | (c >> 32)));
+    const __m256i t = _mm256_mullo_epi32(z, cs); /* lanes: lo(z) hi(c), hi(z) lo(c) mod 2^32 */
+    const __m256i cross = _mm256_slli_epi64(_mm256_add_epi64(t, _mm256_srli_epi64(t, 32)), 32);
+    return _mm256_add_epi64(_mm256_mul_epu32(z, cl), cross);
+#else
     const __m256i ch = _mm256_set1_epi64x((long long)(c >> 32));
     const __m256i ll = _mm256_mul_epu32(z, cl);
     const __m256i cross = _mm256_add_epi64(_mm256_mul_epu32(_mm256_srli_epi64(z, 32), cl),
                                            _mm256_mul_epu32(z, ch));
     return _mm256_add_epi64(ll, _mm256_slli_epi64(cross, 32));
+#endif
 }
 static inline __m256i sm_mix256(__m256i z) {
     z = _mm256_xor_si256(z, _mm256_srli_epi64(z, 30));

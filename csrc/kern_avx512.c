@@ -8,6 +8,23 @@
 #define PP_STREAM(d, s) _mm512_stream_si512((void *)(d), _mm512_loadu_si512((const void *)(s)))
 #define PP_SFENCE() _mm_sfence()
 #define KSUF avx512
+/* Software prefetch of the input this many bytes ahead (T0) in the streaming loops (fp8, F16C
+ * fp16, the fused stochastic rounding, the lanes of kern_body.h); 0: none. From issue 16's
+ * measurement on Intel Emerald Rapids (4 KiB ahead, T0: bf16 rne 0.44-0.65 -> 0.77-0.92 of the
+ * floor, fp8 -> 0.91-0.97, SR -> 0.57-0.75); structurally the AVX2 set's (measured on Zen 3,
+ * docs/decisions/speed.md §15). Not measured on an AVX-512 machine by this change. */
+#ifndef PP_PREFETCH_AVX512
+#define PP_PREFETCH_AVX512 4096
+#endif
+#ifndef PP_PREFETCH_LANES
+#define PP_PREFETCH_LANES PP_PREFETCH_AVX512
+#endif
+/* The LINES cache lines at P + PP_PREFETCH_AVX512 (a prefetch never faults, past the end either). */
+#define PF512(P, LINES)                                                                            \
+    do {                                                                                           \
+        for (int l_ = 0; PP_PREFETCH_AVX512 > 0 && l_ < (LINES); l_++)                             \
+            _mm_prefetch((const char *)(P) + PP_PREFETCH_AVX512 + 64 * l_, _MM_HINT_T0);           \
+    } while (0)
 
 /* ---- SplitMix64 (srwords.c is the definition), 8 outputs = 16 words per vector ----
  * Lane k of the state holds seed + (j + 1 + k) * gamma for pair index j + k; mix64 with vpmullq
@@ -94,6 +111,7 @@ static void f16c_avx512(const uint32_t *src, size_t n, uint16_t *dst) {
     const __m512i qnan = _mm512_set1_epi32(0x7fc00000);
     size_t i = 0;
     for (; i + 16 <= n; i += 16) {
+        PF512(src + i, 1);
         __m512i u = _mm512_loadu_si512((const void *)(src + i));
         const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, absm), inf);
         u = _mm512_mask_ternarylogic_epi32(u, nan, absm, qnan, 0xBA); /* (u & ~abs) | qnan */
@@ -238,6 +256,7 @@ static inline __attribute__((always_inline)) void fp8_loop(const fp8_consts *k, 
         i = head;
     }
     for (; i + 64 <= n; i += 64) {
+        PF512(src + i, 4);
         const __m512i b = fp8_64(k, _mm512_loadu_si512((const void *)(src + i)),
                                  _mm512_loadu_si512((const void *)(src + i + 16)),
                                  _mm512_loadu_si512((const void *)(src + i + 32)),
@@ -350,6 +369,7 @@ static size_t rne_avx512(const pp_params *pr, const uint32_t *src, size_t n, voi
     size_t i = 0;
     const __m512i ord = _mm512_set_epi64(7, 5, 3, 1, 6, 4, 2, 0);
     for (; i + 32 <= n; i += 32) {
+        PF512(src + i, 2);
         const __m512i w = _mm512_packus_epi32(rne16(&k, src + i), rne16(&k, src + i + 16));
         _mm512_storeu_si512((void *)((uint16_t *)dst + i), _mm512_permutexvar_epi64(ord, w));
     }

@@ -111,11 +111,36 @@ PP_LANE(lane64_, uint64_t, int64_t, 52, 1023, 64, UINT64_C(0x7fffffffffffffff),
         UINT64_C(1), double, pp_bits_to_f64, pp_f64_to_bits)
 
 /* One loop per (source width, output width, rounding, subnormal path, magic, simple specials):
- * all constants, so each loop is branch-free and carries only the work its case needs. */
-#define PP_LOOP(LANE, IN_T, OUT_T, MODE, SUB, MAGIC, SIMPLE)                                       \
-    for (size_t i = 0; i < n; i++)                                                                 \
-    dst[i] = (OUT_T)PP_K(LANE)(src[i], (MODE) == PP_STOCHASTIC ? rnd[i] : 0u, MODE, SUB, MAGIC,    \
+ * all constants, so each loop is branch-free and carries only the work its case needs.
+ *
+ * Software prefetch: with PP_PREFETCH_LANES > 0 (bytes ahead; the set defines it, 0 or undefined:
+ * none) the loop runs in steps of 128 bytes of input, each step prefetching the two cache lines
+ * that far ahead (T0) and then converting its elements in an inner loop of constant length that
+ * the compiler vectorizes and unrolls; the rest of the elements after the last whole step. Only
+ * the order of loads changes, never a result (docs/decisions/speed.md §15). */
+#define PP_LOOP_BODY(LANE, OUT_T, MODE, SUB, MAGIC, SIMPLE, I)                                     \
+    dst[I] = (OUT_T)PP_K(LANE)(src[I], (MODE) == PP_STOCHASTIC ? rnd[I] : 0u, MODE, SUB, MAGIC,    \
                                SIMPLE, sizeof(OUT_T) == 4, &prl)
+#if defined(PP_PREFETCH_LANES) && PP_PREFETCH_LANES > 0
+#ifndef PP_PREFETCH_STEP
+#define PP_PREFETCH_STEP 256 /* bytes of input per step: one prefetch per cache line */
+#endif
+#define PP_LOOP(LANE, IN_T, OUT_T, MODE, SUB, MAGIC, SIMPLE)                                       \
+    do {                                                                                           \
+        enum { step_ = PP_PREFETCH_STEP / sizeof(IN_T) };                                          \
+        size_t i0 = 0;                                                                             \
+        for (; i0 + step_ <= n; i0 += step_) {                                                     \
+            for (int l_ = 0; l_ < PP_PREFETCH_STEP / 64; l_++)                                     \
+                __builtin_prefetch((const char *)(src + i0) + PP_PREFETCH_LANES + 64 * l_, 0, 3);  \
+            for (size_t i = i0; i < i0 + step_; i++)                                               \
+                PP_LOOP_BODY(LANE, OUT_T, MODE, SUB, MAGIC, SIMPLE, i);                            \
+        }                                                                                          \
+        for (size_t i = i0; i < n; i++) PP_LOOP_BODY(LANE, OUT_T, MODE, SUB, MAGIC, SIMPLE, i);    \
+    } while (0)
+#else
+#define PP_LOOP(LANE, IN_T, OUT_T, MODE, SUB, MAGIC, SIMPLE)                                       \
+    for (size_t i = 0; i < n; i++) PP_LOOP_BODY(LANE, OUT_T, MODE, SUB, MAGIC, SIMPLE, i)
+#endif
 
 #define PP_LOOPS(LANE, IN_T, OUT_T, MODE, SUB, MAGIC)                                              \
     do {                                                                                           \

@@ -18,17 +18,22 @@
  * the lanes of kern_body.h. */
 
 typedef struct {
-    __m128i cs0, cthr, csh, csg;
     __m256i absm, one, rebias1, minnorm, inf, maxc, ovfc, ovf0, inf0, nan0, dovf, dinf, dnan, sbit;
     __m256i frac, hid, subc, subc32;
 } sr2_consts;
 
+/* Shifts by the format's counts, immediates: the loop is compiled for one format (s0 = S0, the
+ * storage shift SH, the sign shift SG; sr_avx2 picks the instance). */
+#define SR2_SRL(x, IMM) _mm256_srli_epi32((x), (IMM))
+#define SR2_SLL(x, IMM) _mm256_slli_epi32((x), (IMM))
+
 static inline __attribute__((always_inline)) __m256i sr8(const sr2_consts *k, __m256i u, __m256i r,
                                                          const int sub, const int mint,
-                                                         const int wide) {
+                                                         const int wide, const int S0,
+                                                         const int SH, const int SG) {
     const __m256i a = _mm256_and_si256(u, k->absm);
-    __m256i code = _mm256_srl_epi32(_mm256_add_epi32(a, k->rebias1), k->cs0); /* code + 1 */
-    __m256i thr = _mm256_sll_epi32(a, k->cthr);
+    __m256i code = SR2_SRL(_mm256_add_epi32(a, k->rebias1), S0); /* code + 1 */
+    __m256i thr = SR2_SLL(a, 32 - S0);
     if (sub) {
         const __m256i ks = _mm256_cmpgt_epi32(k->minnorm, a); /* both below 2^31 */
         if (!_mm256_testz_si256(ks, ks)) {
@@ -48,72 +53,111 @@ static inline __attribute__((always_inline)) __m256i sr8(const sr2_consts *k, __
     if (!(mint & 2)) dm = _mm256_blendv_epi8(dm, k->dnan, kn); /* mint & 2: NaN signed */
     if (mint) {
         code = _mm256_min_epu32(code, k->ovfc); /* max, or the code after it (inf / NaN) */
-        if (wide) code = _mm256_sll_epi32(code, k->csh);
+        if (wide) code = SR2_SLL(code, SH);
         code = _mm256_blendv_epi8(code, k->nan0, kn);
     } else {
         const __m256i ko = _mm256_cmpgt_epi32(code, k->maxc); /* codes below 2^31 */
         const __m256i ki = _mm256_cmpeq_epi32(a, k->inf);
-        if (wide) code = _mm256_sll_epi32(code, k->csh);
+        if (wide) code = SR2_SLL(code, SH);
         code = _mm256_blendv_epi8(code, k->ovf0, ko);
         code = _mm256_blendv_epi8(code, k->inf0, ki);
         code = _mm256_blendv_epi8(code, k->nan0, kn);
         dm = _mm256_blendv_epi8(dm, k->dovf, _mm256_andnot_si256(kn, ko));
         dm = _mm256_blendv_epi8(dm, k->dinf, ki);
     }
-    const __m256i sg = _mm256_srl_epi32(u, k->csg);
+    const __m256i sg = SR2_SRL(u, SG);
     return _mm256_or_si256(code, _mm256_and_si256(sg, dm));
 }
 
-/* The words of the next 8 elements: the caller's, or the generator's (state advanced). */
+/* The words of the next 8 elements: the generator's (GEN, state advanced) or the caller's. GEN is
+ * a constant of the loop: no test of rnd per group. */
 static inline __attribute__((always_inline)) __m256i sr_words8(const uint32_t *rnd, size_t i,
-                                                               __m256i *st) {
-    if (rnd) return _mm256_loadu_si256((const __m256i *)(const void *)(rnd + i));
+                                                               __m256i *st, const int gen) {
+    if (!gen) return _mm256_loadu_si256((const __m256i *)(const void *)(rnd + i));
     const __m256i z = sm_mix256(*st);
     *st = _mm256_add_epi64(*st, _mm256_set1_epi64x((long long)(4 * PP_SM_GAMMA)));
     return z;
 }
 
+/* Software prefetch of the input (and of the given words) PP_PREFETCH_AVX2 bytes ahead, LINES
+ * cache lines of each: the 64 bytes of input one step reads per line (never faults). */
+#if PP_PREFETCH_AVX2 > 0
+#define SR2_PREFETCH(s, r, LINES)                                                                  \
+    do {                                                                                           \
+        for (int l_ = 0; l_ < (LINES); l_++) {                                                     \
+            _mm_prefetch((const char *)(s) + PP_PREFETCH_AVX2 + 64 * l_, _MM_HINT_T0);             \
+            if (!gen) _mm_prefetch((const char *)(r) + PP_PREFETCH_AVX2 + 64 * l_, _MM_HINT_T0);   \
+        }                                                                                          \
+    } while (0)
+#else
+#define SR2_PREFETCH(s, r, LINES) ((void)0)
+#endif
+
+/* The loop's compile-time case: the format's shifts, generator or given words, tail, subnormals. */
+#define SR2_ARGS const int sub, const int mint, const int gen, const int S0, const int SH, const int SG
+#define SR2_PASS sub, mint, gen, S0, SH, SG
+
 static inline __attribute__((always_inline)) __m256i sr_group8(const sr2_consts *k,
                                                                const uint32_t *src, size_t i,
                                                                const uint32_t *rnd, __m256i *st,
-                                                               const int sub, const int mint,
-                                                               const int wide) {
-    const __m256i r = sr_words8(rnd, i, st);
-    return sr8(k, _mm256_loadu_si256((const __m256i *)(const void *)(src + i)), r, sub, mint, wide);
+                                                               const int wide, SR2_ARGS) {
+    const __m256i r = sr_words8(rnd, i, st, gen);
+    return sr8(k, _mm256_loadu_si256((const __m256i *)(const void *)(src + i)), r, sub, mint, wide,
+               S0, SH, SG);
 }
 
 static inline __attribute__((always_inline)) size_t sr2_loop(const sr2_consts *k,
                                                              const uint32_t *src, size_t n,
                                                              const uint32_t *rnd, __m256i st,
-                                                             void *dst, const int ob,
-                                                             const int sub, const int mint) {
+                                                             void *dst, const int ob, SR2_ARGS) {
     size_t i = 0;
     if (ob == 1) {
         const __m256i ord = _mm256_set_epi32(7, 3, 6, 2, 5, 1, 4, 0);
         for (; i + 32 <= n; i += 32) {
+            SR2_PREFETCH(src + i, rnd + i, 2);
             /* codes <= 0xff: the saturating packs keep them */
-            const __m256i c0 = sr_group8(k, src, i, rnd, &st, sub, mint, 0);
-            const __m256i c1 = sr_group8(k, src, i + 8, rnd, &st, sub, mint, 0);
+            const __m256i c0 = sr_group8(k, src, i, rnd, &st, 0, SR2_PASS);
+            const __m256i c1 = sr_group8(k, src, i + 8, rnd, &st, 0, SR2_PASS);
             const __m256i w01 = _mm256_packus_epi32(c0, c1);
-            const __m256i c2 = sr_group8(k, src, i + 16, rnd, &st, sub, mint, 0);
-            const __m256i c3 = sr_group8(k, src, i + 24, rnd, &st, sub, mint, 0);
+            const __m256i c2 = sr_group8(k, src, i + 16, rnd, &st, 0, SR2_PASS);
+            const __m256i c3 = sr_group8(k, src, i + 24, rnd, &st, 0, SR2_PASS);
             const __m256i w23 = _mm256_packus_epi32(c2, c3);
             const __m256i b = _mm256_permutevar8x32_epi32(_mm256_packus_epi16(w01, w23), ord);
             _mm256_storeu_si256((__m256i *)(void *)((uint8_t *)dst + i), b);
         }
     } else if (ob == 2) {
         for (; i + 16 <= n; i += 16) {
-            const __m256i c0 = sr_group8(k, src, i, rnd, &st, sub, mint, 0);
-            const __m256i c1 = sr_group8(k, src, i + 8, rnd, &st, sub, mint, 0);
+            SR2_PREFETCH(src + i, rnd + i, 1);
+            const __m256i c0 = sr_group8(k, src, i, rnd, &st, 0, SR2_PASS);
+            const __m256i c1 = sr_group8(k, src, i + 8, rnd, &st, 0, SR2_PASS);
             const __m256i w = _mm256_permute4x64_epi64(_mm256_packus_epi32(c0, c1), 0xD8);
             _mm256_storeu_si256((__m256i *)(void *)((uint16_t *)dst + i), w);
         }
     } else {
-        for (; i + 8 <= n; i += 8)
+        for (; i + 8 <= n; i += 8) {
+            if (!(i & 8)) SR2_PREFETCH(src + i, rnd + i, 1);
             _mm256_storeu_si256((__m256i *)(void *)((uint32_t *)dst + i),
-                                sr_group8(k, src, i, rnd, &st, sub, mint, 1));
+                                sr_group8(k, src, i, rnd, &st, 1, SR2_PASS));
+        }
     }
     return i;
+}
+
+/* One format's loops: each (generator or given words) x tail x subnormal path. */
+static inline __attribute__((always_inline)) size_t sr2_format(const sr2_consts *k,
+                                                               const uint32_t *src, size_t n,
+                                                               const uint32_t *rnd, __m256i st,
+                                                               void *dst, const int ob,
+                                                               const int sub, const int mint,
+                                                               const int S0, const int SH,
+                                                               const int SG) {
+#define SR2_T(G, M, SUB) sr2_loop(k, src, n, rnd, st, dst, ob, SUB, M, G, S0, SH, SG)
+#define SR2_M(G, SUB) (mint == 3 ? SR2_T(G, 3, SUB) : mint ? SR2_T(G, 1, SUB) : SR2_T(G, 0, SUB))
+#define SR2_S(G) (sub ? SR2_M(G, 1) : SR2_M(G, 0))
+    return rnd ? SR2_S(0) : SR2_S(1);
+#undef SR2_S
+#undef SR2_M
+#undef SR2_T
 }
 
 /* float32 sources only (float64 ones: 0, the lanes of kern_body.h). Returns how many leading
@@ -134,10 +178,6 @@ static size_t sr_avx2(const pp_params *pr, int f64, const void *src, size_t n, c
     if (mint && pr->dnan == pr->sign_bit) mint = 3; /* and NaN keeps the sign too */
     if (pr->maxc + 1u >= 0x80000000u) return 0; /* signed compares of codes */
     sr2_consts k;
-    k.cs0 = _mm_cvtsi32_si128((int)s0);
-    k.cthr = _mm_cvtsi32_si128((int)(32u - s0));
-    k.csh = _mm_cvtsi32_si128((int)shift);
-    k.csg = _mm_cvtsi32_si128(31 - pr->sign_pos);
     k.absm = _mm256_set1_epi32(0x7fffffff);
     k.one = _mm256_set1_epi32(1);
     k.rebias1 = _mm256_set1_epi32((int)(((uint32_t)(pr->bias - 127) << 23) + (1u << s0)));
@@ -163,13 +203,14 @@ static size_t sr_avx2(const pp_params *pr, int f64, const void *src, size_t n, c
                                (long long)(b + g));
     }
     const uint32_t *s = (const uint32_t *)src;
-#define PP_SR2_TAIL(OB, SUB)                                                                       \
-    (mint == 3 ? sr2_loop(&k, s, n, rnd, st, dst, OB, SUB, 3)                                      \
-     : mint    ? sr2_loop(&k, s, n, rnd, st, dst, OB, SUB, 1)                                      \
-               : sr2_loop(&k, s, n, rnd, st, dst, OB, SUB, 0))
-#define PP_SR2_CASE(OB) (sub ? PP_SR2_TAIL(OB, 1) : PP_SR2_TAIL(OB, 0))
-    const size_t done = out_bytes == 1 ? PP_SR2_CASE(1) : out_bytes == 2 ? PP_SR2_CASE(2) : PP_SR2_CASE(4);
-#undef PP_SR2_CASE
-#undef PP_SR2_TAIL
+    const int sg = 31 - pr->sign_pos;
+    /* the formats' own shifts as immediates: fp8e4 / fp8e4m3fn (s0 20), fp8e5 (21), bf16 (16),
+     * fp16 (13), fp32r (13, storage shift 13); any other format: 0, the lanes */
+    size_t done = 0;
+    if (out_bytes == 1 && sg == 24 && s0 == 20) done = sr2_format(&k, s, n, rnd, st, dst, 1, sub, mint, 20, 0, 24);
+    else if (out_bytes == 1 && sg == 24 && s0 == 21) done = sr2_format(&k, s, n, rnd, st, dst, 1, sub, mint, 21, 0, 24);
+    else if (out_bytes == 2 && sg == 16 && s0 == 16) done = sr2_format(&k, s, n, rnd, st, dst, 2, sub, mint, 16, 0, 16);
+    else if (out_bytes == 2 && sg == 16 && s0 == 13) done = sr2_format(&k, s, n, rnd, st, dst, 2, sub, mint, 13, 0, 16);
+    else if (out_bytes == 4 && sg == 0 && s0 == 13 && shift == 13) done = sr2_format(&k, s, n, rnd, st, dst, 4, sub, mint, 13, 13, 0);
     return done;
 }

@@ -207,6 +207,12 @@ static inline __attribute__((always_inline)) void sr_loop(const sr_consts *k, co
     const int msub = defer ? 2 : sub;
     const __m512i st0 = st;
     size_t list[128], cnt = 0;
+    /* the input (and the given words) of elements [I, I + CNT) PP_PREFETCH_AVX512 bytes ahead */
+#define SR_PREFETCH(I, CNT)                                                                        \
+    do {                                                                                           \
+        PF512((const char *)src + (I) * (f64 ? 8u : 4u), (CNT) * (f64 ? 8 : 4) / 64);              \
+        if (rnd) PF512(rnd + (I), (CNT) * 4 / 64);                                                 \
+    } while (0)
 #define PP_SR_NOTE(S, OFF)                                                                         \
     do {                                                                                           \
         if (defer) {                                                                               \
@@ -222,6 +228,7 @@ static inline __attribute__((always_inline)) void sr_loop(const sr_consts *k, co
         const __m512i sb8 = _mm512_set1_epi8((char)0x80);
         const __m512i nan8 = _mm512_set1_epi8((char)_mm_cvtsi128_si32(_mm512_castsi512_si128(k->nan0)));
         for (; i + 64 <= n; i += 64) {
+            SR_PREFETCH(i, 64);
             __mmask16 s0[3] = {0, 0, 0}, s1[3] = {0, 0, 0}, s2[3] = {0, 0, 0}, s3[3] = {0, 0, 0};
             const __m512i c0 = sr_group(k, src, i, sr_words16(rnd, i, &st), f64, msub, mint, 0, s0);
             const __m512i c1 = sr_group(k, src, i + 16, sr_words16(rnd, i + 16, &st), f64, msub, mint, 0, s1);
@@ -251,6 +258,7 @@ static inline __attribute__((always_inline)) void sr_loop(const sr_consts *k, co
         const __m512i sb16 = _mm512_set1_epi16((short)0x8000);
         const __m512i nan16 = _mm512_set1_epi16((short)_mm_cvtsi128_si32(_mm512_castsi512_si128(k->nan0)));
         for (; i + 32 <= n; i += 32) {
+            SR_PREFETCH(i, 32);
             __mmask16 s0[3] = {0, 0, 0}, s1[3] = {0, 0, 0};
             const __m512i c0 = sr_group(k, src, i, sr_words16(rnd, i, &st), f64, msub, mint, 0, s0);
             const __m512i c1 = sr_group(k, src, i + 16, sr_words16(rnd, i + 16, &st), f64, msub, mint, 0, s1);
@@ -272,6 +280,7 @@ static inline __attribute__((always_inline)) void sr_loop(const sr_consts *k, co
 #undef PP_SR_NOTE
     /* 16 at a time, the last group masked (masked-off lanes are zeros: no fault, no exception) */
     for (; i < n; i += 16) {
+        SR_PREFETCH(i, 16);
         const __mmask16 m = n - i >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - i)) - 1u);
         __m512i r;
         if (rnd) {

@@ -124,6 +124,7 @@ int pp_isa_auto(void);
 int pp_cpu_count(void);
 
 /* Outputs whose call moves more than this many bytes (input + output) are written with
- * non-temporal (streaming) stores. bytes < 0 restores the default (the L3 cache size). Returns
- * the previous threshold. Results never depend on it; it exists for tests and benchmarks. */
+ * non-temporal (streaming) stores, whichever way the kernel streams. bytes < 0 restores the
+ * defaults (measured per CPU family, dispatch.c). Returns the previous setting (-1: the
+ * defaults). Results never depend on it; it exists for tests and benchmarks. */
 long long pp_set_stream_threshold(long long bytes);

@@ -2,9 +2,12 @@
 rounding (saturate=False, nan="ml_dtypes"; stochastic with a fixed seed), again for the fp8
 formats with saturate=True (the Neuron default there), and with nan="nvidia" (where the reference
 itself must equal its ml_dtypes-policy result on every non-NaN input, §4). Not run by default:
-``pytest -m exhaustive tests/fastpaths`` (about a minute per format and rounding on 2 cores)."""
+``pytest -m exhaustive tests/fastpaths`` (about a minute per format and rounding on 2 cores).
+``PYPRECISION_EXHAUSTIVE_ISAS=avx2`` (comma-separated) sweeps only those of the fast ISAs, for a
+re-run after a change to one instruction set's kernels."""
 from __future__ import annotations
 
+import os
 import time
 
 import numpy as np
@@ -12,7 +15,11 @@ import pytest
 
 import pyprecision
 
-from .conftest import FAST_ISAS, FORMATS, ROUNDINGS
+from .conftest import FAST_ISAS as _ALL_FAST_ISAS
+from .conftest import FORMATS, ROUNDINGS
+
+_ONLY = [i for i in os.environ.get("PYPRECISION_EXHAUSTIVE_ISAS", "").split(",") if i]
+FAST_ISAS = [i for i in _ALL_FAST_ISAS if not _ONLY or i in _ONLY]
 
 NVIDIA_NAN = {"bf16": 0x7FFF, "fp16": 0x7FFF, "fp32r": 0x7FFFE000, "fp8e4": 0x7F, "fp8e4m3fn": 0x7F,
               "fp8e5": 0x7F}  # §4, copied from the spec
