@@ -6,6 +6,9 @@ Arrows: ``io`` imports ``formats`` and ``errors``, and ``kernel``'s torch tensor
 files only); ``reencode``, ``verify``, ``tools`` (and users) import ``io``.
 """
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from pyprecision.io.atomic import (
     TEMP_TAG,
     atomic_file,
@@ -18,9 +21,7 @@ from pyprecision.io.dtypes import (
     safetensors_dtype,
     safetensors_name_of_format,
 )
-from pyprecision.io.numpy_files import NPZ_METADATA_MEMBER, NpzWriter, npy_can_store
 from pyprecision.io.outdir import INCOMPLETE_MARKER, OutputDirectory, check_complete
-from pyprecision.io.raw import load_dump, read_raw
 from pyprecision.io.remote import (
     CLOUD_EXTRA,
     as_local,
@@ -43,7 +44,32 @@ from pyprecision.io.safetensors import (
 from pyprecision.io.store import TensorStore, input_files, open_tensors
 from pyprecision.io.tensors import TensorInfo
 from pyprecision.io.text import decode_text, read_text
-from pyprecision.io.torch_files import TorchWriter, is_torch_file, read_torch_file
+
+if TYPE_CHECKING:  # loaded on first use (PEP 562): a safetensors re-encode never needs them
+    from pyprecision.io.numpy_files import NPZ_METADATA_MEMBER, NpzWriter, npy_can_store
+    from pyprecision.io.raw import load_dump, read_raw
+    from pyprecision.io.torch_files import TorchWriter, is_torch_file, read_torch_file
+
+#: name → the module of this room that defines it, imported when the name is first asked for.
+_LAZY = {
+    "NPZ_METADATA_MEMBER": "numpy_files",
+    "NpzWriter": "numpy_files",
+    "npy_can_store": "numpy_files",
+    "load_dump": "raw",
+    "read_raw": "raw",
+    "TorchWriter": "torch_files",
+    "is_torch_file": "torch_files",
+    "read_torch_file": "torch_files",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'pyprecision.io' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"pyprecision.io.{module}"), name)
+    globals()[name] = value
+    return value
 
 __all__ = [
     "load_dump",

@@ -15,7 +15,6 @@ import ctypes
 import errno
 import fcntl
 import os
-import tempfile
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -200,6 +199,8 @@ def _umask() -> int:
 def _locked_temporary(directory: Path, out: Path) -> tuple[int, str]:
     """A new temporary file for ``out``, locked, mode 0666 minus the umask (like open(2))."""
     while True:
+        import tempfile  # ~4 ms at start-up; only a writer needs it
+
         fd, tmp = tempfile.mkstemp(
             prefix=f".{out.name}.{TEMP_TAG}{os.getpid()}-", suffix=".tmp", dir=directory
         )

@@ -13,7 +13,6 @@ from typing import Any
 import numpy as np
 
 from pyprecision.errors import DumpError
-from pyprecision.io.numpy_files import read_npy_header, read_npz_compressed, read_npz_members
 from pyprecision.io.outdir import check_complete
 from pyprecision.io.remote import (
     as_local,
@@ -27,8 +26,7 @@ from pyprecision.io.remote import (
     read_bytes,
 )
 from pyprecision.io.safetensors import read_safetensors_header
-from pyprecision.io.tensors import TensorInfo, map_bytes
-from pyprecision.io.torch_files import TORCH_EXTS, is_torch_file, read_torch_file
+from pyprecision.io.tensors import TORCH_EXTS, TensorInfo, map_bytes
 
 __all__ = ["TensorStore", "open_tensors", "INDEX_SUFFIX"]
 
@@ -89,6 +87,8 @@ class TensorStore(Mapping[str, TensorInfo]):
         if t.reader is not None:  # a torch.save file: torch maps it (io/torch_files.py)
             return t.reader()
         if t.offset is None:
+            from pyprecision.io.numpy_files import read_npz_compressed
+
             return read_npz_compressed(t)
         return map_bytes(
             t.path, t.offset, t.dtype, t.shape, fortran_order=t.fortran_order, cache=self._maps
@@ -115,6 +115,8 @@ def file_kind(path: str) -> str | None:
     for ext, kind in ((".safetensors", "safetensors"), (".npz", "npz"), (".npy", "npy")):
         if path.endswith(ext):
             return kind
+    from pyprecision.io.torch_files import is_torch_file  # .npz/.npy/.pt readers load on first use
+
     if is_torch_file(path):  # .pt / .pth, or a .bin whose bytes are torch.save's
         return "pt"
     with open_binary(path) as fh:
@@ -135,10 +137,16 @@ def _read_file(path: str) -> tuple[list[TensorInfo], dict[str, Any]]:
     if kind == "safetensors":
         return read_safetensors_header(path)
     if kind == "npz":
+        from pyprecision.io.numpy_files import read_npz_members
+
         return read_npz_members(path)
     if kind == "npy":
+        from pyprecision.io.numpy_files import read_npy_header
+
         return [read_npy_header(path)], {}
     if kind == "pt":
+        from pyprecision.io.torch_files import read_torch_file
+
         return read_torch_file(path)
     raise DumpError(
         f"{path}: unknown checkpoint file type; expected .safetensors, "

@@ -21,6 +21,10 @@ MAX_DIMS = 64
 _MAX_BYTES = (1 << 63) - 1
 
 
+#: File name suffixes of torch.save state dicts (a ``.bin`` is one only by its bytes).
+TORCH_EXTS = (".pt", ".pth")
+
+
 def check_shape(where: str, shape: Any, itemsize: int) -> tuple[int, ...]:
     """``shape`` as a tuple when it is a list/tuple of at most MAX_DIMS non-negative integers
     (booleans are not integers here) whose non-zero product × ``itemsize`` fits in 63 bits, so

@@ -27,13 +27,12 @@ from pyprecision.io.atomic import atomic_file, write_error
 from pyprecision.io.dtypes import SAFETENSORS_DTYPES
 from pyprecision.io.remote import is_remote
 from pyprecision.io.safetensors import _formats_of
-from pyprecision.io.tensors import TensorInfo, check_shape
+from pyprecision.io.tensors import TORCH_EXTS, TensorInfo, check_shape
 
 __all__ = ["TORCH_EXTS", "is_torch_file", "read_torch_file", "TorchWriter", "METADATA_ENTRY",
            "MODULE_METADATA_KEY"]
 
 #: Extensions that always mean a torch.save file (``.bin`` is one only when its bytes say so).
-TORCH_EXTS = (".pt", ".pth")
 #: The ``state_dict._metadata`` entry that holds pyprecision's metadata (str → str) in a .pt file.
 METADATA_ENTRY = "__pyprecision__"
 #: The metadata key that carries a state dict's own ``_metadata`` (module versions) as JSON.

@@ -1,7 +1,6 @@
 """encode / decode / cast / quantize / reinterpret: NumPy in, the C core's bits out."""
 from __future__ import annotations
 
-import secrets
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,6 +20,8 @@ _U64 = 1 << 64
 
 def _seed(seed: Any) -> int:
     if seed is None:
+        import secrets  # only when a seed is drawn (hmac, hashlib: ~5 ms at start-up)
+
         return secrets.randbits(64)
     if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
         raise CastError(f"seed must be an integer in [0, 2**64), got {seed!r}")

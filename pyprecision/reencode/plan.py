@@ -6,7 +6,6 @@ import fnmatch
 import hashlib
 import json
 import os
-import secrets
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
@@ -81,6 +80,8 @@ class ReencodeOptions:
             raise FormatError("--seed is only used with --rounding stochastic")
         seed = self.seed
         if self.rounding == "stochastic" and seed is None:
+            import secrets  # only when a seed is drawn
+
             seed = secrets.randbits(63)
         sat = f.default_saturate if self.saturate is None else bool(self.saturate)
         return ReencodeOptions(

@@ -7,20 +7,16 @@ import queue
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
 from pyprecision.errors import DumpError
 from pyprecision.formats import format as _format
-from pyprecision.io import (
-    SAFETENSORS_DTYPES,
-    NpzWriter,
-    SafetensorsWriter,
-    TorchWriter,
-    atomic_file,
-    npy_can_store,
-)
+from pyprecision.io import SAFETENSORS_DTYPES, SafetensorsWriter, atomic_file
+
+if TYPE_CHECKING:
+    from pyprecision.io import NpzWriter
 
 __all__ = ["Sink", "OutSpec", "open_sink", "write_index", "BackgroundWriter", "QUEUE_DEPTH"]
 
@@ -55,6 +51,8 @@ class _NpzSink:
 
 def _npz_dtype(st: str, fmt: str | None) -> np.dtype:
     """float16 / float32 / ints as themselves; bf16 and fp8 as their raw codes (uint)."""
+    from pyprecision.io import npy_can_store
+
     dt = SAFETENSORS_DTYPES[st]
     if npy_can_store(dt):
         return dt
@@ -132,10 +130,14 @@ def open_sink(
         ) as w:
             yield w
     elif kind == "pt":  # a torch.save state dict (io/torch_files.py)
+        from pyprecision.io import TorchWriter
+
         with TorchWriter(path, [(n, st, sh) for n, st, sh, _ in specs], metadata, inputs=inputs,
                          overwrite=overwrite) as tw:
             yield tw
     else:
+        from pyprecision.io import NpzWriter
+
         with NpzWriter(path, metadata, inputs=inputs, overwrite=overwrite) as nw:
             yield _NpzSink(nw, specs)
 

@@ -15,14 +15,7 @@ from typing import Any
 
 from pyprecision.errors import FlagError
 from pyprecision.io import open_tensors
-from pyprecision.reencode import (
-    DistributedSummary,
-    ReencodeOptions,
-    ReencodeSummary,
-    connect,
-    reencode,
-    reencode_distributed,
-)
+from pyprecision.reencode import ReencodeOptions, ReencodeSummary, reencode
 from pyprecision.tools._options import add_cast_options, thread_count
 
 
@@ -205,10 +198,11 @@ def run(args: argparse.Namespace) -> int:
         if bar is not None:
             bar.close()
     print(summary.table())
-    if isinstance(summary, DistributedSummary):
+    if args.scheduler or args.dask:  # a DistributedSummary (its module loads only for Dask)
+        d: Any = summary
         print(
-            f"shards: {len(summary.encoded)} encoded, {len(summary.resumed)} resumed "
-            f"(complete and matching) on {summary.workers} Dask workers"
+            f"shards: {len(d.encoded)} encoded, {len(d.resumed)} resumed "
+            f"(complete and matching) on {d.workers} Dask workers"
         )
     return 1 if summary.verify_failures else 0
 
@@ -219,6 +213,8 @@ def _distributed(args: argparse.Namespace, progress: Any) -> ReencodeSummary:
         from pyprecision.errors import EngineError
 
         raise EngineError("give --scheduler ADDRESS or --dask [N], not both")
+    from pyprecision.reencode import connect, reencode_distributed  # Dask only when asked
+
     with connect(args.scheduler, args.dask or None, timeout=args.scheduler_timeout) as client:
         return reencode_distributed(
             args.inputs,
