@@ -5,6 +5,10 @@ the bits are those of :func:`~pyprecision.reencode.reencode` whatever the number
 (stochastic words come from each tensor's own stream, :func:`tensor_seed`). Each task publishes
 its shard atomically and then its completion record; the driver writes the index last, only when
 every shard is complete. ``dask.distributed`` is imported only when a function here is called.
+
+Inputs and outputs may be URLs (docs/distributed.md, "On object storage"): ``file://`` is its
+path; any other URL goes through :mod:`pyprecision.io`'s helpers, tasks read shards by ranged
+reads and publish through the io layer's atomic remote publish, records and marker are objects.
 """
 
 from __future__ import annotations
