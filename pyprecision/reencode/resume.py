@@ -293,13 +293,15 @@ class JobDirectory:
             self._remove_remote_temporaries()
 
     def _remove_remote_temporaries(self) -> None:
-        """Delete the temporary objects (``.NAME.pyprecision-PID-XXXX.tmp``) under the prefix."""
-        fs, inner = filesystem(self.url)
-        with contextlib.suppress(Exception):
-            for p in fs.find(inner):
-                name = str(p).rstrip("/").rsplit("/", 1)[-1]
-                if name.startswith(".") and TEMP_TAG in name and name.endswith(".tmp"):
-                    fs.rm_file(p)
+        """Delete the temporary objects (``.NAME.pyprecision-PID-XXXX.tmp``) directly under the
+        prefix and under its records (not deeper: a prefix may hold other jobs' outputs)."""
+        for where in (self.url, self.records):
+            fs, inner = filesystem(where)
+            with contextlib.suppress(Exception):
+                for p in fs.find(inner, maxdepth=1):
+                    name = str(p).rstrip("/").rsplit("/", 1)[-1]
+                    if name.startswith(".") and TEMP_TAG in name and name.endswith(".tmp"):
+                        fs.rm_file(p)
 
     def _remote_records(self) -> list[str]:
         fs, inner = filesystem(self.records)

@@ -312,3 +312,18 @@ def test_cli_without_fsspec_a_url_is_one_line_naming_the_extra(tmp_path: Path,
     assert r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
     assert "needs fsspec, which is not installed: pip install pyprecision[cloud]" in r.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in"]
+
+
+def test_a_model_folder_into_memory_is_what_reencode_writes_there(tmp_path: Path,
+                                                                  mem_client: Any,
+                                                                  bucket: str) -> None:
+    import shutil
+
+    src = tmp_path / "tiny-bert"
+    shutil.copytree(ROOT / "tests" / "data" / "hf" / "tiny-bert", src)
+    one = reencode(src, f"{bucket}/one", "bf16")
+    many = reencode_distributed(src, f"{bucket}/many", "bf16", client=mem_client)
+    assert _objects(f"{bucket}/many") == _objects(f"{bucket}/one")
+    assert "config.json" in _objects(f"{bucket}/many")
+    assert [p.rsplit("/", 1)[-1] for p in many.copied] == [
+        p.rsplit("/", 1)[-1] for p in one.copied]

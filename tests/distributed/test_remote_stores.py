@@ -140,8 +140,11 @@ def test_a_killed_writers_temporary_objects_are_deleted_by_the_next_job(
     MEM.pipe_file(f"{out}/{INCOMPLETE_MARKER}", b"pid 1\n")  # a killed job's prefix
     stale = f"{out}/.model-00002-of-00003.safetensors.pyprecision-99999-abcd.tmp"
     MEM.pipe_file(stale, b"half a shard")
+    deeper = f"{out}/other-job/.x.safetensors.pyprecision-99999-abcd.tmp"  # not this job's
+    MEM.pipe_file(deeper, b"someone else's")
     got = reencode_distributed(src, f"memory://{tag}/out", "bf16", client=mem_client)
-    assert len(got.encoded) == 3 and not MEM.exists(stale)
+    assert len(got.encoded) == 3 and not MEM.exists(stale) and MEM.exists(deeper)
+    MEM.rm_file(deeper)
     assert sorted(p.rsplit("/", 1)[-1] for p in MEM.find(out)) == [
         "model-00001-of-00003.safetensors", "model-00002-of-00003.safetensors",
         "model-00003-of-00003.safetensors", "model.safetensors.index.json"]
