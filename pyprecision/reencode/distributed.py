@@ -5,6 +5,10 @@ the bits are those of :func:`~pyprecision.reencode.reencode` whatever the number
 (stochastic words come from each tensor's own stream, :func:`tensor_seed`). Each task publishes
 its shard atomically and then its completion record; the driver writes the index last, only when
 every shard is complete. ``dask.distributed`` is imported only when a function here is called.
+
+Inputs and outputs may be URLs (docs/distributed.md, "On object storage"): ``file://`` is its
+path; any other URL goes through :mod:`pyprecision.io`'s helpers, tasks read shards by ranged
+reads and publish through the io layer's atomic remote publish, records and marker are objects.
 """
 
 from __future__ import annotations
@@ -19,7 +23,17 @@ from typing import Any
 
 from pyprecision.errors import DumpError, EngineError
 from pyprecision.formats import format as _format
-from pyprecision.io import INCOMPLETE_MARKER, check_output_path, input_files, open_tensors
+from pyprecision.io import (
+    INCOMPLETE_MARKER,
+    as_local,
+    check_output_path,
+    exists,
+    file_size,
+    input_files,
+    is_dir,
+    join,
+    open_tensors,
+)
 from pyprecision.reencode.core import (
     _check_include,
     _folder_plan,
@@ -161,7 +175,7 @@ def run_shard(job: _Job, fin: str, fout: str, check: bool, replace_existing: boo
     else:
         thread, box = _hash_in_background(fin, job.checksum)
         hasher = thread
-    if replace_existing or os.path.lexists(fout):
+    if replace_existing or exists(fout):
         # an output of this job whose record is missing or stale (checked by the driver)
         o = replace(o, overwrite=True)
     store = open_tensors(list(job.items), allow_symlinks=o.allow_symlinks)
@@ -176,10 +190,10 @@ def run_shard(job: _Job, fin: str, fout: str, check: bool, replace_existing: boo
         write_record(job.outdir, fout, ShardRecord(
             options=bit_options(o),
             source=os.path.basename(fin),
-            source_size=os.path.getsize(fin),
+            source_size=file_size(fin),
             source_checksum=box[0],
             output=os.path.basename(fout),
-            output_size=os.path.getsize(fout),
+            output_size=file_size(fout),
             output_head_sha256=head_sha256(fout, job.kind),
             tensors=[asdict(t) for t in part.tensors],
         ))
@@ -235,8 +249,9 @@ def _plan_existing(
     plan = []
     want = bit_options(o)
     for fin, fout in pairs:
-        rec = read_record(outdir, fout) if os.path.lexists(fout) else None
-        if not os.path.lexists(fout):
+        there = exists(fout)
+        rec = read_record(outdir, fout) if there else None
+        if not there:
             plan.append((False, False))
         elif o.overwrite:
             plan.append((False, True))
@@ -286,10 +301,10 @@ def reencode_distributed(
     if checksum not in CHECKSUMS:
         raise DumpError(f"unknown checksum {checksum!r}; valid: {', '.join(CHECKSUMS)}")
     f = _format(o.to)
-    items = [os.fspath(p) for p in ([inputs] if isinstance(inputs, (str, os.PathLike)) else inputs)]
+    items = [as_local(p) for p in ([inputs] if isinstance(inputs, (str, os.PathLike)) else inputs)]
     store = open_tensors(items, allow_symlinks=o.allow_symlinks)
     _check_include(store, o)
-    out = os.fspath(output)
+    out = as_local(output)
     pairs, index_out, kind = plan_outputs(store, items, out, o)
     ins = input_files(store)
     sizes = {fin: sum(t.nbytes for t in store.in_file(fin)) for fin, _ in pairs}
@@ -306,17 +321,17 @@ def reencode_distributed(
         summary.encoded = [out]
         summary.seconds = time.perf_counter() - t0
         return summary
-    if os.path.isdir(out):
+    if is_dir(out):
         for fout in [p[1] for p in pairs] + ([index_out] if index_out else []):
             check_output_path(fout, ins, overwrite=True)  # never over an input
-    resumed = os.path.lexists(os.path.join(out, INCOMPLETE_MARKER))
+    resumed = exists(join(out, INCOMPLETE_MARKER))
     o = _adopt_seed(o, options, out, pairs)
     summary.options = asdict(o)
     plan = _plan_existing(pairs, out, o, resumed)  # every refusal before anything is written
     src = os.path.basename(store.index_path or "")
     if (
         index_out is not None
-        and os.path.lexists(index_out)
+        and exists(index_out)
         and not o.overwrite
         and not (resumed and made_by(index_out, o, src))
     ):
@@ -339,9 +354,9 @@ def reencode_distributed(
             encoded = any(r.action == "encoded" for r in summary.tensors)
             summary.notes += copy_folder(folder, out, d, f, encoded=encoded,  # type: ignore[arg-type]
                                          overwrite=redo, inputs=ins)
-            summary.copied = [os.path.join(out, rel) for rel in folder.copy]
+            summary.copied = [join(out, rel) for rel in folder.copy]
         if index_out is not None:
-            idx_o = replace(o, overwrite=True) if os.path.lexists(index_out) else o
+            idx_o = replace(o, overwrite=True) if exists(index_out) else o
             _write_index(store, pairs, index_out, idx_o, summary, ins)
     summary.verified = o.verify
     summary.seconds = time.perf_counter() - t0

@@ -120,7 +120,9 @@ def run_many_dumps(args: argparse.Namespace) -> int:
     else:
         print("\n".join(summary_lines(results)))
         if args.json_dir:
-            where = os.path.join(args.json_dir, "<dump>.json")
+            from pyprecision.io import join
+
+            where = join(args.json_dir, "<dump>.json")
             print(f"reports: {where} ({len(results)} files)")
     if any(r.error is not None for r in results):
         return 2

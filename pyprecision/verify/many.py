@@ -4,7 +4,8 @@ name, run the checks in parallel, and summarise (docs/distributed.md, "verify ov
 The matching rule: a dump's *stem* is its file name without the last extension (``core3.bin`` →
 ``core3``); its input is the file with the same stem in the input directory (any extension), or
 the one input file given for every dump. The engine is injected: a Dask client, a local process
-pool, or the calling process.
+pool, or the calling process. Dumps, inputs and the report directory may be URLs (``s3://``,
+``memory://`` ...: a directory is a prefix, a glob is fsspec's); ``file://`` is a plain path.
 """
 from __future__ import annotations
 
@@ -17,7 +18,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pyprecision.errors import DumpError
-from pyprecision.io import atomic_file
+from pyprecision.io import (
+    as_local,
+    atomic_file,
+    filesystem,
+    is_dir,
+    is_file,
+    is_remote,
+    join,
+    remote_errors,
+)
 
 __all__ = ["DumpResult", "find_dumps", "is_many", "match_inputs", "run_many", "summary_lines",
            "write_reports", "stem"]
@@ -26,8 +36,39 @@ _GLOB = set("*?[")
 
 
 def is_many(spec: str) -> bool:
-    """Whether ``--dump`` names many dumps: a directory or a glob pattern."""
-    return os.path.isdir(spec) or bool(_GLOB & set(os.path.basename(spec)))
+    """Whether ``--dump`` names many dumps: a directory (a prefix) or a glob pattern."""
+    spec = as_local(spec)
+    return bool(_GLOB & set(os.path.basename(spec))) or is_dir(spec)
+
+
+def _files_in(directory: str) -> list[str]:
+    """The visible regular files of a directory (one listing of a remote prefix), sorted, each
+    named under ``directory`` as it was spelled."""
+    if not is_remote(directory):
+        names = sorted(n for n in os.listdir(directory) if not n.startswith("."))
+        return [p for p in (os.path.join(directory, n) for n in names) if os.path.isfile(p)]
+    fs, inner = filesystem(directory)
+    with remote_errors(directory, "list"):
+        entries = fs.ls(inner, detail=True)
+    names = sorted(str(e["name"]).rstrip("/").rsplit("/", 1)[-1] for e in entries
+                   if e.get("type") == "file")
+    return [join(directory, n) for n in names if not n.startswith(".")]
+
+
+def _remote_glob(spec: str) -> list[str]:
+    """fsspec's glob of a URL pattern, each match spelled under the pattern's own prefix."""
+    cut = min(i for i, ch in enumerate(spec) if ch in _GLOB)
+    base = spec[: spec.rfind("/", 0, cut) + 1]  # up to the '/' before the first wildcard
+    fs, inner = filesystem(spec)
+    root = fs._strip_protocol(filesystem(base)[1]).rstrip("/")
+    with remote_errors(spec, "list"):
+        found = fs.glob(inner, detail=True)
+    out = []
+    for name, info in found.items():
+        rel = fs._strip_protocol(str(name))[len(root):].lstrip("/")
+        if info.get("type") == "file" and rel:
+            out.append(join(base, rel))
+    return sorted(out)
 
 
 def stem(path: str) -> str:
@@ -39,11 +80,13 @@ def stem(path: str) -> str:
 
 def find_dumps(spec: str) -> list[str]:
     """The dump files of a directory (its visible regular files) or of a glob pattern, sorted."""
-    if os.path.isdir(spec):
-        found = [os.path.join(spec, n) for n in sorted(os.listdir(spec)) if not n.startswith(".")]
+    spec = as_local(spec)
+    if not (_GLOB & set(os.path.basename(spec))) and is_dir(spec):
+        found = _files_in(spec)
+    elif is_remote(spec):
+        found = _remote_glob(spec)
     else:
-        found = sorted(glob.glob(spec))
-    found = [f for f in found if os.path.isfile(f)]
+        found = [f for f in sorted(glob.glob(spec)) if os.path.isfile(f)]
     if not found:
         raise DumpError(f"{spec}: no dump files (expected a directory of dumps or a glob)")
     return found
@@ -53,18 +96,17 @@ def match_inputs(dumps: Sequence[str], inputs: str) -> list[tuple[str, str]]:
     """(input, dump) pairs: ``inputs`` a file → it for every dump; a directory → per dump the file
     of the same stem. A dump without an input, or with several candidates, is a DumpError naming
     it (before anything runs)."""
-    if not os.path.isdir(inputs):
-        if not os.path.isfile(inputs):
+    inputs = as_local(inputs)
+    if not is_dir(inputs):
+        if not is_file(inputs):
             raise DumpError(f"{inputs}: no such file or directory")
         return [(inputs, d) for d in dumps]
     by_stem: dict[str, list[str]] = {}
-    for n in sorted(os.listdir(inputs)):
-        p = os.path.join(inputs, n)
-        if not n.startswith(".") and os.path.isfile(p):
-            by_stem.setdefault(stem(n), []).append(p)
+    for p in _files_in(inputs):
+        by_stem.setdefault(stem(p), []).append(p)
     pairs = []
     for d in dumps:
-        cands = [c for c in by_stem.get(stem(d), []) if os.path.abspath(c) != os.path.abspath(d)]
+        cands = [c for c in by_stem.get(stem(d), []) if not _same(c, d)]
         if not cands:
             raise DumpError(f"{d}: no input named {stem(d)}.* in {inputs} (dumps and inputs are "
                             "matched by file name without the extension)")
@@ -73,6 +115,14 @@ def match_inputs(dumps: Sequence[str], inputs: str) -> list[tuple[str, str]]:
                             f"{', '.join(os.path.basename(c) for c in cands)}")
         pairs.append((cands[0], d))
     return pairs
+
+
+def _same(a: str, b: str) -> bool:
+    """Whether two names are the same file (a dump inside the input directory is not its own
+    input): the same absolute path, or the same URL."""
+    if is_remote(a) or is_remote(b):
+        return a == b
+    return os.path.abspath(a) == os.path.abspath(b)
 
 
 @dataclass
@@ -150,8 +200,10 @@ def summary_lines(results: Sequence[DumpResult]) -> list[str]:
 
 def write_reports(results: Sequence[DumpResult], directory: str) -> list[str]:
     """One JSON report per dump, ``<dump file name>.json`` in ``directory`` (created if needed;
-    its parent must exist), each written atomically; returns the paths."""
-    if not os.path.isdir(directory):
+    its parent must exist; a URL prefix needs no creating), each written atomically; returns
+    the paths."""
+    directory = as_local(directory)
+    if not is_remote(directory) and not os.path.isdir(directory):
         parent = os.path.dirname(os.path.abspath(directory))
         if not os.path.isdir(parent):
             raise DumpError(f"{directory}: no such directory: {parent}")
@@ -161,7 +213,7 @@ def write_reports(results: Sequence[DumpResult], directory: str) -> list[str]:
         raise DumpError(f"{directory}: two dumps share a file name; their reports would collide")
     paths = []
     for r in results:
-        p = os.path.join(directory, os.path.basename(r.dump) + ".json")
+        p = join(directory, os.path.basename(r.dump) + ".json")
         doc = {"dump": r.dump, "input": r.input, "ok": r.ok, "error": r.error, **r.extra,
                "report": r.report}
         with atomic_file(p, overwrite=True) as fh:
