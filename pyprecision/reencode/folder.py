@@ -172,7 +172,7 @@ def copy_folder(
                 new = config_with_dtype(fh.read(), src, f)
             if new is not None:
                 body = new.encode("utf-8")
-                notes.append(f"{rel}: torch_dtype set to {CONFIG_DTYPE_NAMES[f.name]}")
+                notes.append(f"{rel}: dtype (torch_dtype) set to {CONFIG_DTYPE_NAMES[f.name]}")
             elif f.name not in CONFIG_DTYPE_NAMES:
                 notes.append(
                     f"{rel}: dtype left as it was (a model cannot run in {f.name}; "

@@ -132,7 +132,7 @@ def test_every_file_of_the_folder_is_accounted_for(tmp_path: Path) -> None:
         assert (out / rel).read_bytes() == (src / rel).read_bytes(), rel
     cfg = json.loads((out / "config.json").read_text())
     assert cfg == {**CONFIG, "torch_dtype": "bfloat16"}
-    assert any("torch_dtype set to bfloat16" in n for n in s.notes)
+    assert any("dtype (torch_dtype) set to bfloat16" in n for n in s.notes)
 
     # The weights load with the safetensors package, bits equal to ml_dtypes' RNE cast.
     wmap = transformers_index_check(out)
