@@ -226,6 +226,21 @@ def list_names(path: PathLike) -> list[str]:
     return [posixpath.basename(str(e).rstrip("/")) for e in entries]
 
 
+def find_files(url: str) -> list[str]:
+    """Every object under the remote prefix ``url``, as paths relative to it (``a/b.json``),
+    sorted; the remote counterpart of walking a directory."""
+    fs, inner = filesystem(url)
+    base = inner.rstrip("/")
+    with remote_errors(url, "list"):
+        found = fs.find(base, withdirs=False)
+    rels = []
+    for f in found:
+        f = str(f)
+        if f.startswith(base + "/"):
+            rels.append(f[len(base) + 1 :])
+    return sorted(rels)
+
+
 def join(base: PathLike, name: str) -> str:
     """``base/name``: ``os.path.join`` for paths, one ``/`` for URLs."""
     b = os.fspath(base)

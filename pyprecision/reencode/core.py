@@ -29,6 +29,7 @@ from pyprecision.io import (
     exists,
     input_files,
     is_dir,
+    join,
     open_tensors,
 )
 from pyprecision.kernel import encode, random_words
@@ -311,7 +312,7 @@ def reencode(
                 summary.notes += copy_folder(
                     folder, out, d, f, encoded=encoded, overwrite=o.overwrite, inputs=ins
                 )
-                summary.copied = [os.path.join(out, rel) for rel in folder.copy]
+                summary.copied = [join(out, rel) for rel in folder.copy]
             if index_out is not None:  # the index last: it names only complete shards
                 replaced = exists(index_out)
                 _write_index(store, pairs, index_out, o, summary, ins)
@@ -333,11 +334,11 @@ def _folder_plan(
 ) -> FolderPlan | None:
     """For one input directory written to a directory: its non-tensor files to copy (checked
     before anything is written: none may exist in the output unless ``overwrite``)."""
-    if len(items) != 1 or not os.path.isdir(items[0]) or pairs[0][1] == out:
+    if len(items) != 1 or not is_dir(items[0]) or pairs[0][1] == out:
         return None
     plan = plan_folder(items[0], [str(p) for p in ins], allow_symlinks=o.allow_symlinks)
     for rel in plan.copy:
-        dst = os.path.join(out, rel)
+        dst = join(out, rel)
         if exists(dst) and not o.overwrite:
             raise DumpError(f"{dst}: already exists (pass overwrite=True / --force to replace it)")
     return plan

@@ -33,7 +33,11 @@ from pyprecision.io import (
     OutputDirectory,
     atomic_file,
     exists,
+    find_files,
     is_remote,
+    join,
+    open_binary,
+    read_bytes,
 )
 
 __all__ = ["FolderPlan", "plan_folder", "copy_folder", "CONFIG_DTYPE_NAMES", "OTHER_WEIGHTS"]
@@ -71,11 +75,51 @@ def _ours(name: str) -> bool:
     return name == INCOMPLETE_MARKER or (TEMP_TAG in name and name.endswith(".tmp"))
 
 
+def _why_skipped(rel: str) -> str | None:
+    """Why the folder's file ``rel`` is not copied (None: it is copied)."""
+    n = rel.rsplit("/", 1)[-1]
+    if n.endswith((".safetensors", ".npz", ".npy")) or n.endswith(".safetensors.index.json"):
+        return "a tensor file this re-encode does not read"
+    if n.endswith(OTHER_WEIGHTS):
+        return "weights in another format (the output would hold two models)"
+    return None
+
+
+def _add(plan: FolderPlan, rel: str) -> None:
+    why = _why_skipped(rel)
+    if why is not None:
+        plan.skipped.append((rel, why))
+        return
+    plan.copy.append(rel)
+    if rel == "config.json":
+        plan.config = rel
+
+
+def _plan_remote(source: str, tensor_files: Iterable[str]) -> FolderPlan:
+    """plan_folder for a prefix of an object store (no links, no modes: objects only)."""
+    base = source.rstrip("/")
+    taken = {f[len(base) + 1 :] for f in map(str, tensor_files) if f.startswith(base + "/")}
+    plan = FolderPlan(source=base)
+    hidden: set[str] = set()
+    for rel in find_files(base):
+        parts = rel.split("/")
+        dot = next((i for i, part in enumerate(parts[:-1]) if part.startswith(".")), None)
+        if dot is not None:
+            hidden.add("/".join(parts[: dot + 1]) + "/")
+        elif not _ours(parts[-1]) and rel not in taken:
+            _add(plan, rel)
+    plan.skipped += [(h, "hidden directory") for h in sorted(hidden)]
+    return plan
+
+
 def plan_folder(source: str, tensor_files: Iterable[str], *, allow_symlinks: bool = False) -> FolderPlan:
-    """Walk the input directory ``source``: which non-tensor files a re-encode copies, which it skips.
+    """Walk the input directory ``source`` (or a prefix of an object store): which non-tensor files
+    a re-encode copies, which it skips.
 
     ``tensor_files`` are the files the re-encode reads (shards and index), by path. A symbolic link
     leading out of ``source`` is refused (DumpError) unless ``allow_symlinks``, as for the shards."""
+    if is_remote(source):
+        return _plan_remote(source, tensor_files)
     root = Path(source)
     real_root = root.resolve()
     taken = {Path(f).resolve() for f in tensor_files}
@@ -103,14 +147,8 @@ def plan_folder(source: str, tensor_files: Iterable[str], *, allow_symlinks: boo
                     ) from None
             if not p.is_file():
                 plan.skipped.append((rel, "not a regular file"))
-            elif n.endswith((".safetensors", ".npz", ".npy")) or n.endswith(".safetensors.index.json"):
-                plan.skipped.append((rel, "a tensor file this re-encode does not read"))
-            elif n.endswith(OTHER_WEIGHTS):
-                plan.skipped.append((rel, "weights in another format (the output would hold two models)"))
             else:
-                plan.copy.append(rel)
-                if rel == "config.json":
-                    plan.config = rel
+                _add(plan, rel)
     return plan
 
 
@@ -160,16 +198,19 @@ def copy_folder(
     the summary (the config rewritten or left)."""
     notes: list[str] = []
     for rel in plan.copy:
-        src = os.path.join(plan.source, rel)
-        dst = os.path.join(out, rel)
+        src = join(plan.source, rel)
+        dst = join(out, rel)
         parent = os.path.dirname(dst)
         if not is_remote(dst) and not os.path.isdir(parent):
             d.made_dir(parent)
         replaced = exists(dst)
         body: bytes | None = None
         if rel == plan.config and encoded:
-            with open(src, encoding="utf-8") as fh:
-                new = config_with_dtype(fh.read(), src, f)
+            try:
+                text = read_bytes(src).decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise DumpError(f"{src}: not UTF-8 text: {exc.reason}") from None
+            new = config_with_dtype(text, src, f)
             if new is not None:
                 body = new.encode("utf-8")
                 notes.append(f"{rel}: dtype (torch_dtype) set to {CONFIG_DTYPE_NAMES[f.name]}")
@@ -182,9 +223,9 @@ def copy_folder(
             if body is not None:
                 fh.write(body)
             else:
-                with open(src, "rb") as fin:
+                with open_binary(src) as fin:
                     shutil.copyfileobj(fin, fh, 1 << 20)
-        if not is_remote(dst):  # an object has no mode bits
+        if not is_remote(dst) and not is_remote(src):  # an object has no mode bits
             shutil.copymode(src, dst)
         d.published(dst, replaced)
     return notes

@@ -267,3 +267,25 @@ def test_folder_of_torch_bin_weights_says_how_to_name_them(tmp_path: Path) -> No
     with pytest.raises(DumpError, match=r"it holds pytorch_model.bin: name such a file itself"):
         reencode(src, tmp_path / "o", "bf16")
     assert not (tmp_path / "o").exists()
+
+
+def test_model_folder_on_an_object_store_comes_whole(tmp_path: Path) -> None:
+    """The folder under a memory:// prefix (fsspec's in-process store) re-encodes, into another
+    prefix and into a local directory, to the same files as the local folder does."""
+    fsspec = pytest.importorskip("fsspec", reason="fsspec is the object-store layer (pyprecision[cloud])")
+    fs = fsspec.filesystem("memory")
+    prefix = f"/pp-folder-{os.getpid()}"
+    for p in REAL.iterdir():
+        fs.pipe_file(f"{prefix}/in/{p.name}", p.read_bytes())
+    fs.pipe_file(f"{prefix}/in/.git/HEAD", b"ref\n")
+    try:
+        reencode(REAL, tmp_path / "want", "bf16")
+        want = {p.name: p.read_bytes() for p in (tmp_path / "want").iterdir()}
+        s = reencode(f"memory://{prefix}/in", tmp_path / "local", "bf16")
+        assert {p.name: p.read_bytes() for p in (tmp_path / "local").iterdir()} == want
+        assert s.skipped == [(".git/", "hidden directory")]
+        reencode(f"memory://{prefix}/in", f"memory://{prefix}/out", "bf16")
+        got = {k.rsplit("/", 1)[-1]: fs.cat_file(k) for k in fs.find(f"{prefix}/out")}
+        assert got == want
+    finally:
+        fs.rm(prefix, recursive=True)
