@@ -183,8 +183,9 @@ def run(args: argparse.Namespace) -> int:
             desc=f"reencode → {args.to}",
             ncols=_bar_width(),
         )
+    distributed = args.scheduler is not None or args.dask is not None
     try:
-        if args.scheduler is not None or args.dask is not None:
+        if distributed:
             summary = _distributed(args, bar.update if bar is not None else None)
         else:
             summary = reencode(
@@ -198,7 +199,7 @@ def run(args: argparse.Namespace) -> int:
         if bar is not None:
             bar.close()
     print(summary.table())
-    if args.scheduler or args.dask:  # a DistributedSummary (its module loads only for Dask)
+    if distributed:  # a DistributedSummary (its module loads only for Dask)
         d: Any = summary
         print(
             f"shards: {len(d.encoded)} encoded, {len(d.resumed)} resumed "

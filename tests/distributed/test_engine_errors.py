@@ -113,6 +113,16 @@ def test_cli_dask_n_starts_and_closes_a_local_cluster(tmp_path: Path,
     assert "on 1 Dask workers" in capsys.readouterr().out
 
 
+def test_cli_scheduler_prints_the_shard_line(tmp_path: Path, cluster: Any,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """--scheduler (like a bare --dask, whose N is 0) ends with the shards line."""
+    src = make_checkpoint(tmp_path / "in", shards=2)
+    code = main(["reencode", str(src), "-o", str(tmp_path / "out"), "--to", "bf16", "-q",
+                 "--scheduler", cluster.scheduler_address])
+    assert code == 0
+    assert "shards: 2 encoded, 0 resumed" in capsys.readouterr().out
+
+
 def test_scheduler_and_dask_together_are_refused(tmp_path: Path,
                                                  capsys: pytest.CaptureFixture[str]) -> None:
     src = make_checkpoint(tmp_path / "in", shards=1)
