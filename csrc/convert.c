@@ -218,11 +218,11 @@ static void encode_range(void *ctx, size_t begin, size_t end) {
     const int oi = ob == 1 ? 0 : ob == 2 ? 1 : 2;
     const size_t es = src_size[t];
     const int stochastic = j->pr.rounding == PP_STOCHASTIC;
-    /* float32 -> 8-bit codes where the set has a kernel that streams its own output: no block
-     * buffer, no second pass over the output */
-    if (j->stream_direct && t == PP_T_F32 && ob == 1 &&
-        ks->enc8_stream(&j->pr, (const uint32_t *)j->src + begin, end - begin,
-                        (uint8_t *)j->dst + begin)) {
+    /* float32 sources where the set has a kernel that streams its own output: no block buffer,
+     * no second pass over the output */
+    if (j->stream_direct && t == PP_T_F32 &&
+        ks->enc_stream(&j->pr, (const uint32_t *)j->src + begin, end - begin,
+                       (char *)j->dst + begin * (size_t)ob, ob)) {
         ks->sfence();
         return;
     }

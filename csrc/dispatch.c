@@ -21,7 +21,7 @@ const pp_kernel_set *pp_kernels_for(int isa) {
 
 /* Streaming stores: when a call moves more bytes (input + output) than a threshold, its output
  * is written with non-temporal stores. Two thresholds, because the two ways of streaming cost
- * differently: a kernel that streams its own output (enc8_stream, decode_stream: no extra pass)
+ * differently: a kernel that streams its own output (enc_stream, decode_stream: no extra pass)
  * and the block buffer that other kernels write into, copied out with streaming stores (a second
  * pass over every output byte, which pays only where the kernel itself is near the memory floor).
  *

@@ -310,11 +310,13 @@ static size_t fp8_avx512(const pp_params *pr, const uint32_t *src, size_t n, uin
     return n;
 }
 
-/* The same straight to the destination with streaming stores (convert.c, large outputs). */
-static int enc8_stream_avx512(const pp_params *pr, const uint32_t *src, size_t n, uint8_t *dst) {
-    return fp8_avx512(pr, src, n, dst, 1) != 0;
+/* The same straight to the destination with streaming stores (convert.c, large outputs); 8-bit
+ * codes only in this set. */
+static int enc_stream_avx512(const pp_params *pr, const uint32_t *src, size_t n, void *dst,
+                             int out_bytes) {
+    return out_bytes == 1 && fp8_avx512(pr, src, n, (uint8_t *)dst, 1) != 0;
 }
-#define PP_ENC8_STREAM enc8_stream_avx512
+#define PP_ENC_STREAM enc_stream_avx512
 
 /* float32 -> 16-bit codes, rne, signs kept on every special (pr->simple == 1) (8-bit codes: the
  * fp8 kernel above), written with AVX-512 masks: kern_body.h's two paths (normal: rebias +

@@ -231,12 +231,13 @@ PP_DEFINE_ENC(enc64to32_, uint64_t, lane64_, uint32_t)
 
 #include "kern_aux.h"
 
-#ifndef PP_ENC8_STREAM
-static int PP_K(enc8_stream_)(const pp_params *pr, const uint32_t *src, size_t n, uint8_t *dst) {
-    (void)pr, (void)src, (void)n, (void)dst;
+#ifndef PP_ENC_STREAM
+static int PP_K(enc_stream_)(const pp_params *pr, const uint32_t *src, size_t n, void *dst,
+                             int out_bytes) {
+    (void)pr, (void)src, (void)n, (void)dst, (void)out_bytes;
     return 0; /* no direct streaming encoder in this set */
 }
-#define PP_ENC8_STREAM PP_K(enc8_stream_)
+#define PP_ENC_STREAM PP_K(enc_stream_)
 #endif
 
 #ifndef PP_DECODE_STREAM
@@ -266,7 +267,7 @@ const pp_kernel_set PP_K(pp_kernels_) = {
     PP_K(sr_words_),
     PP_K(decode_),
     PP_DECODE_STREAM,
-    PP_ENC8_STREAM,
+    PP_ENC_STREAM,
     PP_K(stream_),
     PP_K(sfence_),
     PP_SR_FUSED,

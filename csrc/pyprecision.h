@@ -96,9 +96,10 @@ typedef struct {
     void (*decode)(int format, const void *bits, size_t n, uint32_t *out);
     /* the same with streaming stores straight to out (no sfence); 0 when the set has none */
     int (*decode_stream)(int format, const void *bits, size_t n, uint32_t *out);
-    /* float32 -> 8-bit codes with streaming stores straight to dst (no sfence); 0 when the set
-     * has no such kernel for the case (then nothing was written) */
-    int (*enc8_stream)(const pp_params *pr, const uint32_t *src, size_t n, uint8_t *dst);
+    /* float32 -> 1-, 2- or 4-byte codes with streaming stores straight to dst (no sfence); 0
+     * when the set has no such kernel for the case (then nothing was written) */
+    int (*enc_stream)(const pp_params *pr, const uint32_t *src, size_t n, void *dst,
+                      int out_bytes);
     /* copy with non-temporal stores where the set has them; sfence orders them */
     void (*stream)(void *dst, const void *src, size_t bytes);
     void (*sfence)(void);

@@ -75,6 +75,14 @@ def test_every_float32_saturating_fp8(fmt: str, rounding: str) -> None:
 
 @pytest.mark.exhaustive
 @pytest.mark.parametrize("rounding", ROUNDINGS)
+@pytest.mark.parametrize("fmt", ["bf16", "fp32r"])
+def test_every_float32_saturating_wide(fmt: str, rounding: str) -> None:
+    """bf16 and fp32r saturating: the general case of their dedicated kernels (overflow is max)."""
+    _sweep(fmt, rounding, saturate=True)
+
+
+@pytest.mark.exhaustive
+@pytest.mark.parametrize("rounding", ROUNDINGS)
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_every_float32_nvidia(fmt: str, rounding: str) -> None:
     _sweep(fmt, rounding, saturate=False, nan="nvidia")

@@ -1,0 +1,77 @@
+"""The kernels that stream their own output (convert.c: enc_stream; AVX2: bf16 and fp32r by
+integer rounding, fp16 through F16C, the fp8 formats by FMA) against the reference converter,
+into destinations at every offset from a 32-byte boundary (the scalar head before the first
+streaming store), and into one not aligned to its elements at all (no streaming kernel: the
+lanes), with every rounding the kernels take, both saturations and both NaN policies."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import pyprecision
+
+from .conftest import FAST_ISAS, assert_same, streaming
+from .samples import f32_bits
+
+_UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32}
+
+
+def _out_at(n: int, itemsize: int, byte_offset: int) -> tuple[np.ndarray, np.ndarray]:
+    """An output of n codes starting byte_offset bytes past a 64-byte boundary, and its buffer."""
+    raw = np.zeros(n * itemsize + 128, np.uint8)
+    base = (-raw.ctypes.data) % 64
+    out = np.ndarray((n,), _UINT[itemsize], buffer=raw, offset=base + byte_offset)
+    return out, raw
+
+
+@pytest.mark.parametrize("isa", FAST_ISAS)
+@pytest.mark.parametrize("fmt", ["bf16", "fp32r", "fp16", "fp8e4m3fn"])
+def test_every_head_offset(isa: str, fmt: str) -> None:
+    """Each element offset 0..31 from a 32-byte boundary, lengths around the 16-element step."""
+    x = f32_bits()[:40_000].view(np.float32)
+    size = pyprecision.format(fmt).bits // 8
+    for rounding in ("rne", "rtz", "rna"):
+        ref = pyprecision.encode(x, fmt, rounding=rounding, isa="reference")
+        for k in range(32 // size):
+            for n in (1, 15, 16, 17, 33, 4099, x.size):
+                out, raw = _out_at(n, size, k * size)
+                with streaming(True):
+                    got = pyprecision.encode(x[:n], fmt, rounding=rounding, isa=isa, out=out)
+                assert got is out or np.shares_memory(got, raw)
+                assert_same(out, ref[:n], x[:n], f"{fmt} {rounding} {isa} offset {k} n={n}")
+                # nothing written outside the destination
+                lo = (-raw.ctypes.data) % 64 + k * size
+                assert not raw[:lo].any() and not raw[lo + n * size:].any()
+
+
+@pytest.mark.parametrize("isa", FAST_ISAS)
+@pytest.mark.parametrize("fmt", ["bf16", "fp32r", "fp16"])
+def test_destination_not_aligned_to_its_elements(isa: str, fmt: str) -> None:
+    """One byte past a boundary: the kernels decline (no streaming store can start there) and the
+    lanes write the same bits."""
+    x = f32_bits()[:20_000].view(np.float32)
+    size = pyprecision.format(fmt).bits // 8
+    out, _ = _out_at(x.size, size, 1)
+    assert not out.flags.aligned
+    ref = pyprecision.encode(x, fmt, isa="reference")
+    with streaming(True):
+        pyprecision.encode(x, fmt, isa=isa, out=out)
+    assert_same(out, ref, x, f"{fmt} {isa} unaligned")
+
+
+@pytest.mark.parametrize("isa", FAST_ISAS)
+@pytest.mark.parametrize("fmt", ["bf16", "fp32r"])
+def test_policies_through_the_streaming_kernel(isa: str, fmt: str) -> None:
+    """Saturation and the NaN policies: the kernel's plain case (overflow is inf) and its general
+    one (saturation: overflow is max; nvidia NaNs), streamed and not, every exponent's rounding
+    boundaries (f32_bits) on both threads."""
+    x = f32_bits().view(np.float32)
+    for rounding in ("rne", "rtz", "rna"):
+        for saturate in (False, True):
+            for nan in ("ml_dtypes", "nvidia"):
+                kw = dict(rounding=rounding, saturate=saturate, nan=nan)
+                ref = pyprecision.encode(x, fmt, isa="reference", threads=1, **kw)
+                for force in (False, True):
+                    with streaming(force):
+                        got = pyprecision.encode(x, fmt, isa=isa, threads=2, **kw)
+                    assert_same(got, ref, x, f"{fmt} {kw} {isa} stream={force}")
