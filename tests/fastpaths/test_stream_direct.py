@@ -75,3 +75,23 @@ def test_policies_through_the_streaming_kernel(isa: str, fmt: str) -> None:
                     with streaming(force):
                         got = pyprecision.encode(x, fmt, isa=isa, threads=2, **kw)
                     assert_same(got, ref, x, f"{fmt} {kw} {isa} stream={force}")
+
+
+@pytest.mark.parametrize("isa", FAST_ISAS)
+@pytest.mark.parametrize("fmt", ["fp8e4", "fp8e4m3fn", "fp8e5", "bf16"])
+def test_decode_at_every_head_offset(isa: str, fmt: str) -> None:
+    """The streaming decoders (fp8, bf16): every code, at each float32 offset from a 32-byte
+    boundary (and one byte off: no streaming kernel), lengths around the vector step."""
+    f = pyprecision.format(fmt)
+    codes = np.tile(np.arange(1 << f.bits, dtype=np.uint32).astype(f.storage_dtype),
+                    9 if f.bits == 8 else 1)
+    ref = pyprecision.decode(codes, fmt, isa="reference").view(np.uint32)
+    for off in [4 * k for k in range(16)] + [1]:
+        for n in (1, 31, 32, 33, 100, codes.size):
+            raw = np.zeros(n * 4 + 128, np.uint8)
+            base = (-raw.ctypes.data) % 64
+            out = np.ndarray((n,), np.float32, buffer=raw, offset=base + off)
+            with streaming(True):
+                pyprecision.decode(codes[:n], fmt, isa=isa, out=out)
+            assert_same(out.view(np.uint32), ref[:n], codes[:n], f"decode {fmt} {isa} +{off} n={n}")
+            assert not raw[:base + off].any() and not raw[base + off + 4 * n:].any()
