@@ -55,6 +55,6 @@ int pp_decode(const void *bits, size_t n, int format, float *dst, int threads, i
     decode_job j = {bits, format, dst, pp_kernels_for(isa), 0, 0};
     const size_t moved = n * (size_t)(pp_formats[format].bits / 8 + 4);
     j.stream = j.ks != NULL && pp_use_streaming(moved, PP_STREAM_DECODE);
-    j.stream_direct = j.ks != NULL && pp_use_streaming(moved, PP_STREAM_DIRECT);
+    j.stream_direct = j.ks != NULL && pp_use_streaming(moved, PP_STREAM_DECODE_DIRECT);
     return pp_parallel_for(n, (size_t)1 << 17, threads, decode_range, &j);
 }

@@ -20,10 +20,11 @@ const pp_kernel_set *pp_kernels_for(int isa) {
 }
 
 /* Streaming stores: when a call moves more bytes (input + output) than a threshold, its output
- * is written with non-temporal stores. Two thresholds, because the two ways of streaming cost
- * differently: a kernel that streams its own output (enc_stream, decode_stream: no extra pass)
- * and the block buffer that other kernels write into, copied out with streaming stores (a second
- * pass over every output byte, which pays only where the kernel itself is near the memory floor).
+ * is written with non-temporal stores. Four thresholds, because the ways of streaming cost
+ * differently: a kernel that streams its own output (enc_stream, decode_stream: no extra pass;
+ * one threshold for encoders, one for decoders) and the block buffer that other kernels write
+ * into, copied out with streaming stores (a second pass over every output byte, which pays only
+ * where the kernel itself is near the memory floor; encoders and pp_decode apart).
  *
  * The defaults are measured per CPU family, not read from the cache sizes the system reports
  * (sysfs and sysconf report the host's L3 in a virtual machine: 300 MiB on an Intel VM that can
@@ -34,10 +35,11 @@ const pp_kernel_set *pp_kernels_for(int isa) {
 
 typedef struct {
     long long direct, buffered, decode; /* decode: the block buffer of pp_decode */
+    long long decode_direct;            /* pp_decode's kernels that stream their own output */
 } stream_thresholds;
 
 static stream_thresholds measured_thresholds(void) {
-    stream_thresholds t = {8 * PP_MIB, 8 * PP_MIB, 8 * PP_MIB}; /* unmeasured: Emerald Rapids' */
+    stream_thresholds t = {8 * PP_MIB, 8 * PP_MIB, 8 * PP_MIB, 8 * PP_MIB}; /* Emerald Rapids' */
 #if defined(__x86_64__) || defined(__i386__)
     unsigned a = 0, b = 0, c = 0, d = 0;
     if (!__get_cpuid(1, &a, &b, &c, &d)) return t;
@@ -52,9 +54,12 @@ static stream_thresholds measured_thresholds(void) {
         t.direct = 4 * PP_MIB;
         t.buffered = PP_NEVER;
         t.decode = 32 * PP_MIB;
+        /* the AVX2 decoders that stream their own output (session 5, speed.md §17): fp8 wins from
+         * 2 MiB (1.02-1.46x), bf16 loses below 8 MiB (0.78-0.95x) and wins from 16 (1.35-1.75x) */
+        t.decode_direct = 8 * PP_MIB;
     } else if (family == 25u) {
         /* AMD Zen 4 (AVX-512): the 32 MiB (its L3) of issue 5's measurements, both ways */
-        t.direct = t.buffered = t.decode = 32 * PP_MIB;
+        t.direct = t.buffered = t.decode = t.decode_direct = 32 * PP_MIB;
     }
     /* Intel family 6 (Emerald Rapids, model 207, measured in issue 16: 8 MiB gave +5-40 % for
      * 8-32 MiB calls against 32 MiB) and every other CPU: the 8 MiB above */
@@ -64,7 +69,8 @@ static stream_thresholds measured_thresholds(void) {
 }
 
 static _Atomic long long stream_override = -1; /* pp_set_stream_threshold; -1: the defaults */
-static _Atomic long long stream_th[3] = {-1, -1, -1}; /* by kind: buffer, direct, decode */
+/* by kind: buffer, direct, decode buffer, decode direct */
+static _Atomic long long stream_th[4] = {-1, -1, -1, -1};
 
 long long pp_set_stream_threshold(long long bytes) {
     const long long prev = stream_override;
@@ -75,13 +81,14 @@ long long pp_set_stream_threshold(long long bytes) {
 int pp_use_streaming(size_t bytes, int kind) {
     const long long o = stream_override;
     if (o >= 0) return bytes > (unsigned long long)o;
-    if (kind < 0 || kind > 2) kind = 0;
+    if (kind < 0 || kind > 3) kind = 0;
     long long th = stream_th[kind];
     if (th < 0) {
         const stream_thresholds t = measured_thresholds();
         stream_th[PP_STREAM_BUFFER] = t.buffered;
         stream_th[PP_STREAM_DIRECT] = t.direct;
         stream_th[PP_STREAM_DECODE] = t.decode;
+        stream_th[PP_STREAM_DECODE_DIRECT] = t.decode_direct;
         th = stream_th[kind];
     }
     return bytes > (unsigned long long)th;

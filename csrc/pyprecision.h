@@ -133,9 +133,15 @@ extern const pp_kernel_set pp_kernels_avx512;
 /* The kernel set of an instruction set (PP_ISA_PORTABLE..AVX512), NULL for the reference. */
 const pp_kernel_set *pp_kernels_for(int isa);
 /* Whether a call that moves this many bytes (input + output) writes its output with streaming
- * stores, by kind: an encoder's block buffer, a kernel that streams its own output, or
- * pp_decode's block buffer (the thresholds differ: dispatch.c). */
-enum { PP_STREAM_BUFFER = 0, PP_STREAM_DIRECT = 1, PP_STREAM_DECODE = 2 };
+ * stores, by kind: an encoder's block buffer, an encoder that streams its own output,
+ * pp_decode's block buffer, or a decoder that streams its own output (the thresholds differ:
+ * dispatch.c). */
+enum {
+    PP_STREAM_BUFFER = 0,
+    PP_STREAM_DIRECT = 1,
+    PP_STREAM_DECODE = 2,
+    PP_STREAM_DECODE_DIRECT = 3
+};
 int pp_use_streaming(size_t bytes, int kind);
 
 static inline float pp_bits_to_f32(uint32_t u) {
