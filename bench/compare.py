@@ -256,7 +256,10 @@ class Bench:
 
 
 def targets(b: Bench) -> None:
-    """The issue's targets, single thread, as met / not met."""
+    """Issue 16's targets (single thread unless stated), as met / not met: rne encode of every
+    format >= 0.85 of the floor (fp32r included), stochastic rounding >= 0.6, float64 sources
+    >= 0.6, fp8 encode >= 30x ml_dtypes, bf16 >= 1.5x torch copy_, two threads >= 1.6x one where
+    the floor itself scales by 1.6 (otherwise the ratio is shown against the floor's own)."""
     t1 = b.threads[0]
     lines = []
 
@@ -265,28 +268,28 @@ def targets(b: Bench) -> None:
 
     for r in b.rows:
         o, fl = r[f"ours{t1}"], r[f"floor{t1}"]
-        key = (r["op"], r["fmt"], r["mode"], r["src"])
-        if r["op"] == "encode" and r["src"] == "f32" and r["mode"] == "rne":
+        if r["op"] != "encode":
+            continue
+        if r["src"] == "f32" and r["mode"] == "rne":
             check(f"rne encode {r['fmt']} / floor", o / fl, 0.85)
-            if r["torch"] and r["fmt"] in ("bf16", "fp16"):
-                check(f"rne encode {r['fmt']} / torch", o / r["torch"], 1.0)
-            if r["torch"] and r["fmt"] in ("fp8e4m3fn", "fp8e5"):
-                check(f"rne encode {r['fmt']} / torch", o / r["torch"], 2.0)
+            if r["torch"] and r["fmt"] == "bf16":
+                check("rne encode bf16 / torch copy_", o / r["torch"], 1.5)
             if r["ml"] and r["fmt"].startswith("fp8"):
                 check(f"rne encode {r['fmt']} / ml_dtypes", o / r["ml"], 30.0)
-            if r["ml"] and r["fmt"] == "bf16":
-                check("rne encode bf16 / ml_dtypes (issue 2)", o / r["ml"], 1.0)
-        if key[0] == "decode" and r["fmt"].startswith("fp8") and r["ml"]:
-            check(f"decode {r['fmt']} / ml_dtypes", o / r["ml"], 25.0)
-        if r["op"] == "encode" and r["mode"] == "stochastic" and r["src"] == "f32":
-            check(f"stochastic {r['fmt']} / floor", o / fl, 0.5)
-            check(f"stochastic {r['fmt']} GB/s (issue 2)", o, 2.0)
-        if r["op"] == "encode" and r["src"] == "f64" and r["mode"] == "rne":
-            check(f"f64 rne {r['fmt']} / floor", o / fl, 0.5)
-        if len(b.threads) > 1 and r["op"] in ("encode", "decode") and r["mode"] in ("rne", "-"):
-            check(f"{r['op']} {r['fmt']} {r['src']} T={b.threads[1]} / T=1",
-                  r[f"ours{b.threads[1]}"] / o, 1.3)
-    print("\ntargets (single thread unless stated):")
+        if r["mode"] == "stochastic" and r["src"] in ("f32", "f64"):
+            check(f"stochastic {r['fmt']} {r['src']} / floor", o / fl, 0.6)
+        if r["src"] == "f64" and r["mode"] == "rne":
+            check(f"f64 rne {r['fmt']} / floor", o / fl, 0.6)
+        if len(b.threads) > 1 and r["mode"] == "rne" and r["src"] == "f32":
+            t2 = b.threads[1]
+            scale = r[f"floor{t2}"] / fl
+            ratio = r[f"ours{t2}"] / o
+            if scale >= 1.6:
+                check(f"encode {r['fmt']} T={t2} / T=1", ratio, 1.6)
+            else:
+                lines.append(f"  [floor scales {scale:.2f} < 1.6] encode {r['fmt']} T={t2} / T=1: "
+                             f"{ratio:.2f}")
+    print("\ntargets (issue 16; single thread unless stated):")
     print("\n".join(lines))
 
 
@@ -299,7 +302,8 @@ def machine() -> str:
         model = "?"
     return (f"{model}{cpu_family_and_flags()}, {os.cpu_count()} cpus, "
             f"{platform.python_version()}, numpy {np.__version__},"
-            f" ml_dtypes {ml_dtypes.__version__}, pyprecision isa={isa_auto()} from {Path(pyprecision.__file__).parent}")
+            f" ml_dtypes {ml_dtypes.__version__}, pyprecision isa={isa_auto()}"
+            f" from {Path(pyprecision.__file__).parent}")
 
 
 #: The CPU flags the kernels (or their candidates) dispatch on.
