@@ -3,8 +3,11 @@
  * Included by kern_avx2.c only. The same computation as kern_sr_avx512.h (read its comment), with
  * integers only (no floating-point instruction: nothing MXCSR says can matter) and without masks:
  *
- *   normal results   code = ((a + rebias + 2^s0) >> s0) - (R >= thr),  thr = a << (32 - s0)
- *                    (R >= thr is max_u32(R, thr) == R, all ones = -1 where it holds)
+ *   normal results   code = (a + rebias + 2^s0 - 1 - (R >> (32 - s0))) >> s0: up iff R < thr =
+ *                    a << (32 - s0) (the s0 dropped bits d, left-aligned) iff R >> (32 - s0) < d
+ *                    (thr is a multiple of 2^(32 - s0)) iff d + 2^s0 - 1 - (R >> (32 - s0))
+ *                    carries into bit s0; the rebias is a multiple of 2^s0, so the carry is the
+ *                    round-up and nothing else (the sum is below 2^32 for every lane that keeps it)
  *   subnormal ones   m = fraction | hidden bit, sf = s0 + emin - E = C - eb (C = s0 + emin + 127):
  *                    K = m >> sf, thr = (m << (32 - sf)) | (m >> (sf - 32)) with vpsllvd / vpsrlvd,
  *                    which give 0 for counts >= 32, so exactly one of the two is m's part: the
@@ -12,7 +15,8 @@
  *                    (sf > 32, K = 0 as m < 2^24). A float32 subnormal (eb = 0) is taken with the
  *                    hidden bit and eb = 0, so sf = C >= 126 for every format with this path: K = 0
  *                    and thr = 0, which its exact value (< 2^-126) also gives. Only for groups of 8
- *                    that have such a lane.
+ *                    that have such a lane; there code = K + 1 - (R >= thr) (R >= thr is
+ *                    max_u32(R, thr) == R, all ones = -1 where it holds), as for float64 sources.
  *
  * float64 sources (sr8d): 8 elements from two vectors of 4, split by vshufps into their high and low
  * 32-bit halves (hi, lo: a shuffle, no arithmetic, nothing MXCSR says applies), lanes in the order
@@ -52,21 +56,40 @@ typedef struct {
 #define SR2_SRL(x, IMM) _mm256_srli_epi32((x), (IMM))
 #define SR2_SLL(x, IMM) _mm256_slli_epi32((x), (IMM))
 
-/* The common tail: code + 1 and thr of each lane in, the complete code out (a: the magnitude
- * compared with k->inf for the specials, u: the sign in bit 31). */
+/* mint (the policy, a constant of each loop): 0 the specials selected one by one; 1 overflow and
+ * inf give max or the code after it (min(code, ovfc)), NaN its own code; 3 the same and NaN keeps
+ * its sign too; 7 the same and the NaN code is the overflow code (fp8e4m3fn without saturation),
+ * so a NaN needs no select at all: its code + 1 is far above ovfc.
+ * PP_SR2_LATESIGN (default 1): when every result keeps its sign (mint >= 3) the 8- and 16-bit
+ * loops set the sign bits after packing, from the inputs packed with signed saturation (which
+ * keeps bit 31 as the top bit): one pack, and, or per packed vector instead of a shift, and, or
+ * per 8 codes. */
+#ifndef PP_SR2_LATESIGN
+#define PP_SR2_LATESIGN 1
+#endif
+#define SR2_LATE(mint, ob) (PP_SR2_LATESIGN && (mint) >= 3 && (ob) != 4)
+
+/* code + 1 - (R >= thr): the rounded code (R >= thr is max_u32(R, thr) == R: -1). */
+static inline __attribute__((always_inline)) __m256i sr2_down(__m256i code1, __m256i thr,
+                                                              __m256i r) {
+    return _mm256_add_epi32(code1, _mm256_cmpeq_epi32(_mm256_max_epu32(r, thr), r));
+}
+
+/* The common tail: the rounded code of each lane in, the complete code out (a: the magnitude
+ * compared with k->inf for the specials, u: the sign in bit 31); late: without the sign (the
+ * caller sets it, SR2_LATE). */
 static inline __attribute__((always_inline)) __m256i sr2_tail(const sr2_consts *k, __m256i code,
-                                                              __m256i thr, __m256i r, __m256i a,
-                                                              __m256i u, const int mint,
+                                                              __m256i a, __m256i u, const int mint,
                                                               const int wide, const int SH,
-                                                              const int SG) {
-    code = _mm256_add_epi32(code, _mm256_cmpeq_epi32(_mm256_max_epu32(r, thr), r)); /* -1: down */
+                                                              const int SG, const int late) {
     const __m256i kn = _mm256_cmpgt_epi32(a, k->inf);
     __m256i dm = k->sbit;
     if (!(mint & 2)) dm = _mm256_blendv_epi8(dm, k->dnan, kn); /* mint & 2: NaN signed */
     if (mint) {
         code = _mm256_min_epu32(code, k->ovfc); /* max, or the code after it (inf / NaN) */
         if (wide) code = SR2_SLL(code, SH);
-        code = _mm256_blendv_epi8(code, k->nan0, kn);
+        if (mint != 7) code = _mm256_blendv_epi8(code, k->nan0, kn);
+        if (late) return code;
     } else {
         const __m256i ko = _mm256_cmpgt_epi32(code, k->maxc); /* codes below 2^31 */
         const __m256i ki = _mm256_cmpeq_epi32(a, k->inf);
@@ -84,10 +107,11 @@ static inline __attribute__((always_inline)) __m256i sr2_tail(const sr2_consts *
 static inline __attribute__((always_inline)) __m256i sr8(const sr2_consts *k, __m256i u, __m256i r,
                                                          const int sub, const int mint,
                                                          const int wide, const int S0,
-                                                         const int SH, const int SG) {
+                                                         const int SH, const int SG,
+                                                         const int late) {
     const __m256i a = _mm256_and_si256(u, k->absm);
-    __m256i code = SR2_SRL(_mm256_add_epi32(a, k->rebias1), S0); /* code + 1 */
-    __m256i thr = SR2_SLL(a, 32 - S0);
+    /* k->rebias1 = rebias + 2^s0 - 1 */
+    __m256i code = SR2_SRL(_mm256_sub_epi32(_mm256_add_epi32(a, k->rebias1), SR2_SRL(r, 32 - S0)), S0);
     if (sub) {
         const __m256i ks = _mm256_cmpgt_epi32(k->minnorm, a); /* both below 2^31 */
         if (!_mm256_testz_si256(ks, ks)) {
@@ -97,11 +121,10 @@ static inline __attribute__((always_inline)) __m256i sr8(const sr2_consts *k, __
             const __m256i k1 = _mm256_add_epi32(_mm256_srlv_epi32(m, sf), k->one);
             const __m256i t = _mm256_or_si256(_mm256_sllv_epi32(m, _mm256_sub_epi32(eb, k->subc32)),
                                               _mm256_srlv_epi32(m, _mm256_sub_epi32(k->subc32, eb)));
-            code = _mm256_blendv_epi8(code, k1, ks);
-            thr = _mm256_blendv_epi8(thr, t, ks);
+            code = _mm256_blendv_epi8(code, sr2_down(k1, t, r), ks);
         }
     }
-    return sr2_tail(k, code, thr, r, a, u, mint, wide, SH, SG);
+    return sr2_tail(k, code, a, u, mint, wide, SH, SG, late);
 }
 
 /* 8 float64 elements (their high and low halves, lanes e0 e1 e4 e5 | e2 e3 e6 e7) with their
@@ -109,7 +132,8 @@ static inline __attribute__((always_inline)) __m256i sr8(const sr2_consts *k, __
 static inline __attribute__((always_inline)) __m256i sr8d(const sr2_consts *k, __m256i hi,
                                                           __m256i lo, __m256i r, const int mint,
                                                           const int wide, const int S0,
-                                                          const int SH, const int SG) {
+                                                          const int SH, const int SG,
+                                                          const int late) {
     const __m256i ah = _mm256_and_si256(hi, k->absm);
     __m256i code = _mm256_add_epi32(SR2_SRL(ah, S0 - 32), k->rebias1); /* code + 1 */
     __m256i thr = _mm256_or_si256(SR2_SLL(ah, 64 - S0), SR2_SRL(lo, S0 - 32));
@@ -128,7 +152,7 @@ static inline __attribute__((always_inline)) __m256i sr8d(const sr2_consts *k, _
         thr = _mm256_blendv_epi8(thr, t, ks);
     }
     const __m256i as = _mm256_or_si256(ah, _mm256_min_epu32(lo, k->one)); /* for the specials */
-    return sr2_tail(k, code, thr, r, as, hi, mint, wide, SH, SG);
+    return sr2_tail(k, sr2_down(code, thr, r), as, hi, mint, wide, SH, SG, late);
 }
 
 /* The words of the next 8 elements: the generator's (GEN, state advanced) or the caller's. GEN is
@@ -162,10 +186,11 @@ static inline __attribute__((always_inline)) __m256i sr_words8(const uint32_t *r
 static inline __attribute__((always_inline)) __m256i sr_group8(const sr2_consts *k,
                                                                const uint32_t *src, size_t i,
                                                                const uint32_t *rnd, __m256i *st,
-                                                               const int wide, SR2_ARGS) {
+                                                               const int wide, __m256i *uo,
+                                                               const int late, SR2_ARGS) {
     const __m256i r = sr_words8(rnd, i, st, gen);
-    return sr8(k, _mm256_loadu_si256((const __m256i *)(const void *)(src + i)), r, sub, mint, wide,
-               S0, SH, SG);
+    *uo = _mm256_loadu_si256((const __m256i *)(const void *)(src + i));
+    return sr8(k, *uo, r, sub, mint, wide, S0, SH, SG, late);
 }
 
 static inline __attribute__((always_inline)) size_t sr2_loop(const sr2_consts *k,
@@ -173,33 +198,45 @@ static inline __attribute__((always_inline)) size_t sr2_loop(const sr2_consts *k
                                                              const uint32_t *rnd, __m256i st,
                                                              void *dst, const int ob, SR2_ARGS) {
     size_t i = 0;
+    __m256i u0, u1, u2, u3;
     if (ob == 1) {
+        const int late = SR2_LATE(mint, 1);
         const __m256i ord = _mm256_set_epi32(7, 3, 6, 2, 5, 1, 4, 0);
+        const __m256i s80 = _mm256_set1_epi8((char)0x80);
         for (; i + 32 <= n; i += 32) {
             SR2_PREFETCH(src + i, rnd + i, 2);
-            /* codes <= 0xff: the saturating packs keep them */
-            const __m256i c0 = sr_group8(k, src, i, rnd, &st, 0, SR2_PASS);
-            const __m256i c1 = sr_group8(k, src, i + 8, rnd, &st, 0, SR2_PASS);
+            /* codes <= 0xff (<= 0x7f when late): the saturating packs keep them */
+            const __m256i c0 = sr_group8(k, src, i, rnd, &st, 0, &u0, late, SR2_PASS);
+            const __m256i c1 = sr_group8(k, src, i + 8, rnd, &st, 0, &u1, late, SR2_PASS);
             const __m256i w01 = _mm256_packus_epi32(c0, c1);
-            const __m256i c2 = sr_group8(k, src, i + 16, rnd, &st, 0, SR2_PASS);
-            const __m256i c3 = sr_group8(k, src, i + 24, rnd, &st, 0, SR2_PASS);
+            const __m256i c2 = sr_group8(k, src, i + 16, rnd, &st, 0, &u2, late, SR2_PASS);
+            const __m256i c3 = sr_group8(k, src, i + 24, rnd, &st, 0, &u3, late, SR2_PASS);
             const __m256i w23 = _mm256_packus_epi32(c2, c3);
-            const __m256i b = _mm256_permutevar8x32_epi32(_mm256_packus_epi16(w01, w23), ord);
+            __m256i b = _mm256_packus_epi16(w01, w23);
+            if (late) {
+                const __m256i sg = _mm256_packs_epi16(_mm256_packs_epi32(u0, u1), _mm256_packs_epi32(u2, u3));
+                b = _mm256_or_si256(b, _mm256_and_si256(sg, s80));
+            }
+            b = _mm256_permutevar8x32_epi32(b, ord);
             _mm256_storeu_si256((__m256i *)(void *)((uint8_t *)dst + i), b);
         }
     } else if (ob == 2) {
+        const int late = SR2_LATE(mint, 2);
+        const __m256i s8000 = _mm256_set1_epi16((short)0x8000);
         for (; i + 16 <= n; i += 16) {
             SR2_PREFETCH(src + i, rnd + i, 1);
-            const __m256i c0 = sr_group8(k, src, i, rnd, &st, 0, SR2_PASS);
-            const __m256i c1 = sr_group8(k, src, i + 8, rnd, &st, 0, SR2_PASS);
-            const __m256i w = _mm256_permute4x64_epi64(_mm256_packus_epi32(c0, c1), 0xD8);
+            const __m256i c0 = sr_group8(k, src, i, rnd, &st, 0, &u0, late, SR2_PASS);
+            const __m256i c1 = sr_group8(k, src, i + 8, rnd, &st, 0, &u1, late, SR2_PASS);
+            __m256i w = _mm256_packus_epi32(c0, c1);
+            if (late) w = _mm256_or_si256(w, _mm256_and_si256(_mm256_packs_epi32(u0, u1), s8000));
+            w = _mm256_permute4x64_epi64(w, 0xD8);
             _mm256_storeu_si256((__m256i *)(void *)((uint16_t *)dst + i), w);
         }
     } else {
         for (; i + 8 <= n; i += 8) {
             if (!(i & 8)) SR2_PREFETCH(src + i, rnd + i, 1);
             _mm256_storeu_si256((__m256i *)(void *)((uint32_t *)dst + i),
-                                sr_group8(k, src, i, rnd, &st, 1, SR2_PASS));
+                                sr_group8(k, src, i, rnd, &st, 1, &u0, 0, SR2_PASS));
         }
     }
     return i;
@@ -214,7 +251,8 @@ static inline __attribute__((always_inline)) size_t sr2_format(const sr2_consts 
                                                                const int S0, const int SH,
                                                                const int SG) {
 #define SR2_T(G, M, SUB) sr2_loop(k, src, n, rnd, st, dst, ob, SUB, M, G, S0, SH, SG)
-#define SR2_M(G, SUB) (mint == 3 ? SR2_T(G, 3, SUB) : mint ? SR2_T(G, 1, SUB) : SR2_T(G, 0, SUB))
+#define SR2_M(G, SUB)                                                                              \
+    (mint == 7 ? SR2_T(G, 7, SUB) : mint == 3 ? SR2_T(G, 3, SUB) : mint ? SR2_T(G, 1, SUB) : SR2_T(G, 0, SUB))
 #define SR2_S(G) (sub ? SR2_M(G, 1) : SR2_M(G, 0))
     return rnd ? SR2_S(0) : SR2_S(1);
 #undef SR2_S
@@ -228,7 +266,8 @@ static inline __attribute__((always_inline)) __m256i sr_group8d(const sr2_consts
                                                                 const uint32_t *rnd, __m256i *st,
                                                                 const int wide, const int mint,
                                                                 const int gen, const int S0,
-                                                                const int SH, const int SG) {
+                                                                const int SH, const int SG,
+                                                                __m256i *ho, const int late) {
     /* given words: e0..e7 -> e0 e1 e4 e5 | e2 e3 e6 e7 (64-bit pairs 0 2 1 3); generated ones
      * come in that order (the state's lanes are) */
     __m256i r = sr_words8(rnd, i, st, gen);
@@ -237,7 +276,8 @@ static inline __attribute__((always_inline)) __m256i sr_group8d(const sr2_consts
     const __m256 u1 = _mm256_loadu_ps((const float *)(const void *)(src + i + 4));
     const __m256i hi = _mm256_castps_si256(_mm256_shuffle_ps(u0, u1, 0xDD));
     const __m256i lo = _mm256_castps_si256(_mm256_shuffle_ps(u0, u1, 0x88));
-    return sr8d(k, hi, lo, r, mint, wide, S0, SH, SG);
+    *ho = hi;
+    return sr8d(k, hi, lo, r, mint, wide, S0, SH, SG, late);
 }
 
 /* Prefetch for float64 sources: LS lines of input, LR of given words, PP_PREFETCH_AVX2 ahead. */
@@ -263,29 +303,34 @@ static inline __attribute__((always_inline)) size_t sr2d_loop(const sr2_consts *
     /* the packs' pairs of 16-bit codes back to element order (e0 e1 e4 e5 ... -> e0 e1 e2 e3) */
     const __m256i ord = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
     size_t i = 0;
-#define SR2D_G(I, W) sr_group8d(k, src, (I), rnd, &st, (W), mint, gen, S0, SH, SG)
+    __m256i h0, h1;
+#define SR2D_G(I, W, H, L) sr_group8d(k, src, (I), rnd, &st, (W), mint, gen, S0, SH, SG, (H), (L))
     if (ob == 1) {
         for (; i + 32 <= n; i += 32) {
             SR2D_PREFETCH(src + i, rnd + i, 4, 2);
-            const __m256i c0 = SR2D_G(i, 0), c1 = SR2D_G(i + 8, 0);
+            const __m256i c0 = SR2D_G(i, 0, &h0, 0), c1 = SR2D_G(i + 8, 0, &h1, 0);
             const __m256i w01 = _mm256_permutevar8x32_epi32(_mm256_packus_epi32(c0, c1), ord);
-            const __m256i c2 = SR2D_G(i + 16, 0), c3 = SR2D_G(i + 24, 0);
+            const __m256i c2 = SR2D_G(i + 16, 0, &h0, 0), c3 = SR2D_G(i + 24, 0, &h1, 0);
             const __m256i w23 = _mm256_permutevar8x32_epi32(_mm256_packus_epi32(c2, c3), ord);
             /* e0-7 e16-23 | e8-15 e24-31 -> element order */
             const __m256i b = _mm256_permute4x64_epi64(_mm256_packus_epi16(w01, w23), 0xD8);
             _mm256_storeu_si256((__m256i *)(void *)((uint8_t *)dst + i), b);
         }
     } else if (ob == 2) {
+        const int late = SR2_LATE(mint, 2);
+        const __m256i s8000 = _mm256_set1_epi16((short)0x8000);
         for (; i + 16 <= n; i += 16) {
             SR2D_PREFETCH(src + i, rnd + i, 2, 1);
-            const __m256i c0 = SR2D_G(i, 0), c1 = SR2D_G(i + 8, 0);
-            const __m256i w = _mm256_permutevar8x32_epi32(_mm256_packus_epi32(c0, c1), ord);
+            const __m256i c0 = SR2D_G(i, 0, &h0, late), c1 = SR2D_G(i + 8, 0, &h1, late);
+            __m256i w = _mm256_packus_epi32(c0, c1);
+            if (late) w = _mm256_or_si256(w, _mm256_and_si256(_mm256_packs_epi32(h0, h1), s8000));
+            w = _mm256_permutevar8x32_epi32(w, ord);
             _mm256_storeu_si256((__m256i *)(void *)((uint16_t *)dst + i), w);
         }
     } else {
         for (; i + 8 <= n; i += 8) {
             SR2D_PREFETCH(src + i, rnd + i, 1, !(i & 8));
-            const __m256i c = _mm256_permute4x64_epi64(SR2D_G(i, 1), 0xD8);
+            const __m256i c = _mm256_permute4x64_epi64(SR2D_G(i, 1, &h0, 0), 0xD8);
             _mm256_storeu_si256((__m256i *)(void *)((uint32_t *)dst + i), c);
         }
     }
@@ -300,7 +345,8 @@ static inline __attribute__((always_inline)) size_t sr2d_format(const sr2_consts
                                                                 const int mint, const int S0,
                                                                 const int SH, const int SG) {
 #define SR2D_T(G, M) sr2d_loop(k, src, n, rnd, st, dst, ob, M, G, S0, SH, SG)
-#define SR2D_M(G) (mint == 3 ? SR2D_T(G, 3) : mint ? SR2D_T(G, 1) : SR2D_T(G, 0))
+#define SR2D_M(G)                                                                                  \
+    (mint == 7 ? SR2D_T(G, 7) : mint == 3 ? SR2D_T(G, 3) : mint ? SR2D_T(G, 1) : SR2D_T(G, 0))
     return rnd ? SR2D_M(0) : SR2D_M(1);
 #undef SR2D_M
 #undef SR2D_T
@@ -353,11 +399,12 @@ static size_t sr_avx2(const pp_params *pr, int f64, const void *src, size_t n, c
     int mint = (ovfc == pr->maxc || ovfc == pr->maxc + 1u) && (ovfc << shift) == pr->ovf[0] &&
                pr->inf[0] == pr->ovf[0] && pr->dovf == pr->sign_bit && pr->dinf == pr->sign_bit;
     if (mint && pr->dnan == pr->sign_bit) mint = 3; /* and NaN keeps the sign too */
+    if (mint == 3 && pr->nan[0] == pr->ovf[0]) mint = 7; /* and NaN is the overflow code */
     if (pr->maxc + 1u >= 0x80000000u) return 0; /* signed compares of codes */
     sr2_consts k;
     k.absm = _mm256_set1_epi32(0x7fffffff);
     k.one = _mm256_set1_epi32(1);
-    k.rebias1 = _mm256_set1_epi32((int)(((uint32_t)(pr->bias - 127) << 23) + (1u << s0)));
+    k.rebias1 = _mm256_set1_epi32((int)(((uint32_t)(pr->bias - 127) << 23) + (1u << s0) - 1u));
     k.minnorm = _mm256_set1_epi32((int)((uint32_t)(pr->emin + 127) << 23));
     k.inf = _mm256_set1_epi32(0x7f800000);
     k.maxc = _mm256_set1_epi32((int)pr->maxc);
