@@ -1,4 +1,4 @@
-/* Stochastic rounding of float32 bits to 8-, 16- and 32-bit codes with AVX2, the words generated in
+/* Stochastic rounding of float32 and float64 bits to 8-, 16- and 32-bit codes with AVX2, the words generated in
  * registers (SplitMix64, sm_mix256 in kern_avx2.c) or loaded from the caller's random_bits.
  * Included by kern_avx2.c only. The same computation as kern_sr_avx512.h (read its comment), with
  * integers only (no floating-point instruction: nothing MXCSR says can matter) and without masks:
