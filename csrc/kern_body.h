@@ -258,6 +258,14 @@ static size_t PP_K(sr_fused_)(const pp_params *pr, int f64, const void *src, siz
 #define PP_SR_FUSED PP_K(sr_fused_)
 #endif
 
+#ifndef PP_NARROW64
+static int PP_K(narrow64_)(const pp_params *pr, const uint64_t *src, size_t n, uint32_t *out) {
+    (void)pr, (void)src, (void)n, (void)out;
+    return 0; /* no round-to-odd narrowing in this set: float64 sources take the 64-bit lanes */
+}
+#define PP_NARROW64 PP_K(narrow64_)
+#endif
+
 const pp_kernel_set PP_K(pp_kernels_) = {
     {PP_K(enc8_), PP_K(enc16_), PP_K(enc32_)},
     {PP_K(enc64to8_), PP_K(enc64to16_), PP_K(enc64to32_)},
@@ -270,4 +278,5 @@ const pp_kernel_set PP_K(pp_kernels_) = {
     PP_K(stream_),
     PP_K(sfence_),
     PP_SR_FUSED,
+    PP_NARROW64,
 };
