@@ -106,7 +106,8 @@ def narrow_bits() -> np.ndarray:
     parts.append(_edges())
     bits = np.unique(np.concatenate(parts))
     rand = rng.integers(0, 1 << 64, size=1 << 16, dtype=np.uint64, endpoint=False)
-    allb = np.concatenate([bits, bits | np.uint64(1 << 63), SPECIAL_F64, SPECIAL_F64 ^ np.uint64(1 << 63), rand])
+    sign = np.uint64(1 << 63)
+    allb = np.concatenate([bits, bits | sign, SPECIAL_F64, SPECIAL_F64 ^ sign, rand])
     rng.shuffle(allb)
     return allb
 
