@@ -3,7 +3,9 @@ the reference converter, the caller's MXCSR (rounding mode, FTZ, DAZ) changing n
 back as it was, flags included, and hypothesis properties over any float64 bits."""
 from __future__ import annotations
 
+import ctypes
 import platform
+from typing import Any
 
 import numpy as np
 import pytest
@@ -52,7 +54,7 @@ def test_the_lemma_on_the_reference(fmt: str) -> None:
     for rounding in ROUNDINGS3:
         for saturate in (False, True):
             for nan in ("ml_dtypes", "nvidia"):
-                kw = dict(rounding=rounding, saturate=saturate, nan=nan, isa="reference")
+                kw: dict[str, Any] = dict(rounding=rounding, saturate=saturate, nan=nan, isa="reference")
                 assert_same(pyprecision.encode(y, fmt, **kw), pyprecision.encode(x, fmt, **kw), x,
                             f"lemma {fmt} {rounding} sat={saturate} nan={nan}")
 
@@ -65,7 +67,7 @@ def test_stochastic_rounding_cannot_take_the_narrowing() -> None:
     x = np.full(40, 1 + 2.0**-8 + 2.0**-40)
     words = np.full(40, 2**31 + 1, np.uint32)
     y = round_to_odd_f32(x).view(np.float32)
-    kw = dict(rounding="stochastic", random_bits=words)
+    kw: dict[str, Any] = dict(rounding="stochastic", random_bits=words)
     assert pyprecision.encode(x, "bf16", isa="reference", **kw).tolist() == [0x3F80] * 40
     assert pyprecision.encode(y, "bf16", isa="reference", **kw).tolist() == [0x3F81] * 40
     for isa in FAST_ISAS:
@@ -78,7 +80,7 @@ RC = {"nearest": 0x0000, "down": 0x2000, "up": 0x4000, "zero": 0x6000}
 @x86
 @pytest.mark.parametrize("rc", list(RC))
 @pytest.mark.parametrize("flush", [False, True], ids=["plain", "ftz_daz"])
-def test_callers_mxcsr_changes_nothing(csr, rc: str, flush: bool) -> None:  # noqa: F811
+def test_callers_mxcsr_changes_nothing(csr: ctypes.CDLL, rc: str, flush: bool) -> None:  # noqa: F811
     """Under the caller's rounding mode and FTZ | DAZ, one thread and two, every format and
     rounding gives the reference's bits, and the caller's control bits come back unchanged."""
     x = np.concatenate([narrow_bits()[:200000], narrow_bits()[-40000:]]).view(np.float64)
@@ -90,7 +92,8 @@ def test_callers_mxcsr_changes_nothing(csr, rc: str, flush: bool) -> None:  # no
                                     threads=1) for c in cases[:6]}
     old = csr.get_csr()
     mine = (old & ~0xE040) | RC[rc] | (0x8040 if flush else 0)
-    got, got_l = {}, {}
+    got: dict[Any, np.ndarray] = {}
+    got_l: dict[Any, np.ndarray] = {}
     csr.set_csr(mine)
     try:
         for c in cases:
@@ -112,7 +115,7 @@ def test_callers_mxcsr_changes_nothing(csr, rc: str, flush: bool) -> None:  # no
 
 
 @x86
-def test_the_narrowing_gives_back_the_callers_flags(csr) -> None:  # noqa: F811
+def test_the_narrowing_gives_back_the_callers_flags(csr: ctypes.CDLL) -> None:  # noqa: F811
     """The narrowing raises inexact, overflow, underflow and invalid (sNaN) in its own MXCSR; the
     caller's flags are given back as they were. Rounding up and bf16 keep every other kernel of
     the call off the FPU, so the whole MXCSR must come back bit for bit."""
@@ -144,7 +147,7 @@ def test_any_float64_bits(fmt: str, rounding: str, saturate: bool, nan: str,
     """Any float64 bit patterns (NaN payloads, subnormals, huge values): every fast ISA == the
     reference."""
     x = np.array(bits, np.uint64).view(np.float64)
-    kw = dict(rounding=rounding, saturate=saturate, nan=nan)
+    kw: dict[str, Any] = dict(rounding=rounding, saturate=saturate, nan=nan)
     ref = pyprecision.encode(x, fmt, isa="reference", **kw)
     for isa in FAST_ISAS:
         assert_same(pyprecision.encode(x, fmt, isa=isa, **kw), ref, x, f"{fmt} {kw} {isa}")
@@ -161,7 +164,7 @@ def test_lemma_near_float32_values(fmt: str, rounding: str, saturate: bool, x: f
     with np.errstate(over="ignore", invalid="ignore"):
         v = np.array([np.float32(x)], np.float64)
     v = (v.view(np.int64) + ulps).view(np.float64) if np.isfinite(v[0]) and v[0] != 0 else v
-    kw = dict(rounding=rounding, saturate=saturate)
+    kw: dict[str, Any] = dict(rounding=rounding, saturate=saturate)
     ref = pyprecision.encode(v, fmt, isa="reference", **kw)
     y = round_to_odd_f32(v).view(np.float32)
     assert_same(pyprecision.encode(y, fmt, isa="reference", **kw), ref, v, f"lemma {fmt} {kw}")
