@@ -218,8 +218,6 @@ static void encode_range(void *ctx, size_t begin, size_t end) {
     const int oi = ob == 1 ? 0 : ob == 2 ? 1 : 2;
     const size_t es = src_size[t];
     const int stochastic = j->pr.rounding == PP_STOCHASTIC;
-    pp_params pr32 = j->pr; /* a float64 block narrowed to float32: has_sub as for float32 */
-    pr32.has_sub = j->pr.emin > -126;
     /* float32 -> 8-bit codes where the set has a kernel that streams its own output: no block
      * buffer, no second pass over the output */
     if (j->stream_direct && t == PP_T_F32 && ob == 1 &&
@@ -268,8 +266,8 @@ static void encode_range(void *ctx, size_t begin, size_t end) {
             /* nothing left */
         } else if (t == PP_T_F32) {
             ks->enc32[oi](&j->pr, in, n, rnd, kout);
-        } else if (t == PP_T_F64 && ks->narrow64(&j->pr, (const uint64_t *)in, n, (uint32_t *)wide)) {
-            ks->enc32[oi](&pr32, wide, n, rnd, kout); /* rounded to odd: speed.md §17 */
+        } else if (t == PP_T_F64 && ks->narrow64(&j->pr, in, n, (uint32_t *)wide, kout, ob)) {
+            /* done: through float32 rounded to odd and the float32 kernels (speed.md §17) */
         } else if (t == PP_T_F64) {
             ks->enc64[oi](&j->pr, in, n, rnd, kout);
         } else if (t == PP_T_I32 || t == PP_T_U32 || t == PP_T_I64 || t == PP_T_U64) {

@@ -259,8 +259,9 @@ static size_t PP_K(sr_fused_)(const pp_params *pr, int f64, const void *src, siz
 #endif
 
 #ifndef PP_NARROW64
-static int PP_K(narrow64_)(const pp_params *pr, const uint64_t *src, size_t n, uint32_t *out) {
-    (void)pr, (void)src, (void)n, (void)out;
+static int PP_K(narrow64_)(const pp_params *pr, const void *src, size_t n, uint32_t *buf,
+                           void *dst, int out_bytes) {
+    (void)pr, (void)src, (void)n, (void)buf, (void)dst, (void)out_bytes;
     return 0; /* no round-to-odd narrowing in this set: float64 sources take the 64-bit lanes */
 }
 #define PP_NARROW64 PP_K(narrow64_)

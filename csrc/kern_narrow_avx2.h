@@ -15,6 +15,14 @@
  * input may be flushed) and gives the caller's back, flags included, before it returns; the
  * float32 kernels then run under the caller's MXCSR, exactly as for a float32 source. */
 
+/* Prefetch of the input this many bytes ahead (0: none), with this hint. */
+#ifndef PP_NARROW_PREFETCH
+#define PP_NARROW_PREFETCH PP_PREFETCH_AVX2
+#endif
+#ifndef PP_NARROW_HINT
+#define PP_NARROW_HINT _MM_HINT_T0
+#endif
+
 /* 8 elements: src[0..8) -> out[0..8). */
 static inline __attribute__((always_inline)) void narrow8_avx2(const uint64_t *src,
                                                                uint32_t *out) {
@@ -33,17 +41,16 @@ static inline __attribute__((always_inline)) void narrow8_avx2(const uint64_t *s
     _mm256_storeu_si256((__m256i *)(void *)out, _mm256_or_si256(t, odd));
 }
 
-/* Narrows n float64 elements (bits) to float32 bits in out, rounding to odd; returns 1, or 0
- * (nothing written) for stochastic rounding, which must see the float64 value (speed.md §17). */
-static int narrow64_avx2(const pp_params *pr, const uint64_t *src, size_t n, uint32_t *out) {
-    if (pr->rounding != PP_RNE && pr->rounding != PP_RTZ && pr->rounding != PP_RNA) return 0;
+/* Narrows n float64 elements (bits) to float32 bits in out, rounding to odd, under the kernel's own
+ * MXCSR (the caller's given back). */
+static void narrow_avx2(const uint64_t *src, size_t n, uint32_t *out) {
     const unsigned csr = _mm_getcsr();
     _mm_setcsr(0x7f80u); /* RC = toward zero, every exception masked, FTZ and DAZ off */
     size_t i = 0;
     for (; i + 8 <= n; i += 8) {
-#if PP_PREFETCH_AVX2 > 0
-        /* the input PP_PREFETCH_AVX2 bytes ahead: one cache line per 8 elements */
-        _mm_prefetch((const char *)(src + i) + PP_PREFETCH_AVX2, _MM_HINT_T0);
+#if PP_NARROW_PREFETCH > 0
+        /* the input PP_NARROW_PREFETCH bytes ahead: one cache line per 8 elements */
+        _mm_prefetch((const char *)(src + i) + PP_NARROW_PREFETCH, PP_NARROW_HINT);
 #endif
         narrow8_avx2(src + i, out + i);
     }
@@ -55,5 +62,29 @@ static int narrow64_avx2(const pp_params *pr, const uint64_t *src, size_t n, uin
         memcpy(out + i, o, (n - i) * sizeof(uint32_t));
     }
     _mm_setcsr(csr);
+}
+
+/* Elements per step: narrowed into buf, then encoded by the set's float32 kernel. Short steps
+ * keep the input streaming while the float32 kernel runs (a whole 2048-element block at a time
+ * left the memory idle during the second pass: speed.md §17 has the measurement). */
+#ifndef PP_NARROW_STEP
+#define PP_NARROW_STEP 256
+#endif
+
+/* float64 bits -> codes (out_bytes each) for rne, rtz and rna: each step narrowed to float32
+ * rounded to odd in buf (room for PP_NARROW_STEP), then pp_kernels_avx2.enc32 with has_sub as for
+ * a float32 source. Returns 1, or 0 (nothing written) for stochastic rounding, which must see the
+ * float64 value (speed.md §17). */
+static int narrow64_avx2(const pp_params *pr, const void *src, size_t n, uint32_t *buf, void *dst,
+                         int out_bytes) {
+    if (pr->rounding != PP_RNE && pr->rounding != PP_RTZ && pr->rounding != PP_RNA) return 0;
+    pp_params pr32 = *pr;
+    pr32.has_sub = pr->emin > -126; /* bf16, fp32r: no float32 value is below their min normal */
+    const pp_enc_kernel enc = pp_kernels_avx2.enc32[out_bytes == 1 ? 0 : out_bytes == 2 ? 1 : 2];
+    for (size_t k = 0; k < n; k += PP_NARROW_STEP) {
+        const size_t m = n - k < PP_NARROW_STEP ? n - k : PP_NARROW_STEP;
+        narrow_avx2((const uint64_t *)src + k, m, buf);
+        enc(&pr32, buf, m, NULL, (char *)dst + k * (size_t)out_bytes);
+    }
     return 1;
 }
