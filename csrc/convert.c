@@ -266,6 +266,8 @@ static void encode_range(void *ctx, size_t begin, size_t end) {
             /* nothing left */
         } else if (t == PP_T_F32) {
             ks->enc32[oi](&j->pr, in, n, rnd, kout);
+        } else if (t == PP_T_F64 && ks->narrow64(&j->pr, in, n, (uint32_t *)wide, kout, ob)) {
+            /* done: through float32 rounded to odd and the float32 kernels (speed.md §18) */
         } else if (t == PP_T_F64) {
             ks->enc64[oi](&j->pr, in, n, rnd, kout);
         } else if (t == PP_T_I32 || t == PP_T_U32 || t == PP_T_I64 || t == PP_T_U64) {

@@ -54,7 +54,7 @@ static stream_thresholds measured_thresholds(void) {
         t.direct = 4 * PP_MIB;
         t.buffered = PP_NEVER;
         t.decode = 32 * PP_MIB;
-        /* the AVX2 decoders that stream their own output (session 5, speed.md §17): fp8 wins from
+        /* the AVX2 decoders that stream their own output (session 5, speed.md §19): fp8 wins from
          * 2 MiB (1.02-1.46x), bf16 loses below 8 MiB (0.78-0.95x) and wins from 16 (1.35-1.75x) */
         t.decode_direct = 8 * PP_MIB;
     } else if (family == 25u) {

@@ -557,6 +557,8 @@ static int enc_stream_avx2(const pp_params *pr, const uint32_t *src, size_t n, v
 
 #include "kern_sr_avx2.h"
 #define PP_SR_FUSED sr_avx2
+#include "kern_narrow_avx2.h"
+#define PP_NARROW64 narrow64_avx2
 #include "kern_body.h"
 #else
 const pp_kernel_set pp_kernels_avx2;

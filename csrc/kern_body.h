@@ -259,6 +259,15 @@ static size_t PP_K(sr_fused_)(const pp_params *pr, int f64, const void *src, siz
 #define PP_SR_FUSED PP_K(sr_fused_)
 #endif
 
+#ifndef PP_NARROW64
+static int PP_K(narrow64_)(const pp_params *pr, const void *src, size_t n, uint32_t *buf,
+                           void *dst, int out_bytes) {
+    (void)pr, (void)src, (void)n, (void)buf, (void)dst, (void)out_bytes;
+    return 0; /* no round-to-odd narrowing in this set: float64 sources take the 64-bit lanes */
+}
+#define PP_NARROW64 PP_K(narrow64_)
+#endif
+
 const pp_kernel_set PP_K(pp_kernels_) = {
     {PP_K(enc8_), PP_K(enc16_), PP_K(enc32_)},
     {PP_K(enc64to8_), PP_K(enc64to16_), PP_K(enc64to32_)},
@@ -271,4 +280,5 @@ const pp_kernel_set PP_K(pp_kernels_) = {
     PP_K(stream_),
     PP_K(sfence_),
     PP_SR_FUSED,
+    PP_NARROW64,
 };

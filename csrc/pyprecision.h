@@ -109,6 +109,11 @@ typedef struct {
     size_t (*sr_fused)(const pp_params *pr, int f64, const void *src, size_t n,
                        const uint32_t *rnd, uint64_t seed, uint64_t first, void *dst,
                        int out_bytes);
+    /* float64 bits -> 1-, 2- or 4-byte codes through float32 rounded to odd (in buf, room for
+     * 2048 float32) and the set's enc32, which round it as they would the float64 (rne, rtz,
+     * rna; docs/decisions/speed.md §18); 0: not this set or this rounding (nothing written) */
+    int (*narrow64)(const pp_params *pr, const void *src, size_t n, uint32_t *buf, void *dst,
+                    int out_bytes);
 } pp_kernel_set;
 
 /* The fp8 kernels' dispatch (kern_avx512.c fp8_avx512, kern_avx2.c fp8_avx2): one loop per
