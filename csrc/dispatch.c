@@ -33,16 +33,12 @@ const pp_kernel_set *pp_kernels_for(int isa) {
 #define PP_MIB (1LL << 20)
 #define PP_NEVER (1LL << 62)
 
-typedef struct {
-    long long direct, buffered, decode; /* decode: the block buffer of pp_decode */
-    long long decode_direct;            /* pp_decode's kernels that stream their own output */
-} stream_thresholds;
-
-static stream_thresholds measured_thresholds(void) {
-    stream_thresholds t = {8 * PP_MIB, 8 * PP_MIB, 8 * PP_MIB, 8 * PP_MIB}; /* Emerald Rapids' */
+/* The measured defaults, by kind (PP_STREAM_BUFFER ... PP_STREAM_DECODE_DIRECT), into th. */
+static void measured_thresholds(long long th[4]) {
+    for (int k = 0; k < 4; k++) th[k] = 8 * PP_MIB; /* Emerald Rapids' (see the end) */
 #if defined(__x86_64__) || defined(__i386__)
     unsigned a = 0, b = 0, c = 0, d = 0;
-    if (!__get_cpuid(1, &a, &b, &c, &d)) return t;
+    if (!__get_cpuid(1, &a, &b, &c, &d)) return;
     unsigned family = (a >> 8) & 0xfu, model = (a >> 4) & 0xfu;
     if (family == 0xfu) family += (a >> 20) & 0xffu;
     if (family == 0xfu || family == 6u) model |= ((a >> 16) & 0xfu) << 4;
@@ -51,21 +47,20 @@ static stream_thresholds measured_thresholds(void) {
          * buffer loses at every size measured, 4-128 MiB (0.72-1.0x for bf16, float64 sources,
          * stochastic rounding): the AVX2 lane kernels are not at the floor, the copy is extra;
          * decode (2 B -> 4 B, twice the bytes out) gains from 32 MiB on (1.18-1.40x) */
-        t.direct = 4 * PP_MIB;
-        t.buffered = PP_NEVER;
-        t.decode = 32 * PP_MIB;
+        th[PP_STREAM_DIRECT] = 4 * PP_MIB;
+        th[PP_STREAM_BUFFER] = PP_NEVER;
+        th[PP_STREAM_DECODE] = 32 * PP_MIB;
         /* the AVX2 decoders that stream their own output (session 5, speed.md §19): fp8 wins from
          * 2 MiB (1.02-1.46x), bf16 loses below 8 MiB (0.78-0.95x) and wins from 16 (1.35-1.75x) */
-        t.decode_direct = 8 * PP_MIB;
+        th[PP_STREAM_DECODE_DIRECT] = 8 * PP_MIB;
     } else if (family == 25u) {
-        /* AMD Zen 4 (AVX-512): the 32 MiB (its L3) of issue 5's measurements, both ways */
-        t.direct = t.buffered = t.decode = t.decode_direct = 32 * PP_MIB;
+        /* AMD Zen 4 (AVX-512): the 32 MiB (its L3) of issue 5's measurements, every kind */
+        for (int k = 0; k < 4; k++) th[k] = 32 * PP_MIB;
     }
     /* Intel family 6 (Emerald Rapids, model 207, measured in issue 16: 8 MiB gave +5-40 % for
      * 8-32 MiB calls against 32 MiB) and every other CPU: the 8 MiB above */
     (void)model;
 #endif
-    return t;
 }
 
 static _Atomic long long stream_override = -1; /* pp_set_stream_threshold; -1: the defaults */
@@ -84,11 +79,9 @@ int pp_use_streaming(size_t bytes, int kind) {
     if (kind < 0 || kind > 3) kind = 0;
     long long th = stream_th[kind];
     if (th < 0) {
-        const stream_thresholds t = measured_thresholds();
-        stream_th[PP_STREAM_BUFFER] = t.buffered;
-        stream_th[PP_STREAM_DIRECT] = t.direct;
-        stream_th[PP_STREAM_DECODE] = t.decode;
-        stream_th[PP_STREAM_DECODE_DIRECT] = t.decode_direct;
+        long long t[4];
+        measured_thresholds(t);
+        for (int k = 0; k < 4; k++) stream_th[k] = t[k];
         th = stream_th[kind];
     }
     return bytes > (unsigned long long)th;

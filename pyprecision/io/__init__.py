@@ -21,7 +21,7 @@ from pyprecision.io.dtypes import (
     safetensors_dtype,
     safetensors_name_of_format,
 )
-from pyprecision.io.outdir import INCOMPLETE_MARKER, OutputDirectory, check_complete
+from pyprecision.io.outdir import INCOMPLETE_MARKER, OutputDirectory, check_complete, lock_marker
 from pyprecision.io.remote import (
     CLOUD_EXTRA,
     as_local,
@@ -102,6 +102,7 @@ __all__ = [
     "OutputDirectory",
     "INCOMPLETE_MARKER",
     "check_complete",
+    "lock_marker",
     "npy_can_store",
     "CLOUD_EXTRA",
     "is_url",

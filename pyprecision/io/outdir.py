@@ -36,6 +36,32 @@ def check_complete(directory: str | os.PathLike[str]) -> None:
         )
 
 
+def lock_marker(directory: Path, marker: str) -> int:
+    """Open and exclusively lock ``marker`` (the incomplete-output marker of ``directory``),
+    returning its descriptor; one clear error when another run holds it. Retries when the
+    previous holder removed the file between our open and our lock (the lock would be on an
+    unlinked file)."""
+    while True:
+        try:
+            fd = os.open(marker, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o666)
+        except OSError as exc:
+            raise write_error(marker, exc) from exc
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise DumpError(
+                f"{directory}: another run is writing this directory now; nothing was written"
+            ) from None
+        try:
+            same = os.stat(marker).st_ino == os.fstat(fd).st_ino
+        except FileNotFoundError:  # the previous holder finished and removed it meanwhile
+            same = False
+        if same:
+            return fd
+        os.close(fd)
+
+
 class OutputDirectory:
     """``with OutputDirectory(path) as d:`` — create ``path`` if needed (its parent must exist),
     mark it incomplete, and clean up temporaries killed runs left in it. Call
@@ -83,26 +109,7 @@ class OutputDirectory:
         self._created = True
 
     def _lock_marker(self) -> None:
-        while True:
-            try:
-                fd = os.open(self.marker, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o666)
-            except OSError as exc:
-                raise write_error(self.marker, exc) from exc
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                os.close(fd)
-                raise DumpError(
-                    f"{self.path}: another run is writing this directory now; nothing was written"
-                ) from None
-            try:
-                same = os.stat(self.marker).st_ino == os.fstat(fd).st_ino
-            except FileNotFoundError:  # the previous holder finished and removed it meanwhile
-                same = False
-            if same:
-                self._fd = fd
-                return
-            os.close(fd)
+        self._fd = lock_marker(self.path, self.marker)
 
     def __enter__(self) -> OutputDirectory:
         if self._remote is not None:

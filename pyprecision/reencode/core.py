@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -281,12 +281,7 @@ def reencode(
     """
     o = ReencodeOptions(to=to, **options).checked()
     f = _format(o.to)
-    items = [as_local(p) for p in ([inputs] if isinstance(inputs, (str, os.PathLike)) else inputs)]
-    store = open_tensors(items, allow_symlinks=o.allow_symlinks)
-    _check_include(store, o)
-    out = as_local(output)
-    pairs, index_out, kind = plan_outputs(store, items, out, o)
-    ins = input_files(store)
+    items, store, out, pairs, index_out, kind, ins = _open_job(inputs, output, o)
     finals = [fout for _, fout in pairs] + ([index_out] if index_out else [])
     folder = _folder_plan(items, out, pairs, ins, o)
     summary = ReencodeSummary(format=f.name, options=asdict(o))
@@ -327,6 +322,33 @@ def reencode(
         summary.verify_seconds = time.perf_counter() - t1
     store.close()
     return summary
+
+
+class _OpenJob(NamedTuple):
+    """A re-encode job's inputs opened and its outputs planned (nothing written yet)."""
+
+    items: list[str]
+    store: TensorStore
+    out: str
+    pairs: list[tuple[str, str]]
+    index_out: str | None
+    kind: str
+    ins: list[Path | str]
+
+
+def _open_job(
+    inputs: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
+    output: str | os.PathLike[str],
+    o: ReencodeOptions,
+) -> _OpenJob:
+    """Open ``inputs``, check ``--include`` against them and plan the outputs under ``output``:
+    the set-up shared by :func:`reencode` and the distributed one."""
+    items = [as_local(p) for p in ([inputs] if isinstance(inputs, (str, os.PathLike)) else inputs)]
+    store = open_tensors(items, allow_symlinks=o.allow_symlinks)
+    _check_include(store, o)
+    out = as_local(output)
+    pairs, index_out, kind = plan_outputs(store, items, out, o)
+    return _OpenJob(items, store, out, pairs, index_out, kind, input_files(store))
 
 
 def _folder_plan(

@@ -25,7 +25,6 @@ from pyprecision.errors import DumpError, EngineError
 from pyprecision.formats import format as _format
 from pyprecision.io import (
     INCOMPLETE_MARKER,
-    as_local,
     check_output_path,
     exists,
     file_size,
@@ -35,16 +34,16 @@ from pyprecision.io import (
     open_tensors,
 )
 from pyprecision.reencode.core import (
-    _check_include,
     _folder_plan,
     _no_progress,
+    _open_job,
     _verify_file,
     _write_file,
     _write_index,
     reencode,
 )
 from pyprecision.reencode.folder import copy_folder
-from pyprecision.reencode.plan import ReencodeOptions, plan_outputs
+from pyprecision.reencode.plan import ReencodeOptions
 from pyprecision.reencode.resume import (
     CHECKSUMS,
     JobDirectory,
@@ -301,12 +300,7 @@ def reencode_distributed(
     if checksum not in CHECKSUMS:
         raise DumpError(f"unknown checksum {checksum!r}; valid: {', '.join(CHECKSUMS)}")
     f = _format(o.to)
-    items = [as_local(p) for p in ([inputs] if isinstance(inputs, (str, os.PathLike)) else inputs)]
-    store = open_tensors(items, allow_symlinks=o.allow_symlinks)
-    _check_include(store, o)
-    out = as_local(output)
-    pairs, index_out, kind = plan_outputs(store, items, out, o)
-    ins = input_files(store)
+    items, store, out, pairs, index_out, kind, ins = _open_job(inputs, output, o)
     sizes = {fin: sum(t.nbytes for t in store.in_file(fin)) for fin, _ in pairs}
     summary = DistributedSummary(format=f.name, options=asdict(o), workers=_workers(client))
     report = progress or _no_progress

@@ -11,7 +11,6 @@ one-machine run; a finished job deletes them with the incomplete-output marker.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import json
 import mmap
@@ -34,6 +33,7 @@ from pyprecision.io import (
     filesystem,
     is_remote,
     join,
+    lock_marker,
     open_binary,
     read_bytes,
     remote_errors,
@@ -267,15 +267,7 @@ class JobDirectory:
             self._created = True
         marker = self.path / INCOMPLETE_MARKER
         self.resumed = marker.exists()
-        fd = os.open(marker, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o666)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
-            raise DumpError(
-                f"{self.path}: another run is writing this directory now; nothing was written"
-            ) from None
-        self._fd = fd
+        self._fd = lock_marker(self.path, str(marker))
         Path(self.records).mkdir(exist_ok=True)
         clean_stale_temporaries(self.path)
         clean_stale_temporaries(self.records)
