@@ -1,6 +1,8 @@
 /* Which fast path this CPU can run. */
 #include "pyprecision.h"
 
+#include <stdlib.h>
+
 int pp_isa_supported(int isa) {
     switch (isa) {
     case PP_ISA_REFERENCE:
@@ -18,6 +20,25 @@ int pp_isa_supported(int isa) {
 #endif
     default: return 0;
     }
+}
+
+/* Whether the AVX-512 set may use vcvtneps2bf16 (kern_wide_avx512.h): the CPU has AVX512_BF16 on
+ * top of the set's features, and PYPRECISION_AVX512_BF16 is not "0" (to compare the two paths on
+ * such a CPU). Read once. */
+int pp_isa_avx512_bf16(void) {
+    static _Atomic int have = -1;
+    int h = have;
+    if (h < 0) {
+        h = 0;
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_cpu_init();
+        h = pp_isa_supported(PP_ISA_AVX512) && __builtin_cpu_supports("avx512bf16");
+#endif
+        const char *env = getenv("PYPRECISION_AVX512_BF16");
+        if (env && env[0] == '0' && env[1] == '\0') h = 0;
+        have = h;
+    }
+    return h;
 }
 
 int pp_isa_auto(void) {

@@ -105,27 +105,48 @@ static int decode_stream_avx512(int format, const void *in, size_t n, uint32_t *
 #define PP_DECODE8 decode8_avx512
 
 /* float32 -> fp16 with the conversion instruction, rne given in the instruction; NaNs first
- * become the quiet NaN with their sign (see kern_body.h enc16_ for when this is exact). */
-static void f16c_avx512(const uint32_t *src, size_t n, uint16_t *dst) {
+ * become the quiet NaN with their sign (see kern_body.h enc16_ for when this is exact). With
+ * stream set (dst 64-byte aligned: f16c_stream_avx512), 32 codes per streaming store. */
+static inline __m256i f16c16_avx512(__m512i u) {
     const __m512i absm = _mm512_set1_epi32(0x7fffffff), inf = _mm512_set1_epi32(0x7f800000);
     const __m512i qnan = _mm512_set1_epi32(0x7fc00000);
+    const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, absm), inf);
+    u = _mm512_mask_ternarylogic_epi32(u, nan, absm, qnan, 0xBA); /* (u & ~abs) | qnan */
+    return _mm512_cvtps_ph(_mm512_castsi512_ps(u), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+}
+static inline __attribute__((always_inline)) void f16c_body512(const uint32_t *src, size_t n,
+                                                               uint16_t *dst, const int stream) {
     size_t i = 0;
+    if (stream) {
+        for (; i + 32 <= n; i += 32) {
+            PF512(src + i, 2);
+            const __m256i h0 = f16c16_avx512(_mm512_loadu_si512((const void *)(src + i)));
+            const __m256i h1 = f16c16_avx512(_mm512_loadu_si512((const void *)(src + i + 16)));
+            _mm512_stream_si512((void *)(dst + i), _mm512_inserti64x4(_mm512_castsi256_si512(h0), h1, 1));
+        }
+    }
     for (; i + 16 <= n; i += 16) {
         PF512(src + i, 1);
-        __m512i u = _mm512_loadu_si512((const void *)(src + i));
-        const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, absm), inf);
-        u = _mm512_mask_ternarylogic_epi32(u, nan, absm, qnan, 0xBA); /* (u & ~abs) | qnan */
-        const __m256i h = _mm512_cvtps_ph(_mm512_castsi512_ps(u), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        const __m256i h = f16c16_avx512(_mm512_loadu_si512((const void *)(src + i)));
         _mm256_storeu_si256((__m256i *)(void *)(dst + i), h);
     }
     if (i < n) {
         const __mmask16 m = (__mmask16)((1u << (n - i)) - 1u);
-        __m512i u = _mm512_maskz_loadu_epi32(m, (const void *)(src + i));
-        const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, absm), inf);
-        u = _mm512_mask_ternarylogic_epi32(u, nan, absm, qnan, 0xBA); /* (u & ~abs) | qnan */
-        const __m256i h = _mm512_cvtps_ph(_mm512_castsi512_ps(u), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        const __m256i h = f16c16_avx512(_mm512_maskz_loadu_epi32(m, (const void *)(src + i)));
         _mm256_mask_storeu_epi16((void *)(dst + i), m, h);
     }
+}
+static void f16c_avx512(const uint32_t *src, size_t n, uint16_t *dst) {
+    f16c_body512(src, n, dst, 0);
+}
+/* The same with streaming stores from dst's first 64-byte boundary on; 0 when not this case. */
+static int f16c_stream_avx512(const pp_params *pr, const uint32_t *src, size_t n, uint16_t *dst) {
+    if (!pr->hw_fp16 || ((uintptr_t)dst & 1u)) return 0;
+    size_t head = (size_t)(-(uintptr_t)dst & 63u) / 2;
+    if (head > n) head = n;
+    f16c_body512(src, head, dst, 0);
+    f16c_body512(src + head, n - head, dst + head, 1);
+    return 1;
 }
 #define PP_F16C f16c_avx512
 
@@ -310,11 +331,22 @@ static size_t fp8_avx512(const pp_params *pr, const uint32_t *src, size_t n, uin
     return n;
 }
 
-/* The same straight to the destination with streaming stores (convert.c, large outputs); 8-bit
- * codes only in this set. */
+#include "kern_wide_avx512.h"
+
+/* float32 -> fp32r by integer rounding (rne, rtz, rna; kern_wide_avx512.h). */
+static size_t fp32r_avx512(const pp_params *pr, const uint32_t *src, size_t n, uint32_t *dst) {
+    return wide_avx512(pr, src, n, dst, 4, 0);
+}
+#define PP_FP32R_FAST fp32r_avx512
+
+/* float32 -> 8-, 16- or 32-bit codes straight to dst with streaming stores (convert.c, large
+ * outputs), where the set has a kernel for the case: fp8 (FMA), bf16 and fp32r (integer; bf16 rne
+ * by vcvtneps2bf16 where the CPU has it), fp16 (the conversion instruction). */
 static int enc_stream_avx512(const pp_params *pr, const uint32_t *src, size_t n, void *dst,
                              int out_bytes) {
-    return out_bytes == 1 && fp8_avx512(pr, src, n, (uint8_t *)dst, 1) != 0;
+    if (out_bytes == 1) return fp8_avx512(pr, src, n, (uint8_t *)dst, 1) != 0;
+    if (out_bytes == 2 && pr->hw_fp16) return f16c_stream_avx512(pr, src, n, (uint16_t *)dst);
+    return wide_avx512(pr, src, n, dst, out_bytes, 1) != 0;
 }
 #define PP_ENC_STREAM enc_stream_avx512
 
@@ -350,6 +382,8 @@ static size_t rne_avx512(const pp_params *pr, const uint32_t *src, size_t n, voi
                          int out_bytes) {
     /* 8-bit codes: fp8_avx512 takes every rne case this kernel could (and rtz / rna) */
     if (out_bytes == 1) return fp8_avx512(pr, src, n, (uint8_t *)dst, 0);
+    /* bf16 (every policy, rne / rtz / rna): the integer kernel or vcvtneps2bf16 */
+    if (out_bytes == 2 && wide_avx512(pr, src, n, dst, 2, 0)) return n;
     if (pr->rounding != PP_RNE || pr->simple != 1 || (pr->has_sub && !pr->fp_default) ||
         pr->shift != 0 || out_bytes != 2 ||
         (pr->ovf[0] != pr->maxc && pr->ovf[0] != pr->maxc + 1))
@@ -381,6 +415,8 @@ static size_t rne_avx512(const pp_params *pr, const uint32_t *src, size_t n, voi
 
 #include "kern_sr_avx512.h"
 #define PP_SR_FUSED sr_avx512
+#include "kern_narrow_avx512.h"
+#define PP_NARROW64 narrow64_avx512
 #include "kern_body.h"
 #else
 const pp_kernel_set pp_kernels_avx512;

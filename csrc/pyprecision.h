@@ -137,6 +137,8 @@ extern const pp_kernel_set pp_kernels_avx2;
 extern const pp_kernel_set pp_kernels_avx512;
 /* The kernel set of an instruction set (PP_ISA_PORTABLE..AVX512), NULL for the reference. */
 const pp_kernel_set *pp_kernels_for(int isa);
+/* kern_avx512.c may use vcvtneps2bf16 (isa.c: the CPU has AVX512_BF16, not disabled) */
+int pp_isa_avx512_bf16(void);
 /* Whether a call that moves this many bytes (input + output) writes its output with streaming
  * stores, by kind: an encoder's block buffer, an encoder that streams its own output,
  * pp_decode's block buffer, or a decoder that streams its own output (the thresholds differ:

@@ -1,7 +1,8 @@
-"""The kernels that stream their own output (convert.c: enc_stream; AVX2: bf16 and fp32r by
-integer rounding, fp16 through F16C, the fp8 formats by FMA) against the reference converter,
-into destinations at every offset from a 32-byte boundary (the scalar head before the first
-streaming store), and into one not aligned to its elements at all (no streaming kernel: the
+"""The kernels that stream their own output (convert.c: enc_stream; AVX2 and AVX-512: bf16 and
+fp32r by integer rounding, bf16 rne by vcvtneps2bf16 where the CPU has AVX512_BF16, fp16 through
+the conversion instruction, the fp8 formats by FMA) against the reference converter, into
+destinations at every offset from a 64-byte boundary (the scalar head before the first streaming
+store), and into one not aligned to its elements at all (no streaming kernel: the
 lanes), with every rounding the kernels take, both saturations and both NaN policies."""
 from __future__ import annotations
 
@@ -27,12 +28,13 @@ def _out_at(n: int, itemsize: int, byte_offset: int) -> tuple[np.ndarray, np.nda
 @pytest.mark.parametrize("isa", FAST_ISAS)
 @pytest.mark.parametrize("fmt", ["bf16", "fp32r", "fp16", "fp8e4m3fn"])
 def test_every_head_offset(isa: str, fmt: str) -> None:
-    """Each element offset 0..31 from a 32-byte boundary, lengths around the 16-element step."""
+    """Each element offset from a 64-byte boundary (AVX2 streams from 32-byte ones, AVX-512 from
+    64-byte ones), lengths around the 16- and 32-element steps."""
     x = f32_bits()[:40_000].view(np.float32)
     size = pyprecision.format(fmt).bits // 8
     for rounding in ("rne", "rtz", "rna"):
         ref = pyprecision.encode(x, fmt, rounding=rounding, isa="reference")
-        for k in range(32 // size):
+        for k in range(64 // size):
             for n in (1, 15, 16, 17, 33, 4099, x.size):
                 out, raw = _out_at(n, size, k * size)
                 with streaming(True):

@@ -1,0 +1,65 @@
+/* float64 -> float32 bits with round-to-odd, AVX-512 (included by kern_avx512.c only): the AVX2
+ * set's kern_narrow_avx2.h in 512-bit vectors, see there (and docs/decisions/speed.md §18) for
+ * why narrowing to odd and then rounding the float32 equals rounding the float64 once (rne, rtz,
+ * rna), and why stochastic rounding cannot take this path.
+ *
+ * Round-to-odd: the truncation toward zero (vcvtpd2ps under RC = toward zero), widened back
+ * exactly (vcvtps2pd) and compared with x; where they differ (ordered not-equal: NaNs stay as the
+ * conversion made them) the last bit is set. The conversions obey MXCSR's DAZ and FTZ even with
+ * an embedded rounding, so the kernel runs under its own MXCSR (RC = toward zero, every exception
+ * masked, FTZ and DAZ off) and gives the caller's back, flags included. */
+
+#ifndef PP_NARROW_STEP
+#define PP_NARROW_STEP 256
+#endif
+
+/* 16 elements: src[0..16) -> out[0..16). */
+static inline __attribute__((always_inline)) void narrow16_avx512(const uint64_t *src,
+                                                                  uint32_t *out) {
+    const __m512d x0 = _mm512_loadu_pd((const void *)src);
+    const __m512d x1 = _mm512_loadu_pd((const void *)(src + 8));
+    const __m256 t0 = _mm512_cvtpd_ps(x0), t1 = _mm512_cvtpd_ps(x1); /* truncated */
+    const __mmask8 m0 = _mm512_cmp_pd_mask(_mm512_cvtps_pd(t0), x0, _CMP_NEQ_OQ);
+    const __mmask8 m1 = _mm512_cmp_pd_mask(_mm512_cvtps_pd(t1), x1, _CMP_NEQ_OQ);
+    const __mmask16 m = (__mmask16)((unsigned)m0 | ((unsigned)m1 << 8));
+    const __m512i t = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_castps_si256(t0)),
+                                         _mm256_castps_si256(t1), 1);
+    _mm512_storeu_si512((void *)out, _mm512_mask_or_epi32(t, m, t, _mm512_set1_epi32(1)));
+}
+
+/* Narrows n float64 elements (bits) to float32 bits in out, rounding to odd, under the kernel's own
+ * MXCSR (the caller's given back). */
+static void narrow_avx512(const uint64_t *src, size_t n, uint32_t *out) {
+    const unsigned csr = _mm_getcsr();
+    _mm_setcsr(0x7f80u); /* RC = toward zero, every exception masked, FTZ and DAZ off */
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        PF512(src + i, 2);
+        narrow16_avx512(src + i, out + i);
+    }
+    if (i < n) { /* the last 1-15 through a zero-padded buffer: the same instructions */
+        uint64_t in[16] = {0};
+        uint32_t o[16];
+        memcpy(in, src + i, (n - i) * sizeof(uint64_t));
+        narrow16_avx512(in, o);
+        memcpy(out + i, o, (n - i) * sizeof(uint32_t));
+    }
+    _mm_setcsr(csr);
+}
+
+/* float64 bits -> codes (out_bytes each) for rne, rtz and rna: each step narrowed to float32
+ * rounded to odd in buf (room for PP_NARROW_STEP), then pp_kernels_avx512.enc32 with has_sub as
+ * for a float32 source. Returns 1, or 0 (nothing written) for stochastic rounding. */
+static int narrow64_avx512(const pp_params *pr, const void *src, size_t n, uint32_t *buf,
+                           void *dst, int out_bytes) {
+    if (pr->rounding != PP_RNE && pr->rounding != PP_RTZ && pr->rounding != PP_RNA) return 0;
+    pp_params pr32 = *pr;
+    pr32.has_sub = pr->emin > -126; /* bf16, fp32r: no float32 value is below their min normal */
+    const pp_enc_kernel enc = pp_kernels_avx512.enc32[out_bytes == 1 ? 0 : out_bytes == 2 ? 1 : 2];
+    for (size_t k = 0; k < n; k += PP_NARROW_STEP) {
+        const size_t m = n - k < PP_NARROW_STEP ? n - k : PP_NARROW_STEP;
+        narrow_avx512((const uint64_t *)src + k, m, buf);
+        enc(&pr32, buf, m, NULL, (char *)dst + k * (size_t)out_bytes);
+    }
+    return 1;
+}
