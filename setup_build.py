@@ -55,10 +55,8 @@ ffibuilder.set_source(
     extra_compile_args=CFLAGS,
     extra_link_args=LDFLAGS,
     libraries=["m", "pthread"],
-    depends=[str((CSRC / h).relative_to(HERE))
-             for h in ("pyprecision.h", "pyprecision_api.h", "kern_body.h", "kern_aux.h",
-                       "kern_sr_avx512.h", "kern_sr_avx2.h", "kern_narrow_avx2.h",
-                       "kern_dec_avx2.h", "kern_wide_avx2.h", "kern_sr64_avx2.h")],
+    # every header: a change to any rebuilds (the kernel headers are included, not compiled)
+    depends=[str(h.relative_to(HERE)) for h in sorted(CSRC.glob("*.h"))],
 )
 
 if __name__ == "__main__":
