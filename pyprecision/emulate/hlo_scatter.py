@@ -73,7 +73,7 @@ def gather_with(g: GatherDims, operand: np.ndarray, indices: np.ndarray,
         full.append(np.broadcast_to(np.asarray(start, dtype=np.int64), out_dims))
     if not full:
         return np.broadcast_to(operand, out_dims).copy()
-    return np.ascontiguousarray(operand[tuple(full)])
+    return np.ascontiguousarray(operand[tuple(full)]).reshape(out_dims)  # a rank-0 result stays ()
 
 
 def scatter(inst: Any, args: list[np.ndarray], fold: Fold) -> Any:
