@@ -87,7 +87,7 @@ def gather_cases(draw: st.DrawFn) -> GatherCase:
     n_index_batch = draw(st.integers(n_batching, n_batching + 2))
     batch_sizes = [draw(st.integers(1, 3)) for _ in range(n_index_batch)]
     batch_pos = list(draw(st.permutations(range(n_index_batch))))[:n_batching]
-    for p, d in zip(batch_pos, operand_batching):
+    for p, d in zip(batch_pos, operand_batching, strict=True):
         batch_sizes[p] = operand[d]
     implicit = k == 1 and draw(st.booleans())
     ivd = n_index_batch if implicit else draw(st.integers(0, n_index_batch))
