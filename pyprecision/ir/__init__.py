@@ -39,7 +39,7 @@ from pyprecision.ir.dtypes import (
     uint32,
     uint64,
 )
-from pyprecision.ir.index_ops import SCATTER_KINDS, GatherOp, ScatterOp
+from pyprecision.ir.index_ops import SCATTER_KINDS, GatherOp, ScatterOp, SortPermOp
 from pyprecision.ir.instructions import (
     BINARY_KINDS,
     COMPARE_KINDS,
@@ -101,6 +101,7 @@ __all__ = [
     "SCATTER_KINDS",
     "GatherOp",
     "ScatterOp",
+    "SortPermOp",
     "BroadcastOp",
     "ConcatenateOp",
     "IotaOp",

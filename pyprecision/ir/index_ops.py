@@ -1,5 +1,6 @@
 """Indexed data movement the HLO lowering builds: ``gather`` and ``scatter.KIND`` (XLA's ops with
-every dimension-number form; one declaration each, see :mod:`pyprecision.ir.opdef`).
+every dimension-number form) and ``sort_perm`` (a sort's permutation); one declaration each, see
+:mod:`pyprecision.ir.opdef`.
 
 The dimension numbers are XLA's, on the operands' HLO ranks: an IR ``[1]`` stands for an HLO
 scalar (decision L3), so a ``[1]`` operand, update or result whose dimension numbers say rank 0
@@ -16,9 +17,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from pyprecision.ir.dtypes import float32
+from pyprecision.ir.dtypes import INTEGER_DTYPES, float32
 from pyprecision.ir.instructions import Instruction, Operand
-from pyprecision.ir.opdef import Flag, Int, Ints, Punct, Val, register
+from pyprecision.ir.opdef import Flag, Int, Ints, Opnds, Punct, Val, register
 from pyprecision.ir.rules import RuleViolation, need, same_class, shape_text
 from pyprecision.ir.shape_ops import _Movement
 from pyprecision.ir.values import Value
@@ -26,7 +27,7 @@ from pyprecision.ir.values import Value
 if TYPE_CHECKING:  # pragma: no cover
     from pyprecision.ir.core import Function
 
-__all__ = ["SCATTER_KINDS", "GatherOp", "ScatterOp", "gather_shape", "hlo_view"]
+__all__ = ["SCATTER_KINDS", "GatherOp", "ScatterOp", "SortPermOp", "gather_shape", "hlo_view"]
 
 #: the combiners of ``scatter.KIND`` (``assign``: the update replaces the element, HLO's
 #: ``to_apply`` that returns its second parameter)
@@ -256,3 +257,54 @@ class ScatterOp(Instruction):
 
         out = num.scatter(self, x, idx, u, fold)
         return num.convert(np.asarray(out).reshape(self.result.shape), acc_dt, rdt)  # type: ignore[union-attr]
+
+
+@register
+class SortPermOp(Instruction):
+    """``%p = sort_perm %k0, %k1, ... dim=N descending=[..] total=[..] canonical=[..] : T`` — the
+    stable sorting permutation along ``dim`` of the keys, compared lexicographically (key 0
+    first): per key ascending or ``descending``, in XLA's ``total`` order or plain float order,
+    after JAX's ``canonical`` NaN / -0 canonicalisation. The result (an integer index array
+    shaped like the keys) is what the lowering gathers every sorted operand with."""
+
+    opname = "sort_perm"
+    WORDS = {"sort_perm": {}}
+    SYNTAX = (Opnds("keys"), Int("dim", "dim"), Ints("descending", "descending"),
+              Ints("total", "total"), Ints("canonical", "canonical"))
+
+    def __init__(self, keys: Any, dim: int, descending: Any, total: Any, canonical: Any,
+                 result: Value):
+        self.dim = int(dim)
+        self.descending = tuple(int(bool(v)) for v in descending)
+        self.total = tuple(int(bool(v)) for v in total)
+        self.canonical = tuple(int(bool(v)) for v in canonical)
+        super().__init__(list(keys), result)
+
+    @property
+    def keys(self) -> list[Operand]:
+        """The sort keys, most significant first."""
+        return list(self._operands)
+
+    allowed_dtypes = INTEGER_DTYPES
+    can_mutate_dst_ty = False
+
+    def check(self, f: Function) -> None:
+        """Keys are values of one shape; one flag of each list per key; an integer result shaped
+        like the keys; ``dim`` a dimension of theirs."""
+        r = self.result
+        assert r is not None
+        need(bool(self._operands), "sort_perm needs a key")
+        need(r.dtype.is_integer, "the permutation must be an integer value")
+        n = len(self._operands)
+        need(len(self.descending) == len(self.total) == len(self.canonical) == n,
+             "descending, total and canonical need one entry per key")
+        for k in self._operands:
+            need(isinstance(k, Value), "sort keys must be values")
+            if k.shape != r.shape:
+                raise RuleViolation(f"key {shape_text(k)} is not shaped like the result {shape_text(r)}")
+        need(0 <= self.dim < len(r.shape), "dim must be a dimension of the keys")
+
+    def evaluate(self, ev: Any) -> Any:
+        """The HLO evaluator's stable sort of the keys' values (``ev.num.sort_perm``)."""
+        perm = ev.num.sort_perm(self, [ev.operand(k) for k in self._operands])
+        return ev.num.round_to(perm, self.result.dtype)  # type: ignore[union-attr]

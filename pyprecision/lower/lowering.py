@@ -20,6 +20,7 @@ from pyprecision.lower.dot import DOTS
 from pyprecision.lower.elementwise import ELEMENTWISE, Handler
 from pyprecision.lower.gather import GATHERS
 from pyprecision.lower.shapes import SHAPES
+from pyprecision.lower.sort import SORTS
 from pyprecision.lower.statics import fold
 from pyprecision.lower.windows import WINDOWS
 
@@ -272,5 +273,5 @@ def _select_tree(ctx: LoweringContext, pred: ir.Value, a: LV, b: LV, base: str) 
 
 
 _HANDLERS: dict[str, Handler] = {**ELEMENTWISE, **SHAPES, **DOTS, **BATCH_NORM, **WINDOWS,
-                               **GATHERS}
+                               **GATHERS, **SORTS}
 

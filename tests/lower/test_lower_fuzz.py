@@ -16,9 +16,11 @@ from pyprecision.errors import PyPrecisionError
 
 SEEDS = ["dot_f32", "dot_general_batched_f32", "elementwise_f32", "reduce_f32", "shape_ops",
          "conditionals", "bf16_mix", "tuples"]  # fmt: skip
-#: gather / scatter seeds (h6gather): gathers of every form, scatters with add/set/max/mul combiners
+#: gather / scatter / sort seeds (h6gather): gathers of every form, scatters with add/set/max/mul
+#: combiners, sorts with JAX's comparators
 INDEXED = ["gather_ops", "../../hlo-eval/jax-0.10.2/embedding",
-           "../../hlo-eval/jax-0.10.2/scatter_updates", "../../hlo-eval/jax-0.10.2/draw_scatter_03"]
+           "../../hlo-eval/jax-0.10.2/scatter_updates", "../../hlo-eval/jax-0.10.2/draw_scatter_03",
+           "../../hlo-eval/jax-0.10.2/argsort"]
 TEXTS = [(DATA / f"{n}.hlo.txt").read_text() for n in SEEDS + INDEXED]
 OPCODES = ["add", "multiply", "maximum", "tanh", "negate", "transpose", "reshape", "dot", "reduce",
            "broadcast", "convert", "select", "compare", "gather", "scatter", "sort", "while",
