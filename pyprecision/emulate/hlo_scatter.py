@@ -15,7 +15,7 @@ import numpy as np
 
 from pyprecision.emulate.hlo_window_ops import Fold, apply_in_order
 from pyprecision.errors import EmulationError
-from pyprecision.hlo import gather_dims, gather_output_dims, scatter_dims
+from pyprecision.hlo import GatherDims, ScatterDims, gather_dims, gather_output_dims, scatter_dims
 
 
 def _index_matrix(idx: np.ndarray, ivd: int) -> np.ndarray:
@@ -42,6 +42,13 @@ def gather(inst: Any, args: list[np.ndarray]) -> np.ndarray:
         out_dims = gather_output_dims(operand.shape, indices.shape, g)
     except ValueError as e:
         raise EmulationError(f"{inst.name}: {e}") from None
+    return gather_with(g, operand, indices, out_dims)
+
+
+def gather_with(g: GatherDims, operand: np.ndarray, indices: np.ndarray,
+                out_dims: tuple[int, ...]) -> np.ndarray:
+    """The gather of ``operand`` at ``indices`` by dimension numbers ``g`` (already checked:
+    ``out_dims`` is their result shape); also the loop IR's ``gather``."""
     rank = len(out_dims)
     starts = _index_matrix(indices, g.index_vector_dim)
     batch_axes = [d for d in range(rank) if d not in g.offset_dims]
@@ -66,7 +73,7 @@ def gather(inst: Any, args: list[np.ndarray]) -> np.ndarray:
         full.append(np.broadcast_to(np.asarray(start, dtype=np.int64), out_dims))
     if not full:
         return np.broadcast_to(operand, out_dims).copy()
-    return np.ascontiguousarray(operand[tuple(full)])
+    return np.ascontiguousarray(operand[tuple(full)]).reshape(out_dims)  # a rank-0 result stays ()
 
 
 def scatter(inst: Any, args: list[np.ndarray], fold: Fold) -> Any:
@@ -74,8 +81,14 @@ def scatter(inst: Any, args: list[np.ndarray], fold: Fold) -> Any:
     inserted_window_dims=, scatter_dims_to_operand_dims=, index_vector_dim=,
     input_batching_dims=, scatter_indices_batching_dims=, to_apply=."""
     n = (len(args) - 1) // 2
-    operands, indices, updates = args[:n], args[n], args[n + 1:]
-    s = scatter_dims(inst)
+    outs = scatter_with(scatter_dims(inst), args[:n], args[n], args[n + 1:], fold)
+    return outs[0] if n == 1 else tuple(outs)
+
+
+def scatter_with(s: ScatterDims, operands: list[np.ndarray], indices: np.ndarray,
+                 updates: list[np.ndarray], fold: Fold) -> list[np.ndarray]:
+    """The scatter of ``updates`` into ``operands`` at ``indices`` by dimension numbers ``s``
+    (shapes already checked); also the loop IR's ``scatter``."""
     x, u0 = operands[0], updates[0]
     starts = _index_matrix(indices, s.index_vector_dim)
     upd_scatter = [d for d in range(u0.ndim) if d not in s.update_window_dims]
@@ -110,5 +123,4 @@ def scatter(inst: Any, args: list[np.ndarray], fold: Fold) -> Any:
         flat = flat + coord * stride
         stride *= x.shape[d]
     keep = np.broadcast_to(_placed(ok, scat_axes, rank), shape)
-    outs = apply_in_order(list(operands), flat[keep], [u[keep] for u in ups], fold)
-    return outs[0] if n == 1 else tuple(outs)
+    return apply_in_order(list(operands), flat[keep], [u[keep] for u in ups], fold)

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 import pyprecision
+from pyprecision.emulate.ir_index import gather, scatter, sort_perm
 from pyprecision.emulate.ir_numbers import convert, from_storage, round_to, to_storage, view_bits
 from pyprecision.emulate.ir_ops import binary_values, int_unary, matmul_fp32, unary_float
 from pyprecision.errors import EmulationError
@@ -55,6 +56,9 @@ NUMERICS = types.SimpleNamespace(
     int_unary=int_unary,
     unary_float=unary_float,
     matmul_fp32=matmul_fp32,
+    gather=gather,
+    scatter=scatter,
+    sort_perm=sort_perm,
 )
 
 

@@ -39,6 +39,7 @@ from pyprecision.ir.dtypes import (
     uint32,
     uint64,
 )
+from pyprecision.ir.index_ops import SCATTER_KINDS, GatherOp, ScatterOp, SortPermOp
 from pyprecision.ir.instructions import (
     BINARY_KINDS,
     COMPARE_KINDS,
@@ -97,6 +98,10 @@ print_module = to_text
 
 __all__ = [
     "REDUCE_KINDS",
+    "SCATTER_KINDS",
+    "GatherOp",
+    "ScatterOp",
+    "SortPermOp",
     "BroadcastOp",
     "ConcatenateOp",
     "IotaOp",

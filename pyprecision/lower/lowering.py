@@ -18,7 +18,9 @@ from pyprecision.lower.batchnorm import BATCH_NORM
 from pyprecision.lower.context import LV, LoweringContext, ir_dtype, ir_shape
 from pyprecision.lower.dot import DOTS
 from pyprecision.lower.elementwise import ELEMENTWISE, Handler
+from pyprecision.lower.gather import GATHERS
 from pyprecision.lower.shapes import SHAPES
+from pyprecision.lower.sort import SORTS
 from pyprecision.lower.statics import fold
 from pyprecision.lower.windows import WINDOWS
 
@@ -270,5 +272,6 @@ def _select_tree(ctx: LoweringContext, pred: ir.Value, a: LV, b: LV, base: str) 
     return out
 
 
-_HANDLERS: dict[str, Handler] = {**ELEMENTWISE, **SHAPES, **DOTS, **BATCH_NORM, **WINDOWS}
+_HANDLERS: dict[str, Handler] = {**ELEMENTWISE, **SHAPES, **DOTS, **BATCH_NORM, **WINDOWS,
+                               **GATHERS, **SORTS}
 

@@ -1,6 +1,6 @@
 """Fuzzing the lowering and the pipeline: mutated real modules that still parse (and so verify)
 either lower, pass and emulate, or fail with a pyprecision error — never another exception, never
-a hang. Deterministic (derandomized), bounded: 150 inputs, each timed."""
+a hang. Deterministic (derandomized), bounded: 200 inputs, each timed."""
 
 from __future__ import annotations
 
@@ -16,9 +16,15 @@ from pyprecision.errors import PyPrecisionError
 
 SEEDS = ["dot_f32", "dot_general_batched_f32", "elementwise_f32", "reduce_f32", "shape_ops",
          "conditionals", "bf16_mix", "tuples"]  # fmt: skip
-TEXTS = [(DATA / f"{n}.hlo.txt").read_text() for n in SEEDS]
+#: gather / scatter / sort seeds (h6gather): gathers of every form, scatters with add/set/max/mul
+#: combiners, sorts with JAX's comparators
+INDEXED = ["gather_ops", "../../hlo-eval/jax-0.10.2/embedding",
+           "../../hlo-eval/jax-0.10.2/scatter_updates", "../../hlo-eval/jax-0.10.2/draw_scatter_03",
+           "../../hlo-eval/jax-0.10.2/argsort"]
+TEXTS = [(DATA / f"{n}.hlo.txt").read_text() for n in SEEDS + INDEXED]
 OPCODES = ["add", "multiply", "maximum", "tanh", "negate", "transpose", "reshape", "dot", "reduce",
-           "broadcast", "convert", "select", "compare", "gather", "sort", "while", "copy"]  # fmt: skip
+           "broadcast", "convert", "select", "compare", "gather", "scatter", "sort", "while",
+           "copy"]  # fmt: skip
 MODES = ["none", "matmult", "matmult-bf16", "all", "all-fp8e4", "matmult-fp8e4"]
 TIME_LIMIT = 10.0
 
@@ -55,7 +61,7 @@ def _zeros(module: hlo.HloModule) -> list:
     return args
 
 
-@settings(max_examples=150, deadline=None, derandomize=True, database=None,
+@settings(max_examples=200, deadline=None, derandomize=True, database=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])  # fmt: skip
 @given(mutated(), st.sampled_from(MODES))
 def test_mutated_modules_lower_or_fail_with_a_project_error(text, mode):

@@ -17,7 +17,7 @@ from pyprecision.errors import LoweringError
 
 # What the lowering refuses, and the construct its error must name.
 UNSUPPORTED = {
-    "f64_mix": "f64", "gather_ops": "gather",
+    "f64_mix": "f64",
     "int4_convert": "s4", "int4_param": "s4", "psum_shard_map": "custom-call",
     "reduce_mixed": "several operands", "scan_ops": "dynamic-slice",
     "sharded_matmul": "custom-call", "while_bf16": "trip count", "while_loop": "trip count",
