@@ -129,11 +129,12 @@ PP_EMU int pp_emu_daz(void) { return (_mm_getcsr() & 0x40u) != 0; }
 
 /* float32 -> binary16, rounding rc (0 nearest even, 1 down, 2 up, 3 toward zero); VCVTPS2PH:
  * NaN -> quiet NaN with the sign and the top 10 fraction bits; overflow -> inf or max as the
- * rounding direction says; subnormal results produced (FTZ ignored); DAZ ignored (as F16C on
- * the CPU this was checked on: a float32 subnormal still rounds up to 0x0001 under DAZ). */
-PP_EMU uint16_t pp_emu_f32_to_f16(uint32_t u, int rc) {
+ * rounding direction says; subnormal results produced (FTZ ignored); daz: MXCSR.DAZ, which makes
+ * a float32 subnormal input a zero (as F16C's VCVTPS2PH does on Zen 3, test_emu512_shims.py). */
+PP_EMU uint16_t pp_emu_f32_to_f16(uint32_t u, int rc, int daz) {
     const uint16_t s = (uint16_t)((u >> 16) & 0x8000u);
-    const uint32_t a = u & 0x7fffffffu;
+    uint32_t a = u & 0x7fffffffu;
+    if (daz && a < 0x00800000u) a = 0;
     if (a > 0x7f800000u) return (uint16_t)(s | 0x7e00u | ((a >> 13) & 0x3ffu));
     if (a == 0x7f800000u) return (uint16_t)(s | 0x7c00u);
     if (a == 0) return s;
@@ -162,7 +163,8 @@ PP_EMU uint16_t pp_emu_f32_to_f16(uint32_t u, int rc) {
     return (uint16_t)(s | (uint16_t)code);
 }
 
-/* binary16 -> float32, exact (VCVTPH2PS; subnormal halves become normal floats, DAZ ignored);
+/* binary16 -> float32, exact (VCVTPH2PS; subnormal halves become normal floats, DAZ and FTZ
+ * ignored, as on Zen 3);
  * NaN -> quiet NaN (bit 22 set), payload kept. */
 PP_EMU uint32_t pp_emu_f16_to_f32(uint16_t h) {
     const uint32_t s = (uint32_t)(h & 0x8000u) << 16;
@@ -432,11 +434,12 @@ PP_EMU __m512 pp_emu_mm512_cvtph_ps(__m256i a) {
 /* imm8[1:0] the rounding, imm8[2] set: MXCSR's instead (bit 3, suppress exceptions: nothing is
  * raised here either way) */
 PP_EMU __m256i pp_emu_mm512_cvtps_ph(__m512 a, int imm8) {
-    const int rc = (imm8 & 4) ? (int)((_mm_getcsr() >> 13) & 3u) : (imm8 & 3);
+    const unsigned csr = _mm_getcsr();
+    const int rc = (imm8 & 4) ? (int)((csr >> 13) & 3u) : (imm8 & 3), daz = (csr & 0x40u) != 0;
     pp_e512 x;
     pp_e256 r;
     x.f = a;
-    for (int j = 0; j < 16; j++) r.u16[j] = pp_emu_f32_to_f16(x.u32[j], rc);
+    for (int j = 0; j < 16; j++) r.u16[j] = pp_emu_f32_to_f16(x.u32[j], rc, daz);
     return r.i;
 }
 PP_EMU __m256bh pp_emu_mm512_cvtneps_pbh(__m512 a) {
