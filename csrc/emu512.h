@@ -32,6 +32,7 @@
 #define SIMDE_NO_INLINE
 #define SIMDE_ENABLE_NATIVE_ALIASES
 #include <simde/x86/avx512.h>
+#include "emu512_cpu.h" /* CPU feature checks: every avx512* one is emulated */
 #include <stdint.h>
 #include <string.h>
 

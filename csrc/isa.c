@@ -1,15 +1,7 @@
 /* Which fast path this CPU can run. */
 #include "pyprecision.h"
 
-#ifdef PP_EMULATE_AVX512
-/* Test build (csrc/emu512.h): every AVX-512 feature asked about below is emulated with AVX2 +
- * FMA + F16C + BMI2, so it is "present" wherever those are. The one place for it. */
-#define __builtin_cpu_supports(f)                                                                  \
-    (__builtin_strncmp((f), "avx512", 6) == 0                                                     \
-         ? __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&                     \
-               __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("f16c")                   \
-         : __builtin_cpu_supports(f))
-#endif
+#include "emu512_cpu.h" /* the emulated AVX-512 test build only */
 
 int pp_isa_supported(int isa) {
     switch (isa) {
