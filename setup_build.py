@@ -3,6 +3,8 @@
 The cdef is csrc/pyprecision_api.h itself, so the declarations exist once. Environment:
 ``PYPRECISION_SANITIZE=1`` builds with AddressSanitizer + UBSan (run the tests with
 ``LD_PRELOAD=$(gcc -print-file-name=libasan.so)``); ``PYPRECISION_CFLAGS`` appends flags.
+``PYPRECISION_EMULATE_AVX512=<SIMDe include dir>``: a test build, the AVX-512 set emulated with
+AVX2 (csrc/emu512.h; scripts/emulate_avx512.sh).
 """
 from __future__ import annotations
 
@@ -44,6 +46,10 @@ if os.environ.get("PYPRECISION_SANITIZE"):
     CFLAGS += ["-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-O1", "-g"]
     LDFLAGS += ["-fsanitize=address,undefined"]
 CFLAGS += shlex.split(os.environ.get("PYPRECISION_CFLAGS", ""))
+INCLUDE_DIRS = [str(CSRC.relative_to(HERE))]
+if os.environ.get("PYPRECISION_EMULATE_AVX512"):  # a test build: csrc/emu512.h, SIMDe's include dir
+    CFLAGS += ["-DPP_EMULATE_AVX512", "-Wno-psabi"]
+    INCLUDE_DIRS += [os.environ["PYPRECISION_EMULATE_AVX512"]]
 
 ffibuilder = FFI()
 ffibuilder.cdef((CSRC / "pyprecision_api.h").read_text())
@@ -51,7 +57,7 @@ ffibuilder.set_source(
     "pyprecision._core",
     '#include "pyprecision.h"',
     sources=[str((CSRC / s).relative_to(HERE)) for s in SOURCES],
-    include_dirs=[str(CSRC.relative_to(HERE))],
+    include_dirs=INCLUDE_DIRS,
     extra_compile_args=CFLAGS,
     extra_link_args=LDFLAGS,
     libraries=["m", "pthread"],

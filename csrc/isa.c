@@ -3,6 +3,8 @@
 
 #include <stdlib.h>
 
+#include "emu512_cpu.h" /* the emulated AVX-512 test build only */
+
 int pp_isa_supported(int isa) {
     switch (isa) {
     case PP_ISA_REFERENCE:

@@ -2,8 +2,12 @@
 #include "pyprecision.h"
 
 #if defined(__x86_64__) || defined(__i386__)
+#ifdef PP_EMULATE_AVX512 /* test build: AVX-512 emulated with AVX2 (csrc/emu512.h, SIMDe) */
+#include "emu512.h"
+#else
 #pragma GCC target("avx512f,avx512bw,avx512vl,avx512dq,avx2,f16c,bmi,bmi2,popcnt")
 #include <immintrin.h>
+#endif
 #define PP_VBYTES 64
 #define PP_STREAM(d, s) _mm512_stream_si512((void *)(d), _mm512_loadu_si512((const void *)(s)))
 #define PP_SFENCE() _mm_sfence()
