@@ -214,8 +214,8 @@ static void PP_K(enc16_)(const pp_params *pr, const void *src, size_t n, const u
 }
 PP_DEFINE_ENC(enc32i_, uint32_t, lane32_, uint32_t)
 
-/* float32 -> 32-bit codes (fp32r): the set's dedicated kernel where it has one for the case (AVX2:
- * rne, rtz and rna; it returns how many it did), else the lanes. */
+/* float32 -> 32-bit codes (fp32r): the set's dedicated kernel where it has one for the case (AVX2
+ * and AVX-512: rne, rtz and rna; it returns how many it did), else the lanes. */
 static void PP_K(enc32_)(const pp_params *pr, const void *src, size_t n, const uint32_t *rnd,
                          void *dst) {
     size_t done = 0;
