@@ -8,6 +8,7 @@
 #define PP_STREAM(d, s) _mm256_stream_si256((__m256i *)(void *)(d), _mm256_loadu_si256((const __m256i *)(const void *)(s)))
 #define PP_SFENCE() _mm_sfence()
 #define KSUF avx2
+#include "kern_shared.h"
 /* Software prefetch of the input this many bytes ahead (T0) in the hand-written streaming loops
  * (fp8, fp32r, F16C fp16); 0: none. Measured on Zen 3 (docs/decisions/speed.md §14): +50 % fp8,
  * +37 % fp32r at 16 Mi elements; a burst prefetch of the next 8 KiB block in the driver was worse. */
@@ -272,8 +273,7 @@ static size_t fp32r_avx2(const pp_params *pr, const uint32_t *src, size_t n, uin
 /* float32 -> fp16 through F16C (see f16c_avx2), streaming stores; 0 when not this case. */
 static int f16c_stream_avx2(const pp_params *pr, const uint32_t *src, size_t n, uint16_t *dst) {
     if (!pr->hw_fp16 || ((uintptr_t)dst & 1u)) return 0;
-    size_t head = (size_t)(-(uintptr_t)dst & 31u) / 2;
-    if (head > n) head = n;
+    const size_t head = pp_head_to(dst, n, 2, 32);
     f16c_avx2(src, head, dst, 0);
     f16c_avx2(src + head, n - head, dst + head, 1);
     return 1;

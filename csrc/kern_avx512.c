@@ -12,6 +12,7 @@
 #define PP_STREAM(d, s) _mm512_stream_si512((void *)(d), _mm512_loadu_si512((const void *)(s)))
 #define PP_SFENCE() _mm_sfence()
 #define KSUF avx512
+#include "kern_shared.h"
 /* Software prefetch of the input this many bytes ahead (T0) in the streaming loops (fp8, F16C
  * fp16, the fused stochastic rounding, the lanes of kern_body.h); 0: none. From issue 16's
  * measurement on Intel Emerald Rapids (4 KiB ahead, T0: bf16 rne 0.44-0.65 -> 0.77-0.92 of the
@@ -146,8 +147,7 @@ static void f16c_avx512(const uint32_t *src, size_t n, uint16_t *dst) {
 /* The same with streaming stores from dst's first 64-byte boundary on; 0 when not this case. */
 static int f16c_stream_avx512(const pp_params *pr, const uint32_t *src, size_t n, uint16_t *dst) {
     if (!pr->hw_fp16 || ((uintptr_t)dst & 1u)) return 0;
-    size_t head = (size_t)(-(uintptr_t)dst & 63u) / 2;
-    if (head > n) head = n;
+    const size_t head = pp_head_to(dst, n, 2, 64);
     f16c_body512(src, head, dst, 0);
     f16c_body512(src + head, n - head, dst + head, 1);
     return 1;

@@ -9,10 +9,6 @@
  * an embedded rounding, so the kernel runs under its own MXCSR (RC = toward zero, every exception
  * masked, FTZ and DAZ off) and gives the caller's back, flags included. */
 
-#ifndef PP_NARROW_STEP
-#define PP_NARROW_STEP 256
-#endif
-
 /* 16 elements: src[0..16) -> out[0..16). */
 static inline __attribute__((always_inline)) void narrow16_avx512(const uint64_t *src,
                                                                   uint32_t *out) {
@@ -47,19 +43,10 @@ static void narrow_avx512(const uint64_t *src, size_t n, uint32_t *out) {
     _mm_setcsr(csr);
 }
 
-/* float64 bits -> codes (out_bytes each) for rne, rtz and rna: each step narrowed to float32
- * rounded to odd in buf (room for PP_NARROW_STEP), then pp_kernels_avx512.enc32 with has_sub as
- * for a float32 source. Returns 1, or 0 (nothing written) for stochastic rounding. */
+/* float64 bits -> codes (out_bytes each) for rne, rtz and rna through narrow_avx512 and
+ * pp_kernels_avx512.enc32 (kern_shared.h pp_narrow64_run); 0 (nothing written) for stochastic
+ * rounding. */
 static int narrow64_avx512(const pp_params *pr, const void *src, size_t n, uint32_t *buf,
-                           void *dst, int out_bytes) {
-    if (pr->rounding != PP_RNE && pr->rounding != PP_RTZ && pr->rounding != PP_RNA) return 0;
-    pp_params pr32 = *pr;
-    pr32.has_sub = pr->emin > -126; /* bf16, fp32r: no float32 value is below their min normal */
-    const pp_enc_kernel enc = pp_kernels_avx512.enc32[out_bytes == 1 ? 0 : out_bytes == 2 ? 1 : 2];
-    for (size_t k = 0; k < n; k += PP_NARROW_STEP) {
-        const size_t m = n - k < PP_NARROW_STEP ? n - k : PP_NARROW_STEP;
-        narrow_avx512((const uint64_t *)src + k, m, buf);
-        enc(&pr32, buf, m, NULL, (char *)dst + k * (size_t)out_bytes);
-    }
-    return 1;
+                          void *dst, int out_bytes) {
+    return pp_narrow64_run(pr, src, n, buf, dst, out_bytes, narrow_avx512, &pp_kernels_avx512);
 }

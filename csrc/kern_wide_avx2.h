@@ -12,9 +12,8 @@
  *
  * With stream set, the output goes to memory with streaming stores (no read for ownership: a
  * quarter of the traffic of a bf16 call, a third of an fp32r one); the elements before the first
- * 32-byte boundary of dst and after the last whole step through the scalar loop. */
-#define WIDE_FN static inline __attribute__((always_inline))
-
+ * 32-byte boundary of dst and after the last whole step through the scalar loop (pp_wide1,
+ * kern_shared.h, the same arithmetic one element at a time). */
 typedef struct {
     __m256i absm, inf, keep, half, one, tie, maxc, ovf0, dovf, inf0, dinf, nan0, dnan;
 } wide_consts;
@@ -22,7 +21,7 @@ typedef struct {
 /* 8 results in 32-bit lanes (bf16: the 16-bit code in the low half). PLAIN: overflow gives inf
  * with its sign (no saturation), so every overflowing sum and inf itself already are that code
  * (a finite a rounds to at most 0x7f800000 + the dropped bits): only NaN inputs are selected. */
-WIDE_FN __m256i wide8(const wide_consts *k, __m256i u, const int rnd, const int S,
+PP_KFN __m256i wide8(const wide_consts *k, __m256i u, const int rnd, const int S,
                       const int PLAIN) {
     const __m256i a = _mm256_and_si256(u, k->absm);
     __m256i sg = _mm256_andnot_si256(k->absm, u);
@@ -53,20 +52,7 @@ WIDE_FN __m256i wide8(const wide_consts *k, __m256i u, const int rnd, const int 
                               _mm256_cmpgt_epi32(a, k->inf));
 }
 
-/* The same arithmetic, one element. */
-WIDE_FN uint32_t wide1(const pp_params *pr, uint32_t u, const int rnd, const int S) {
-    const uint32_t a = u & 0x7fffffffu, sg0 = u & 0x80000000u;
-    const uint32_t sg = S == 16 ? sg0 >> 16 : sg0;
-    const uint32_t h = 1u << (S - 1);
-    uint32_t r = rnd == PP_RNE ? a + (h - 1u) + ((a >> S) & 1u) : rnd == PP_RNA ? a + h : a;
-    r = S == 16 ? r >> 16 : r & ~((1u << S) - 1u);
-    const uint32_t maxc = S == 16 ? pr->maxc : pr->maxc << S;
-    uint32_t v = r > maxc && a <= 0x7f800000u ? pr->ovf[0] | (sg & pr->dovf) : r | sg;
-    v = a == 0x7f800000u ? pr->inf[0] | (sg & pr->dinf) : v;
-    return a > 0x7f800000u ? pr->nan[0] | (sg & pr->dnan) : v;
-}
-
-WIDE_FN void wide_loop(const pp_params *pr, const uint32_t *src, size_t n, void *dst_,
+PP_KFN void wide_loop(const pp_params *pr, const uint32_t *src, size_t n, void *dst_,
                        const int stream, const int rnd, const int S, const int PLAIN) {
     wide_consts k;
     k.absm = _mm256_set1_epi32(0x7fffffff);
@@ -82,17 +68,12 @@ WIDE_FN void wide_loop(const pp_params *pr, const uint32_t *src, size_t n, void 
     k.dinf = _mm256_set1_epi32((int)pr->dinf);
     k.nan0 = _mm256_set1_epi32((int)pr->nan[0]);
     k.dnan = _mm256_set1_epi32((int)pr->dnan);
-    const size_t ob = S == 16 ? 2 : 4;
     uint16_t *d16 = (uint16_t *)dst_;
     uint32_t *d32 = (uint32_t *)dst_;
     size_t i = 0;
     if (stream) { /* to dst's first 32-byte boundary (dst is aligned to its element size) */
-        size_t head = (size_t)(-(uintptr_t)dst_ & 31u) / ob;
-        if (head > n) head = n;
-        for (; i < head; i++) {
-            if (S == 16) d16[i] = (uint16_t)wide1(pr, src[i], rnd, S);
-            else d32[i] = wide1(pr, src[i], rnd, S);
-        }
+        i = pp_head_to(dst_, n, S == 16 ? 2 : 4, 32);
+        pp_wide_scalar(pr, src, 0, i, dst_, rnd, S);
     }
     for (; i + 16 <= n; i += 16) {
 #if PP_PREFETCH_AVX2 > 0
@@ -114,41 +95,9 @@ WIDE_FN void wide_loop(const pp_params *pr, const uint32_t *src, size_t n, void 
             _mm256_storeu_si256((__m256i *)(void *)(d32 + i + 8), v1);
         }
     }
-    for (; i < n; i++) {
-        if (S == 16) d16[i] = (uint16_t)wide1(pr, src[i], rnd, S);
-        else d32[i] = wide1(pr, src[i], rnd, S);
-    }
+    pp_wide_scalar(pr, src, i, n, dst_, rnd, S);
 }
 
-#define WIDE_LOOP_(R, S, PL)                                                                       \
-    do {                                                                                           \
-        if (stream) wide_loop(pr, src, n, dst, 1, R, S, PL);                                       \
-        else wide_loop(pr, src, n, dst, 0, R, S, PL);                                              \
-    } while (0)
-#define WIDE_ROUNDINGS_(S, PL)                                                                     \
-    do {                                                                                           \
-        if (pr->rounding == PP_RNE) WIDE_LOOP_(PP_RNE, S, PL);                                     \
-        else if (pr->rounding == PP_RNA) WIDE_LOOP_(PP_RNA, S, PL);                                \
-        else WIDE_LOOP_(PP_RTZ, S, PL);                                                            \
-    } while (0)
-#define WIDE_ROUNDINGS(S)                                                                          \
-    do {                                                                                           \
-        const uint32_t infc_ = S == 16 ? 0x7f80u : 0x7f800000u;                                    \
-        const uint32_t sgm_ = S == 16 ? 0x8000u : 0x80000000u;                                     \
-        if (pr->ovf[0] == infc_ && pr->inf[0] == infc_ && pr->dovf == sgm_ && pr->dinf == sgm_)    \
-            WIDE_ROUNDINGS_(S, 1);                                                                 \
-        else WIDE_ROUNDINGS_(S, 0);                                                                \
-    } while (0)
-
-/* Returns n when it encoded the n elements (fp32r or bf16 under rne, rtz or rna), 0 otherwise
- * (then nothing was written). */
-static size_t wide_avx2(const pp_params *pr, const uint32_t *src, size_t n, void *dst,
-                        int out_bytes, const int stream) {
-    if (pr->rounding != PP_RNE && pr->rounding != PP_RNA && pr->rounding != PP_RTZ) return 0;
-    if (pr->emin != -126 || pr->bias != 127) return 0;
-    if ((uintptr_t)dst % (unsigned)out_bytes) return 0; /* not aligned to its elements */
-    if (out_bytes == 4 && pr->shift == 13 && pr->p == 10 && pr->sign_pos == 31) WIDE_ROUNDINGS(13);
-    else if (out_bytes == 2 && pr->shift == 0 && pr->p == 7 && pr->sign_pos == 15) WIDE_ROUNDINGS(16);
-    else return 0;
-    return n;
-}
+/* wide_avx2(pr, src, n, dst, out_bytes, stream): n when it encoded the n elements (fp32r or bf16
+ * under rne, rtz or rna), 0 otherwise (then nothing was written); kern_shared.h. */
+PP_WIDE_ENTRY(wide_avx2, wide_loop, PP_WIDE_NO_HW)

@@ -7,16 +7,14 @@
  *
  * With stream set the output goes to memory with streaming stores, 64 bytes each; the elements
  * before dst's first 64-byte boundary and after the last whole step through the scalar loop
- * (wide1, kern_wide_avx2.h's, repeated here because each set's header is its own unit). */
-#define WIDE5_FN static inline __attribute__((always_inline))
-
+ * (pp_wide1, kern_shared.h). */
 typedef struct {
     __m512i absm, inf, keep, half, one, tie, maxc, ovfv, dovf, infv, dinf, nanv, dnan;
 } wide5_consts;
 
 /* 16 results in 32-bit lanes (bf16: the code in the low half). PLAIN: overflow gives inf with its
  * sign, which every overflowing sum already is: only NaN inputs are selected. */
-WIDE5_FN __m512i wide16(const wide5_consts *k, __m512i u, const int rnd, const int S,
+PP_KFN __m512i wide16(const wide5_consts *k, __m512i u, const int rnd, const int S,
                         const int PLAIN) {
     const __m512i a = _mm512_and_si512(u, k->absm);
     __m512i sg = _mm512_andnot_si512(k->absm, u);
@@ -47,27 +45,7 @@ WIDE5_FN __m512i wide16(const wide5_consts *k, __m512i u, const int rnd, const i
                                  _mm512_ternarylogic_epi32(k->nanv, sg, k->dnan, 0xF8));
 }
 
-/* The same arithmetic, one element. */
-WIDE5_FN uint32_t wide5_1(const pp_params *pr, uint32_t u, const int rnd, const int S) {
-    const uint32_t a = u & 0x7fffffffu, sg0 = u & 0x80000000u;
-    const uint32_t sg = S == 16 ? sg0 >> 16 : sg0;
-    const uint32_t h = 1u << (S - 1);
-    uint32_t r = rnd == PP_RNE ? a + (h - 1u) + ((a >> S) & 1u) : rnd == PP_RNA ? a + h : a;
-    r = S == 16 ? r >> 16 : r & ~((1u << S) - 1u);
-    const uint32_t maxc = S == 16 ? pr->maxc : pr->maxc << S;
-    uint32_t v = r > maxc && a <= 0x7f800000u ? pr->ovf[0] | (sg & pr->dovf) : r | sg;
-    v = a == 0x7f800000u ? pr->inf[0] | (sg & pr->dinf) : v;
-    return a > 0x7f800000u ? pr->nan[0] | (sg & pr->dnan) : v;
-}
-
-/* bf16 rne of 16 elements by vcvtneps2bf16: exact where no lane is a NaN or a subnormal (the
- * instruction treats subnormal inputs as zero and quiets NaNs its own way; it rounds every other
- * float32 to nearest even, carrying into the exponent and past max to inf with the sign, and a
- * normal float32 never rounds to a bf16 subnormal: both have float32's exponent range), with
- * PLAIN specials only (overflow and inf give inf with the sign: the instruction's). One
- * vfpclassps per vector finds the lanes it cannot do; such a vector takes wide16. Intel SDM,
- * VCVTNEPS2BF16: no exceptions, MXCSR not consulted (DAZ, FTZ and RC do not apply). */
-WIDE5_FN void wide5_loop(const pp_params *pr, const uint32_t *src, size_t n, void *dst_,
+PP_KFN void wide5_loop(const pp_params *pr, const uint32_t *src, size_t n, void *dst_,
                          const int stream, const int rnd, const int S, const int PLAIN) {
     wide5_consts k;
     k.absm = _mm512_set1_epi32(0x7fffffff);
@@ -83,19 +61,14 @@ WIDE5_FN void wide5_loop(const pp_params *pr, const uint32_t *src, size_t n, voi
     k.dinf = _mm512_set1_epi32((int)pr->dinf);
     k.nanv = _mm512_set1_epi32((int)pr->nan[0]);
     k.dnan = _mm512_set1_epi32((int)pr->dnan);
-    const size_t ob = S == 16 ? 2 : 4;
     uint16_t *d16 = (uint16_t *)dst_;
     uint32_t *d32 = (uint32_t *)dst_;
     /* element order of two packed vectors' 64-bit quarters */
     const __m512i ord = _mm512_set_epi64(7, 5, 3, 1, 6, 4, 2, 0);
     size_t i = 0;
     if (stream) { /* to dst's first 64-byte boundary (dst is aligned to its element size) */
-        size_t head = (size_t)(-(uintptr_t)dst_ & 63u) / ob;
-        if (head > n) head = n;
-        for (; i < head; i++) {
-            if (S == 16) d16[i] = (uint16_t)wide5_1(pr, src[i], rnd, S);
-            else d32[i] = wide5_1(pr, src[i], rnd, S);
-        }
+        i = pp_head_to(dst_, n, S == 16 ? 2 : 4, 64);
+        pp_wide_scalar(pr, src, 0, i, dst_, rnd, S);
     }
     for (; i + 32 <= n; i += 32) {
         PF512(src + i, 2);
@@ -121,10 +94,7 @@ WIDE5_FN void wide5_loop(const pp_params *pr, const uint32_t *src, size_t n, voi
             _mm512_storeu_si512((void *)(d32 + i + 16), h1);
         }
     }
-    for (; i < n; i++) {
-        if (S == 16) d16[i] = (uint16_t)wide5_1(pr, src[i], rnd, S);
-        else d32[i] = wide5_1(pr, src[i], rnd, S);
-    }
+    pp_wide_scalar(pr, src, i, n, dst_, rnd, S);
 }
 
 /* bf16 rne by vcvtneps2bf16 (AVX512_BF16), 32 elements per step, specials as with PLAIN: exact
@@ -143,7 +113,7 @@ WIDE5_FN void wide5_loop(const pp_params *pr, const uint32_t *src, size_t n, voi
 #define PP_TARGET_BF16                                                                             \
     __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512bf16,avx2,f16c,bmi,bmi2,popcnt")))
 #endif
-PP_TARGET_BF16 WIDE5_FN __m256i bf16hw16(const wide5_consts *k, __m512i u) {
+PP_TARGET_BF16 PP_KFN __m256i bf16hw16(const wide5_consts *k, __m512i u) {
     if (_mm512_fpclass_ps_mask(_mm512_castsi512_ps(u), PP_BF16_GUARD))
         return _mm512_cvtepi32_epi16(wide16(k, u, PP_RNE, 16, 1));
     return PP_CVTNEPS_SI256(_mm512_castsi512_ps(u));
@@ -160,9 +130,8 @@ PP_TARGET_BF16 static void bf16hw_loop(const pp_params *pr, const uint32_t *src,
     k.dnan = _mm512_set1_epi32((int)pr->dnan);
     size_t i = 0;
     if (stream) { /* to dst's first 64-byte boundary */
-        size_t head = (size_t)(-(uintptr_t)dst & 63u) / 2;
-        if (head > n) head = n;
-        for (; i < head; i++) dst[i] = (uint16_t)wide5_1(pr, src[i], PP_RNE, 16);
+        i = pp_head_to(dst, n, 2, 64);
+        pp_wide_scalar(pr, src, 0, i, dst, PP_RNE, 16);
     }
     for (; i + 32 <= n; i += 32) {
         PF512(src + i, 2);
@@ -172,41 +141,13 @@ PP_TARGET_BF16 static void bf16hw_loop(const pp_params *pr, const uint32_t *src,
         if (stream) _mm512_stream_si512((void *)(dst + i), h);
         else _mm512_storeu_si512((void *)(dst + i), h);
     }
-    for (; i < n; i++) dst[i] = (uint16_t)wide5_1(pr, src[i], PP_RNE, 16);
+    pp_wide_scalar(pr, src, i, n, dst, PP_RNE, 16);
 }
 
+/* bf16 rne with PLAIN specials by vcvtneps2bf16 where the CPU has it. */
+#define WIDE5_HW(S, PL) (S == 16 && PL && pp_isa_avx512_bf16())
+#define WIDE5_HW_CALL() bf16hw_loop(pr, src, n, (uint16_t *)dst, stream)
 
-#define WIDE5_LOOP_(R, S, PL)                                                                      \
-    do {                                                                                           \
-        if (stream) wide5_loop(pr, src, n, dst, 1, R, S, PL);                                      \
-        else wide5_loop(pr, src, n, dst, 0, R, S, PL);                                             \
-    } while (0)
-#define WIDE5_ROUNDINGS_(S, PL)                                                                    \
-    do {                                                                                           \
-        if (pr->rounding == PP_RNE && S == 16 && PL && pp_isa_avx512_bf16())                       \
-            bf16hw_loop(pr, src, n, (uint16_t *)dst, stream);                                      \
-        else if (pr->rounding == PP_RNE) WIDE5_LOOP_(PP_RNE, S, PL);                               \
-        else if (pr->rounding == PP_RNA) WIDE5_LOOP_(PP_RNA, S, PL);                               \
-        else WIDE5_LOOP_(PP_RTZ, S, PL);                                                           \
-    } while (0)
-#define WIDE5_ROUNDINGS(S)                                                                         \
-    do {                                                                                           \
-        const uint32_t infc_ = S == 16 ? 0x7f80u : 0x7f800000u;                                    \
-        const uint32_t sgm_ = S == 16 ? 0x8000u : 0x80000000u;                                     \
-        if (pr->ovf[0] == infc_ && pr->inf[0] == infc_ && pr->dovf == sgm_ && pr->dinf == sgm_)    \
-            WIDE5_ROUNDINGS_(S, 1);                                                                \
-        else WIDE5_ROUNDINGS_(S, 0);                                                               \
-    } while (0)
-
-/* Returns n when it encoded the n elements (fp32r or bf16 under rne, rtz or rna), 0 otherwise
- * (then nothing was written). */
-static size_t wide_avx512(const pp_params *pr, const uint32_t *src, size_t n, void *dst,
-                          int out_bytes, const int stream) {
-    if (pr->rounding != PP_RNE && pr->rounding != PP_RNA && pr->rounding != PP_RTZ) return 0;
-    if (pr->emin != -126 || pr->bias != 127) return 0;
-    if ((uintptr_t)dst % (unsigned)out_bytes) return 0; /* not aligned to its elements */
-    if (out_bytes == 4 && pr->shift == 13 && pr->p == 10 && pr->sign_pos == 31) WIDE5_ROUNDINGS(13);
-    else if (out_bytes == 2 && pr->shift == 0 && pr->p == 7 && pr->sign_pos == 15) WIDE5_ROUNDINGS(16);
-    else return 0;
-    return n;
-}
+/* wide_avx512(pr, src, n, dst, out_bytes, stream): n when it encoded the n elements (fp32r or bf16
+ * under rne, rtz or rna), 0 otherwise (then nothing was written); kern_shared.h. */
+PP_WIDE_ENTRY(wide_avx512, wide5_loop, WIDE5_HW)
