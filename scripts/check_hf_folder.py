@@ -28,7 +28,8 @@ STORED = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp8e4m3fn": torch.floa
 
 def main(out: str, fmt: str) -> int:
     ref = json.loads((ORIG.parent / "reference.json").read_text())
-    dtype = json.loads((Path(out) / "config.json").read_text())["dtype"]
+    cfg = json.loads((Path(out) / "config.json").read_text())
+    dtype = cfg.get("dtype", cfg.get("torch_dtype"))  # transformers 5 / 4 spellings
     want = getattr(torch, dtype)
     model, info = AutoModel.from_pretrained(out, output_loading_info=True, dtype="auto")
     orig = AutoModel.from_pretrained(ORIG, dtype=torch.float32)

@@ -46,7 +46,13 @@ from pyprecision.io.safetensors import (
     read_safetensors_header,
     save_safetensors,
 )
-from pyprecision.io.store import TensorStore, input_files, open_tensors
+from pyprecision.io.store import (
+    INDEX_SUFFIX,
+    TORCH_INDEX_SUFFIX,
+    TensorStore,
+    input_files,
+    open_tensors,
+)
 from pyprecision.io.tensors import TensorInfo
 from pyprecision.io.text import decode_text, read_text
 
@@ -76,7 +82,10 @@ def __getattr__(name: str) -> Any:
     globals()[name] = value
     return value
 
+
 __all__ = [
+    "INDEX_SUFFIX",
+    "TORCH_INDEX_SUFFIX",
     "load_dump",
     "read_raw",
     "open_tensors",

@@ -28,9 +28,12 @@ from pyprecision.io.remote import (
 from pyprecision.io.safetensors import read_safetensors_header
 from pyprecision.io.tensors import TORCH_EXTS, TensorInfo, map_bytes
 
-__all__ = ["TensorStore", "open_tensors", "INDEX_SUFFIX"]
+__all__ = ["TensorStore", "open_tensors", "INDEX_SUFFIX", "TORCH_INDEX_SUFFIX"]
 
 INDEX_SUFFIX = ".safetensors.index.json"
+#: A sharded torch.save checkpoint's index (transformers' ``pytorch_model.bin.index.json``): the
+#: same JSON as a safetensors index, naming ``.bin`` shards (docs/decisions/torch.md §11).
+TORCH_INDEX_SUFFIX = ".bin.index.json"
 _EXTS = (".safetensors", ".npz", ".npy", *TORCH_EXTS)
 
 
@@ -154,6 +157,26 @@ def _read_file(path: str) -> tuple[list[TensorInfo], dict[str, Any]]:
     )
 
 
+def _index_kind(path: str) -> str:
+    return "torch shard index" if path.endswith(TORCH_INDEX_SUFFIX) else "safetensors index"
+
+
+def _read_shard(index_path: str, f: str) -> tuple[list[TensorInfo], dict[str, Any]]:
+    """A shard's tensors: safetensors for a safetensors index; for a torch index, a file whose
+    bytes are torch.save's (a raw dump named .bin is refused, never guessed at)."""
+    if not index_path.endswith(TORCH_INDEX_SUFFIX):
+        return read_safetensors_header(f)
+    from pyprecision.io.torch_files import is_torch_file, read_torch_file
+
+    if is_remote(f):
+        return read_torch_file(f)  # its error: torch files are read from local paths only
+    if not is_torch_file(f):
+        raise DumpError(
+            f"{index_path}: shard {os.path.basename(f)!r} is not a torch.save file (or is truncated)"
+        )
+    return read_torch_file(f)
+
+
 def _load_index(path: str) -> dict[str, Any]:
     if not is_file(path):
         raise DumpError(f"{path}: no such file")
@@ -162,9 +185,9 @@ def _load_index(path: str) -> dict[str, Any]:
     except OSError as exc:
         raise DumpError(f"{path}: cannot read: {exc.strerror or exc}") from exc
     except (ValueError, RecursionError) as exc:  # bad UTF-8 or JSON, or nested too deep
-        raise DumpError(f"{path}: not a valid safetensors index (malformed JSON: {exc})") from exc
+        raise DumpError(f"{path}: not a valid {_index_kind(path)} (malformed JSON: {exc})") from exc
     if not isinstance(index, dict) or not isinstance(index.get("weight_map"), dict):
-        raise DumpError(f"{path}: not a valid safetensors index (needs a weight_map object)")
+        raise DumpError(f"{path}: not a valid {_index_kind(path)} (needs a weight_map object)")
     weight_map = index["weight_map"]
     if not weight_map:
         raise DumpError(f"{path}: the weight_map is empty: an index must name its tensors' shards")
@@ -221,7 +244,7 @@ def _from_index(path: str, allow_symlinks: bool = False) -> TensorStore:
         f = join(base, shard)
         if not is_file(f):
             raise DumpError(f"{path}: missing shard {shard!r} (named in the weight_map)")
-        got, meta[f] = read_safetensors_header(f)
+        got, meta[f] = _read_shard(path, f)
         names = {t.name for t in got}
         for name, s in weight_map.items():
             if s == shard and name not in names:
@@ -234,6 +257,19 @@ def _from_index(path: str, allow_symlinks: bool = False) -> TensorStore:
     return TensorStore(infos, files, meta, index=index, index_path=path)
 
 
+#: The one-file torch checkpoint a Hugging Face folder holds (transformers' WEIGHTS_NAME): taken
+#: from a directory when its bytes are torch.save's; other .bin files may be raw dumps.
+TORCH_WEIGHTS = "pytorch_model.bin"
+
+
+def _is_torch_bin(f: str) -> bool:
+    if is_remote(f):
+        return False
+    from pyprecision.io.torch_files import is_torch_file
+
+    return is_torch_file(f)
+
+
 def _dir_files(d: str, allow_symlinks: bool) -> tuple[list[str], str | None]:
     check_complete(d)
     names = sorted(list_names(d))
@@ -243,6 +279,16 @@ def _dir_files(d: str, allow_symlinks: bool) -> tuple[list[str], str | None]:
     if indexes:
         return [], join(d, indexes[0])
     files = [join(d, n) for n in names if n.endswith(_EXTS) and not n.startswith(".")]
+    if not files:  # an older Hugging Face folder: torch weights, sharded with an index or one file
+        torch_indexes = [n for n in names if n.endswith(TORCH_INDEX_SUFFIX)]
+        if len(torch_indexes) > 1:
+            raise DumpError(
+                f"{d}: several torch shard indexes ({', '.join(torch_indexes)}); name one"
+            )
+        if torch_indexes:
+            return [], join(d, torch_indexes[0])
+        if TORCH_WEIGHTS in names and _is_torch_bin(join(d, TORCH_WEIGHTS)):
+            files = [join(d, TORCH_WEIGHTS)]
     if not files:
         bins = [n for n in names if n.endswith(".bin") and not n.startswith(".")]
         if bins:  # an older Hugging Face folder: torch weights, read when named one by one
@@ -261,9 +307,10 @@ def open_tensors(
     *,
     allow_symlinks: bool = False,
 ) -> TensorStore:
-    """Open checkpoint or dump files for reading: a .safetensors / .npz / .npy file, a
-    ``*.safetensors.index.json`` (sharded checkpoint), a directory (its index if it has one,
-    else all its .safetensors / .npz / .npy files), or a list of these. Only headers are read;
+    """Open checkpoint or dump files for reading: a .safetensors / .npz / .npy / torch .pt file,
+    a ``*.safetensors.index.json`` or ``*.bin.index.json`` (sharded checkpoint), a directory (its
+    index if it has one, else all its .safetensors / .npz / .npy / .pt / .pth files, else its
+    torch shard index or its ``pytorch_model.bin``), or a list of these. Only headers are read;
     tensor names must be unique across files.
 
     Shards named by an index must be plain file names in the index's directory, and a shard (or a
@@ -280,7 +327,7 @@ def open_tensors(
             if index is not None:
                 stores.append(_from_index(index, allow_symlinks))
                 continue
-        elif p.endswith(".json"):
+        elif p.endswith(".json"):  # a safetensors or torch shard index
             stores.append(_from_index(p, allow_symlinks))
             continue
         else:

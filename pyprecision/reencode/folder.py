@@ -30,6 +30,7 @@ from pyprecision.formats import Format
 from pyprecision.io import (
     INCOMPLETE_MARKER,
     TEMP_TAG,
+    TORCH_INDEX_SUFFIX,
     OutputDirectory,
     atomic_file,
     exists,
@@ -82,6 +83,8 @@ def _why_skipped(rel: str) -> str | None:
         return "a tensor file this re-encode does not read"
     if n.endswith(OTHER_WEIGHTS):
         return "weights in another format (the output would hold two models)"
+    if n.endswith(TORCH_INDEX_SUFFIX):  # its shards are not copied: it would name missing files
+        return "the index of weights in another format"
     return None
 
 
@@ -112,7 +115,9 @@ def _plan_remote(source: str, tensor_files: Iterable[str]) -> FolderPlan:
     return plan
 
 
-def plan_folder(source: str, tensor_files: Iterable[str], *, allow_symlinks: bool = False) -> FolderPlan:
+def plan_folder(
+    source: str, tensor_files: Iterable[str], *, allow_symlinks: bool = False
+) -> FolderPlan:
     """Walk the input directory ``source`` (or a prefix of an object store): which non-tensor files
     a re-encode copies, which it skips.
 

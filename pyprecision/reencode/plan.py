@@ -13,6 +13,8 @@ from pyprecision.errors import CastError, DumpError, FormatError
 from pyprecision.formats import Format
 from pyprecision.formats import format as _format
 from pyprecision.io import (
+    INDEX_SUFFIX,
+    TORCH_INDEX_SUFFIX,
     TensorInfo,
     TensorStore,
     is_dir,
@@ -75,7 +77,9 @@ class ReencodeOptions:
             or not isinstance(self.threads, int)
             or not 1 <= self.threads <= MAX_THREADS
         ):
-            raise CastError(f"threads={self.threads!r}: expected an integer from 1 to {MAX_THREADS}")
+            raise CastError(
+                f"threads={self.threads!r}: expected an integer from 1 to {MAX_THREADS}"
+            )
         if self.seed is not None and self.rounding != "stochastic":
             raise FormatError("--seed is only used with --rounding stochastic")
         seed = self.seed
@@ -116,6 +120,23 @@ _KIND_EXT = {"safetensors": ".safetensors", "npz": ".npz", "pt": ".pt"}
 _STEMS = (".safetensors", ".npz", ".npy", ".pt", ".pth", ".bin")
 
 
+#: transformers' names: a torch checkpoint ``pytorch_model[-k-of-n].bin`` (+ ``pytorch_model.bin.index.json``)
+#: is ``model[-k-of-n].safetensors`` (+ ``model.safetensors.index.json``) in safetensors.
+_TORCH_STEM, _SAFE_STEM = "pytorch_model", "model"
+
+
+def _safetensors_stem(stem: str) -> str:
+    """The safetensors name transformers looks for in place of a torch checkpoint's stem."""
+    if stem == _TORCH_STEM or stem.startswith(_TORCH_STEM + "-"):
+        return _SAFE_STEM + stem[len(_TORCH_STEM) :]
+    return stem
+
+
+def _out_stem(path: str, kind: str) -> str:
+    stem = _stem(path)
+    return _safetensors_stem(stem) if kind == "safetensors" and path.endswith(".bin") else stem
+
+
 def _stem(path: str) -> str:
     base = os.path.basename(path)
     for ext in _STEMS:
@@ -146,7 +167,7 @@ def plan_outputs(
         kind = o.output_format or _kind_of(output)
         return [(store.files[0], output)], None, kind
     kind = o.output_format or "safetensors"
-    pairs = [(f, join(output, _stem(f) + _KIND_EXT[kind])) for f in store.files]
+    pairs = [(f, join(output, _out_stem(f, kind) + _KIND_EXT[kind])) for f in store.files]
     seen: dict[str, str] = {}
     for fin, fout in pairs:
         if fout in seen:
@@ -154,7 +175,12 @@ def plan_outputs(
         seen[fout] = fin
     index = None
     if store.index_path is not None and kind == "safetensors":
-        index = join(output, os.path.basename(store.index_path))
+        name = os.path.basename(store.index_path)
+        if name.endswith(
+            TORCH_INDEX_SUFFIX
+        ):  # pytorch_model.bin.index.json -> model.safetensors...
+            name = _safetensors_stem(name[: -len(TORCH_INDEX_SUFFIX)]) + INDEX_SUFFIX
+        index = join(output, name)
     return pairs, index, kind
 
 

@@ -33,7 +33,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "inputs",
         nargs="+",
         metavar="INPUT",
-        help=".safetensors, *.safetensors.index.json, .npz, .npy, a torch .pt, or a directory",
+        help=".safetensors, *.safetensors.index.json, .npz, .npy, a torch .pt, *.bin.index.json, "
+        "or a directory",
     )
     p.add_argument(
         "-o",
