@@ -50,9 +50,10 @@ def bf16_operands(text: str) -> str:
         ind, root, name, shape, a, b, rest = m.groups()
         for v in (a, b):
             sh = _shape_of(text, v)
-            out.append(f"{ind}{v}.bf = bf16{sh} convert({v})")
-            out.append(f"{ind}{v}.rt = f32{sh} convert({v}.bf)")
-        out.append(f"{ind}{root or ''}{name} = {shape} convolution({a}.rt, {b}.rt){rest}")
+            out.append(f"{ind}{v}.bf.{name} = bf16{sh} convert({v})")
+            out.append(f"{ind}{v}.rt.{name} = f32{sh} convert({v}.bf.{name})")
+        out.append(f"{ind}{root or ''}{name} = {shape} convolution({a}.rt.{name}, "
+                   f"{b}.rt.{name}){rest}")
     return "\n".join(out) + "\n"
 
 

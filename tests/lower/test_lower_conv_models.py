@@ -1,0 +1,108 @@
+"""Grouped convolution and pooling gradients through the whole pipeline on real JAX models
+(tests/data/models/jax-0.10.2, written by scripts/gen_lower_conv.py): a depthwise-separable block
+(``dw_separable``), a grouped convolution (``grouped_conv``), the block's weight gradient
+(``dw_separable_grad``: ``batch_group_count``) and a max-pool CNN's gradient
+(``maxpool_cnn_grad``: ``select-and-scatter``). The expectations are derived without the loop IR:
+XLA's outputs, JAX's "conv operands in bf16" reference, and the HLO evaluator on rewritten copies
+of the module (bf16 convolution operands; everything in bf16)."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import ml_dtypes
+import numpy as np
+import pytest
+from lower_cases import bits_equal
+from test_lower_conv import bf16_operands
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests/models_data.py
+from models_data import load_model  # noqa: E402
+
+from pyprecision import emulate, frontend, hlo, ir  # noqa: E402
+
+MODELS = ["dw_separable", "grouped_conv", "dw_separable_grad", "maxpool_cnn_grad"]
+#: the models whose only PE ops are convolutions (maxpool_cnn_grad also has dots)
+CONV_ONLY = ["dw_separable", "grouped_conv", "dw_separable_grad"]
+
+
+def _flags(*argv: str):
+    return frontend.parse_flags(list(argv))
+
+
+def _module(name: str, text: str | None = None) -> hlo.HloModule:
+    m = load_model(name)
+    return hlo.parse(m.text if text is None else text, str(m.hlo_path))
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_auto_cast_none_equals_the_hlo_evaluator_bit_for_bit(name):
+    m = load_model(name)
+    got = emulate.run_hlo(_module(name), m.inputs, _flags("--auto-cast", "none"))
+    want = emulate.run_hlo(_module(name), m.inputs)
+    assert all(bits_equal(g, w) for g, w in zip(got, want, strict=True))
+
+
+@pytest.mark.parametrize("name", ["dw_separable", "grouped_conv"])
+def test_matmult_is_the_bf16_conv_reference_bit_for_bit(name):
+    """JAX's "every conv operand rounded to bf16, f32 accumulation" (XLA:CPU's own numbers)."""
+    m = load_model(name)
+    got = emulate.run_hlo(_module(name), m.inputs, _flags("--auto-cast", "matmult"))
+    assert all(np.array_equal(g, r) for g, r in zip(got, m.ref_bf16mm, strict=True))
+    assert not all(np.array_equal(g, x) for g, x in zip(got, m.outputs, strict=True))
+
+
+@pytest.mark.parametrize("name", CONV_ONLY)
+def test_matmult_is_the_evaluator_with_bf16_conv_operands(name):
+    """Also for the gradient, whose backward convolutions (batch groups among them) JAX's
+    reference cannot round: the evaluator on the module with every convolution operand rounded."""
+    m = load_model(name)
+    got = emulate.run_hlo(_module(name), m.inputs, _flags("--auto-cast", "matmult"))
+    want = emulate.run_hlo(_module(name, bf16_operands(m.text)), m.inputs)
+    assert all(bits_equal(g, w) for g, w in zip(got, want, strict=True))
+
+
+def _bf16_copy(name: str) -> tuple[hlo.HloModule, list[np.ndarray]]:
+    m = load_model(name)
+    module = hlo.parse(re.sub(r"\bf32\b", "bf16", m.text), f"{name}-bf16")
+    ins = [a.astype(ml_dtypes.bfloat16) if a.dtype == np.float32 else a for a in m.inputs]
+    return module, ins
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_all_with_narrow_accumulation_is_the_evaluator_on_a_bf16_copy(name):
+    """Mode all runs every float op in bf16 (each group's contraction: bf16 operands, fp32 PSUM,
+    one rounding), as XLA's evaluator runs the module with every f32 written bf16."""
+    m = load_model(name)
+    got = emulate.run_hlo(_module(name), m.inputs, _flags(
+        "--auto-cast", "all", "--disable-mixed-precision-accumulation"))
+    want = emulate.run_hlo(*_bf16_copy(name))
+    for g, w in zip(got, want, strict=True):
+        assert bits_equal(g, w.astype(np.float32))
+
+
+def _rms(a: np.ndarray, b: np.ndarray) -> float:
+    return float(np.sqrt(np.mean((a.astype(np.float64) - b.astype(np.float64)) ** 2)))
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_all_is_further_from_f32_than_matmult_in_rms(name):
+    """On every output (RMS: the max of a few hundred errors is no ordering promise, L18)."""
+    m = load_model(name)
+    mm = emulate.run_hlo(_module(name), m.inputs, _flags("--auto-cast", "matmult"))
+    al = emulate.run_hlo(_module(name), m.inputs, _flags("--auto-cast", "all"))
+    for g, a, x in zip(mm, al, m.outputs, strict=True):
+        assert 0 < _rms(g, x) < _rms(a, x)
+
+
+def test_the_depthwise_block_runs_one_contraction_per_channel():
+    """dw_separable: 4 contractions of K = 9 (one channel's taps) for the depthwise conv, one of
+    K = 4 for the pointwise conv; in matmult mode every one reads bf16 and returns fp32."""
+    fn = emulate.compile_hlo(_module("dw_separable"), _flags("--auto-cast", "matmult")).lowered.function
+    mms = [i for i in fn.instructions()
+           if isinstance(i, ir.TensorContractOp) and i.dl.role == "pe-matmul"]  # fmt: skip
+    assert sorted(mm.moving.shape for mm in mms) == [(4, 8)] + [(9, 1)] * 4
+    assert all(mm.stationary.dtype is mm.moving.dtype is ir.bfloat16 for mm in mms)
+    assert all(mm.dtype is ir.float32 for mm in mms)
