@@ -38,22 +38,23 @@ def test_lowered_grouped_convolution_equals_the_hlo_evaluator(c, seed):
     assert bits_equal(got, want)
 
 
-def bf16_operands(text: str) -> str:
-    """The module with each convolution operand rounded to bf16 and widened back (f32 sums):
-    what AutoCastTCInputs makes the PE read in mode matmult-bf16, written in HLO."""
+def bf16_operands(text: str, ops: str = "convolution") -> str:
+    """The module with each operand of the ``ops`` instructions (a regex: ``convolution|dot``)
+    rounded to bf16 and widened back (f32 sums): what AutoCastTCInputs makes the PE read in mode
+    matmult-bf16, written in HLO."""
     out = []
     for line in text.splitlines():
-        m = re.match(r"(\s*)(ROOT )?(\S+) = (f32\[[^\]]*\])\S* convolution\((\S+), (\S+)\)(.*)", line)
+        m = re.match(rf"(\s*)(ROOT )?(\S+) = (f32\[[^\]]*\])\S* ({ops})\((\S+), (\S+)\)(.*)",
+                     line)
         if m is None:
             out.append(line)
             continue
-        ind, root, name, shape, a, b, rest = m.groups()
+        ind, root, name, shape, op, a, b, rest = m.groups()
         for v in (a, b):
             sh = _shape_of(text, v)
             out.append(f"{ind}{v}.bf.{name} = bf16{sh} convert({v})")
             out.append(f"{ind}{v}.rt.{name} = f32{sh} convert({v}.bf.{name})")
-        out.append(f"{ind}{root or ''}{name} = {shape} convolution({a}.rt.{name}, "
-                   f"{b}.rt.{name}){rest}")
+        out.append(f"{ind}{root or ''}{name} = {shape} {op}({a}.rt.{name}, {b}.rt.{name}){rest}")
     return "\n".join(out) + "\n"
 
 

@@ -24,7 +24,7 @@ from models_data import load_model  # noqa: E402
 from pyprecision import emulate, frontend, hlo, ir  # noqa: E402
 
 MODELS = ["dw_separable", "grouped_conv", "dw_separable_grad", "maxpool_cnn_grad"]
-#: the models whose only PE ops are convolutions (maxpool_cnn_grad also has dots)
+#: the models without a pool (whose selection a rounding can move)
 CONV_ONLY = ["dw_separable", "grouped_conv", "dw_separable_grad"]
 
 
@@ -54,13 +54,14 @@ def test_matmult_is_the_bf16_conv_reference_bit_for_bit(name):
     assert not all(np.array_equal(g, x) for g, x in zip(got, m.outputs, strict=True))
 
 
-@pytest.mark.parametrize("name", CONV_ONLY)
-def test_matmult_is_the_evaluator_with_bf16_conv_operands(name):
-    """Also for the gradient, whose backward convolutions (batch groups among them) JAX's
-    reference cannot round: the evaluator on the module with every convolution operand rounded."""
+@pytest.mark.parametrize("name", MODELS)
+def test_matmult_is_the_evaluator_with_bf16_pe_operands(name):
+    """Also for the gradients, whose backward convolutions (batch groups among them) JAX's
+    reference cannot round: the evaluator on the module with every convolution and dot operand
+    rounded to bf16."""
     m = load_model(name)
     got = emulate.run_hlo(_module(name), m.inputs, _flags("--auto-cast", "matmult"))
-    want = emulate.run_hlo(_module(name, bf16_operands(m.text)), m.inputs)
+    want = emulate.run_hlo(_module(name, bf16_operands(m.text, "convolution|dot")), m.inputs)
     assert all(bits_equal(g, w) for g, w in zip(got, want, strict=True))
 
 
@@ -87,9 +88,10 @@ def _rms(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.sqrt(np.mean((a.astype(np.float64) - b.astype(np.float64)) ** 2)))
 
 
-@pytest.mark.parametrize("name", MODELS)
+@pytest.mark.parametrize("name", CONV_ONLY)
 def test_all_is_further_from_f32_than_matmult_in_rms(name):
-    """On every output (RMS: the max of a few hundred errors is no ordering promise, L18)."""
+    """On every output (RMS: the max of a few hundred errors is no ordering promise, L18).
+    Not maxpool_cnn_grad: there a pool's selection moves under matmult (below)."""
     m = load_model(name)
     mm = emulate.run_hlo(_module(name), m.inputs, _flags("--auto-cast", "matmult"))
     al = emulate.run_hlo(_module(name), m.inputs, _flags("--auto-cast", "all"))
@@ -106,3 +108,27 @@ def test_the_depthwise_block_runs_one_contraction_per_channel():
     assert sorted(mm.moving.shape for mm in mms) == [(4, 8)] + [(9, 1)] * 4
     assert all(mm.stationary.dtype is mm.moving.dtype is ir.bfloat16 for mm in mms)
     assert all(mm.dtype is ir.float32 for mm in mms)
+
+
+def _sas_output(text: str) -> str:
+    """maxpool_cnn_grad returning its select-and-scatter (the pool's input gradient) instead."""
+    text = re.sub(r", entry_computation_layout=\{[^\n]*\}", "", text)
+    return re.sub(r"ROOT tuple\.1 = .*", "ROOT tuple.1 = f32[2,8,8,4]{3,2,1,0} "
+                  "copy(select_and_scatter.9)", text)
+
+
+def test_quirk_a_bf16_rounding_moves_the_max_pool_selection():
+    """maxpool_cnn_grad, mode matmult: the conv's bf16 operands change its relu outputs enough
+    that 2 of the 128 pool windows select another element, so their gradient lands elsewhere and
+    the kernel gradient moves by ~40% of its scale (mode all: ~1%) — what the evaluator gives
+    with bf16 operands too (test above), not an error of the lowering (decision L19)."""
+    m = load_model("maxpool_cnn_grad")
+    sas = _sas_output(m.text)
+    f32 = emulate.run_hlo(hlo.parse(sas), m.inputs, _flags("--auto-cast", "none"))[0]
+    mm = emulate.run_hlo(hlo.parse(sas), m.inputs, _flags("--auto-cast", "matmult"))[0]
+    ref = emulate.run_hlo(hlo.parse(bf16_operands(sas, "convolution|dot")), m.inputs)[0]
+    assert np.sum(f32 != 0) == np.sum(mm != 0) == 128  # one selected element per window
+    assert np.sum((f32 != 0) != (mm != 0)) == 2 * 2 and bits_equal(mm, ref)  # 2 windows moved
+    (kgrad, _, _) = emulate.run_hlo(_module("maxpool_cnn_grad"), m.inputs,
+                                    _flags("--auto-cast", "matmult"))
+    assert np.max(np.abs(kgrad - m.outputs[0])) > 0.3 * np.max(np.abs(m.outputs[0]))
