@@ -22,6 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests/models_
 from models_data import load_model  # noqa: E402
 
 from pyprecision import emulate, frontend, hlo, ir  # noqa: E402
+from pyprecision.explain import explain_hlo_program  # noqa: E402
 
 MODELS = ["dw_separable", "grouped_conv", "dw_separable_grad", "maxpool_cnn_grad"]
 #: the models without a pool (whose selection a rounding can move)
@@ -132,3 +133,14 @@ def test_quirk_a_bf16_rounding_moves_the_max_pool_selection():
     (kgrad, _, _) = emulate.run_hlo(_module("maxpool_cnn_grad"), m.inputs,
                                     _flags("--auto-cast", "matmult"))
     assert np.max(np.abs(kgrad - m.outputs[0])) > 0.3 * np.max(np.abs(m.outputs[0]))
+
+
+def test_explain_rows_of_the_pool_gradient_in_mode_all():
+    """maxpool_cnn_grad, --auto-cast all: the select-and-scatter row runs in bf16, and every
+    convolution row (the forward one and the kernel gradient) reads bf16 / bf16."""
+    m = load_model("maxpool_cnn_grad")
+    rows = explain_hlo_program(str(m.debug_path), ["--auto-cast", "all"]).to_json()["rows"]
+    sas = [r for r in rows if r["op"] == "select-and-scatter"]
+    convs = [r for r in rows if r["op"] == "convolution"]
+    assert [(r["before"], r["after"]) for r in sas] == [("float32", "bfloat16")]
+    assert len(convs) == 2 and all(r["operand_dtypes"] == ["bfloat16", "bfloat16"] for r in convs)
