@@ -119,3 +119,16 @@ def test_a_bf16_grouped_convolution_equals_the_evaluator():
     args = [a.astype(ml_dtypes.bfloat16) for a in _inputs(DEPTHWISE, 3)]
     (got,), (want,) = emulate.run_hlo(m, args, NONE), emulate.run_hlo(m, args)
     assert bits_equal(got, want)
+
+
+@settings(max_examples=60, deadline=None, derandomize=True, database=None)
+@given(conv_cases(), st.integers(0, 2**16))
+def test_all_with_narrow_accumulation_is_the_evaluator_in_bf16(c, seed):
+    """Mode all: every group's contraction reads bf16 and rounds its fp32 sum once to bf16, what
+    XLA's evaluator does with the convolution written in bf16."""
+    args = [a.astype(ml_dtypes.bfloat16) for a in _inputs(c, seed)]
+    f32 = [a.astype(np.float32) for a in args]
+    cfg = frontend.parse_flags(["--auto-cast", "all", "--disable-mixed-precision-accumulation"])
+    (got,) = emulate.run_hlo(hlo.parse(c.text(), "c.hlo.txt"), f32, cfg)
+    (want,) = emulate.run_hlo(hlo.parse(c.text("bf16"), "c16.hlo.txt"), args)
+    assert bits_equal(got, want.astype(np.float32))
