@@ -89,10 +89,15 @@ def apply_in_order(out: list[np.ndarray], flat_target: np.ndarray, values: list[
 def select_and_scatter(inst: Any, args: list[np.ndarray], select: Fold, scatter: Fold) -> Any:
     """select-and-scatter(operand, source, init), window=, select=, scatter=."""
     x, src, init = args
-    win = _window(inst, x.ndim)
+    return select_and_scatter_with(_window(inst, x.ndim), x, src, init, select, scatter, inst.name)
+
+
+def select_and_scatter_with(win: list[WindowDim], x: np.ndarray, src: np.ndarray, init: Any,
+                            select: Fold, scatter: Fold, what: str) -> Any:
+    """select-and-scatter on arrays with the window ``win`` (also the loop IR's, decision L19)."""
     out = tuple(w.output_size(b) for w, b in zip(win, x.shape, strict=True))
     if src.shape != out:
-        raise EmulationError(f"{inst.name}: source shape {src.shape} != window output {out}")
+        raise EmulationError(f"{what}: source shape {src.shape} != window output {out}")
     strides = np.array([int(np.prod(x.shape[d + 1:])) for d in range(x.ndim)], dtype=np.int64)
     best_val: np.ndarray | None = None
     best_at = np.full(out, -1, dtype=np.int64)

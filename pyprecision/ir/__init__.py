@@ -78,6 +78,7 @@ from pyprecision.ir.shape_ops import (
 from pyprecision.ir.tensors import NeuronAP, SingleValueTensor, Tensor
 from pyprecision.ir.values import ScalarValue, Use, Value
 from pyprecision.ir.verifier import verify
+from pyprecision.ir.window_ops import SELECT_KINDS, SelectAndScatterOp
 
 
 class TensorUtils:
@@ -102,6 +103,8 @@ __all__ = [
     "GatherOp",
     "ScatterOp",
     "SortPermOp",
+    "SELECT_KINDS",
+    "SelectAndScatterOp",
     "BroadcastOp",
     "ConcatenateOp",
     "IotaOp",

@@ -7,7 +7,8 @@ on their leading (partition) axis. An HLO operand is first put in (batch, ·, ·
 matmult-based transpose ``matmul(x, I)`` — which is where mode ``matmult``'s fp16 transpose dtype and
 the fast-relayout tokens apply. Batch dimensions become one TensorContractOp per batch element.
 Convolution is lowered by im2col: the shifted input windows are concatenated along the contraction
-and multiplied by the reshaped kernel in one contraction.
+and multiplied by the reshaped kernel in one contraction; a grouped convolution (feature or batch
+groups) is one contraction per group, the group a batch dimension (decision L18).
 """
 
 from __future__ import annotations
@@ -141,23 +142,52 @@ def _dot(ctx: LoweringContext, inst: HloInstruction, ops: list[LV]) -> LV:
 _LABELS = re.compile(r"^([0-9a-z]+)_([0-9a-z]+)->([0-9a-z]+)$")
 
 
+def _groups(inst: HloInstruction) -> tuple[int, int]:
+    """(feature_group_count, batch_group_count); the HLO verifier has checked that they divide
+    the features and the batch and that at most one exceeds 1 (decision L18)."""
+    return (int(inst.attr("feature_group_count") or 1), int(inst.attr("batch_group_count") or 1))
+
+
+def _im2col(ctx: LoweringContext, inst: HloInstruction, xin: ir.Value, size: list[int],
+            stride: list[int], rhs_dil: list[int], out_sp: list[int], fgc: int,
+            bgc: int) -> ir.Value:  # fmt: skip
+    """The window columns: one strided slice of ``xin`` [b, spatial..., i] per kernel position,
+    concatenated along the contraction (position-major, feature-minor: the evaluator's order).
+    Ungrouped: [M, P·Ci]; grouped: [G, M_g, P·Ci_g], one contraction per group (decision L18)."""
+    nsp, nb, ci = len(size), xin.shape[0], xin.shape[-1]
+    m = nb * math.prod(out_sp)
+    per = ((m, ci) if fgc == bgc == 1 else (m, fgc, ci // fgc) if fgc > 1
+           else (bgc, m // bgc, ci))  # fmt: skip
+    windows = []
+    for w in positions(size):
+        start = [0] + [w[i] * rhs_dil[i] for i in range(nsp)] + [0]
+        limit = [nb] + [start[1 + i] + (out_sp[i] - 1) * stride[i] + 1 for i in range(nsp)] + [ci]
+        s = ctx.value(f"{inst.name}.win", xin.dtype, tuple([nb] + out_sp + [ci]))
+        ctx.emit(ir.SliceOp(xin, start, limit, [1] + stride + [1], s), role="aux")
+        windows.append(_reshape(ctx, s, per, f"{s.name}.{len(per)}d"))
+    cols = windows[0]
+    if len(windows) > 1:
+        shape = per[:-1] + (per[-1] * len(windows),)
+        cols = ctx.value(f"{inst.name}.im2col", xin.dtype, shape)
+        ctx.emit(ir.ConcatenateOp(windows, len(per) - 1, cols), role="aux")
+    return _relayout(ctx, cols, [1, 0, 2], f"{inst.name}.groups") if fgc > 1 else cols
+
+
 def _convolution(ctx: LoweringContext, inst: HloInstruction, ops: list[LV]) -> LV:
-    """im2col: out[b, o..., f] = Σ_{w..., i} x[b, o·s + w·d - p, i] · k[w..., i, f]."""
+    """im2col: out[b, o..., f] = Σ_{w..., i} x[b, o·s + w·d - p, i] · k[w..., i, f]; a grouped
+    convolution is one such contraction per group, a batched TensorContractOp (decision L18)."""
     x, k = ops
     labels = _LABELS.match(inst.attr("dim_labels") or "")
     if labels is None:
         raise ctx.error(inst, f"cannot read dim_labels={inst.attr('dim_labels')}")
     lab_in, lab_k, lab_out = labels.groups()
-    for key in ("feature_group_count", "batch_group_count"):
-        if int(inst.attr(key) or 1) != 1:
-            raise ctx.error(inst, f"{key} > 1 (grouped/depthwise convolution) is not lowered")
     nsp = len(lab_in) - 2
     size, stride, rhs_dil, lhs_dil, pads = window_of(ctx, inst, nsp)
     sp_in = [lab_in.index(str(i)) for i in range(nsp)]
     sp_k = [lab_k.index(str(i)) for i in range(nsp)]
     # input as [b, spatial..., i] (lossless), padded/dilated
     xin = _relayout(ctx, x, [lab_in.index("b")] + sp_in + [lab_in.index("f")], f"{inst.name}.in")
-    nb, ci = xin.shape[0], xin.shape[-1]
+    nb = xin.shape[0]
     if any(p != (0, 0, 0) for p in pads) or any(d != 1 for d in lhs_dil):
         lo = [0] + [p[0] for p in pads] + [0]
         hi = [0] + [p[1] for p in pads] + [0]
@@ -168,25 +198,24 @@ def _convolution(ctx: LoweringContext, inst: HloInstruction, ops: list[LV]) -> L
         ctx.emit(ir.PadOp(xin, ir.ScalarValue(0.0, xin.dtype), lo, hi, interior, padded), role="aux")
         xin = padded
     out_sp = [(xin.shape[1 + i] - (size[i] - 1) * rhs_dil[i] - 1) // stride[i] + 1 for i in range(nsp)]
-    windows = []
-    for w in positions(size):
-        start = [0] + [w[i] * rhs_dil[i] for i in range(nsp)] + [0]
-        limit = [nb] + [start[1 + i] + (out_sp[i] - 1) * stride[i] + 1 for i in range(nsp)] + [ci]
-        strides = [1] + stride + [1]
-        s = ctx.value(f"{inst.name}.win", xin.dtype, tuple([nb] + out_sp + [ci]))
-        ctx.emit(ir.SliceOp(xin, start, limit, strides, s), role="aux")
-        windows.append(_reshape(ctx, s, (nb * math.prod(out_sp), ci), f"{s.name}.2d"))
-    if len(windows) == 1:
-        cols = windows[0]
-    else:
-        cols = ctx.value(f"{inst.name}.im2col", xin.dtype, (windows[0].shape[0], ci * len(windows)))
-        ctx.emit(ir.ConcatenateOp(windows, 1, cols), role="aux")
+    cik, co = k.shape[lab_k.index("i")], k.shape[lab_k.index("o")]
+    fgc, bgc = _groups(inst)
+    cols = _im2col(ctx, inst, xin, size, stride, rhs_dil, out_sp, fgc, bgc)
     kk = _relayout(ctx, k, sp_k + [lab_k.index("i"), lab_k.index("o")], f"{inst.name}.kernel")
-    co = kk.shape[-1]
-    kk = _reshape(ctx, kk, (math.prod(size) * ci, co), f"{inst.name}.kernel.2d")
-    flat = contract(ctx, cols, kk, ([], [], [1], [0]), (cols.shape[0], co), result_dtype(ctx, inst),
-                    f"{inst.name}.mm")  # fmt: skip
-    y = _reshape(ctx, flat, tuple([nb] + out_sp + [co]), f"{inst.name}.nhwc")
+    rdt, npos = result_dtype(ctx, inst), math.prod(size)
+    if fgc == bgc == 1:
+        kk = _reshape(ctx, kk, (npos * cik, co), f"{inst.name}.kernel.2d")
+        flat = contract(ctx, cols, kk, ([], [], [1], [0]), (cols.shape[0], co), rdt,
+                        f"{inst.name}.mm")  # fmt: skip
+    else:  # kernel [P, Ci_g, G, Co_g] → [G, P·Ci_g, Co_g]; output feature g·Co_g + j
+        g = fgc * bgc
+        kk = _reshape(ctx, kk, (npos, cik, g, co // g), f"{inst.name}.kernel.4d")
+        kk = _relayout(ctx, kk, [2, 0, 1, 3], f"{inst.name}.kernel.groups")
+        kk = _reshape(ctx, kk, (g, npos * cik, co // g), f"{inst.name}.kernel.3d")
+        per = contract(ctx, cols, kk, ([0], [0], [2], [1]), (g, cols.shape[1], co // g), rdt,
+                       f"{inst.name}.mm")  # fmt: skip
+        flat = _relayout(ctx, per, [1, 0, 2], f"{inst.name}.ungroup")
+    y = _reshape(ctx, flat, tuple([nb // bgc] + out_sp + [co]), f"{inst.name}.nhwc")
     order = ["b"] + [str(i) for i in range(nsp)] + ["f"]
     perm = [order.index(c) for c in lab_out]
     out = ctx.value(inst.name, y.dtype, dims_of(inst))

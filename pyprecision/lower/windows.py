@@ -1,8 +1,10 @@
-"""dynamic-slice, dynamic-update-slice, reverse and reduce-window → IR instructions."""
+"""dynamic-slice, dynamic-update-slice, reverse, reduce-window and select-and-scatter → IR
+instructions."""
 
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from pyprecision import ir
 from pyprecision.hlo import HloInstruction, parse_window
@@ -11,7 +13,7 @@ from pyprecision.lower.elementwise import Handler, dims_of, result_dtype
 from pyprecision.lower.shapes import _reducer
 from pyprecision.lower.statics import static_scalar
 
-__all__ = ["MAX_WINDOW", "WINDOWS", "positions", "window_of"]
+__all__ = ["MAX_WINDOW", "WINDOWS", "positions", "select_kind", "window_of"]
 
 #: a convolution or reduce-window unrolls at most this many window positions
 MAX_WINDOW = 4096
@@ -114,6 +116,48 @@ def _reduce_window(ctx: LoweringContext, inst: HloInstruction, ops: list[LV]) ->
     return out
 
 
+_DIRECTIONS = {"GE": "ge", "GT": "gt", "LE": "le", "LT": "lt"}
+
+
+def select_kind(comp: Any) -> str | None:
+    """The IR select of a select-and-scatter's ``select`` computation: ``compare(p0, p1)`` of its
+    two parameters in order, direction GE / GT / LE / LT, float or integer order (not XLA's
+    total order); None otherwise."""
+    if comp is None:
+        return None
+    params = sorted(comp.parameters, key=lambda q: q.parameter_number or 0)
+    root = comp.root
+    if root.opcode != "compare" or len(params) != 2 or len(root.operands) != 2:
+        return None
+    if any(a is not b for a, b in zip(root.operands, params, strict=True)):
+        return None
+    if (root.attr("type") or "FLOAT").upper() == "TOTALORDER":
+        return None
+    return _DIRECTIONS.get((root.attr("direction") or "").upper())
+
+
+def _select_and_scatter(ctx: LoweringContext, inst: HloInstruction, ops: list[LV]) -> LV:
+    """XLA's select-and-scatter with an add scatter → ``select_and_scatter.SEL`` (decision L19)."""
+    x, src, init = ops
+    if not inst.operands[0].shape.dimensions:
+        raise ctx.error(inst, "a select-and-scatter of a scalar operand is not lowered")
+    sel = select_kind(inst.called("select"))
+    if sel is None:
+        raise ctx.error(inst, "its select computation is not compare(a, b) of its two parameters "
+                        "with direction GE, GT, LE or LT; such a select is not lowered")  # fmt: skip
+    if _reducer(inst.called("scatter")) != "add":
+        raise ctx.error(inst, "its scatter computation is not add(a, b) of its two parameters; "
+                        "such a scatter is not lowered")  # fmt: skip
+    size, stride, wdil, bdil, pads = window_of(ctx, inst, len(x.shape))
+    if any(d != 1 for d in wdil + bdil):
+        raise ctx.error(inst, "a dilated select-and-scatter window is not lowered")
+    narrow = ctx.config is not None and not ctx.config.enable_mixed_precision_accumulation
+    out = ctx.value(inst.name, result_dtype(ctx, inst), dims_of(inst))
+    ctx.emit(ir.SelectAndScatterOp(sel, x, src, init, size, stride, [p[0] for p in pads],
+                                   [p[1] for p in pads], out, narrow))
+    return out
+
+
 def positions(size: list[int]) -> list[list[int]]:
     """Every window position, in row-major order (at most 4096)."""
     out: list[list[int]] = [[]]
@@ -127,4 +171,5 @@ WINDOWS: dict[str, Handler] = {
     "dynamic-update-slice": _dynamic_update_slice,
     "reverse": _reverse,
     "reduce-window": _reduce_window,
+    "select-and-scatter": _select_and_scatter,
 }

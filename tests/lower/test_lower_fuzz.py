@@ -21,10 +21,14 @@ SEEDS = ["dot_f32", "dot_general_batched_f32", "elementwise_f32", "reduce_f32", 
 INDEXED = ["gather_ops", "../../hlo-eval/jax-0.10.2/embedding",
            "../../hlo-eval/jax-0.10.2/scatter_updates", "../../hlo-eval/jax-0.10.2/draw_scatter_03",
            "../../hlo-eval/jax-0.10.2/argsort"]
-TEXTS = [(DATA / f"{n}.hlo.txt").read_text() for n in SEEDS + INDEXED]
+#: grouped / depthwise convolutions and select-and-scatter seeds (h7conv)
+CONV = ["../../hlo-eval/jax-0.10.2/cnn_grad", "../../hlo-eval/jax-0.10.2/depthwise_conv_grad",
+        "../../hlo-eval/jax-0.10.2/draw_conv_01", "../../hlo-eval/jax-0.10.2/draw_conv_07",
+        "../../models/jax-0.10.2/dw_separable_grad"]
+TEXTS = [(DATA / f"{n}.hlo.txt").read_text() for n in SEEDS + INDEXED + CONV]
 OPCODES = ["add", "multiply", "maximum", "tanh", "negate", "transpose", "reshape", "dot", "reduce",
            "broadcast", "convert", "select", "compare", "gather", "scatter", "sort", "while",
-           "copy"]  # fmt: skip
+           "copy", "convolution", "select-and-scatter"]  # fmt: skip
 MODES = ["none", "matmult", "matmult-bf16", "all", "all-fp8e4", "matmult-fp8e4"]
 TIME_LIMIT = 10.0
 
