@@ -17,6 +17,7 @@ import pyprecision
 from pyprecision.emulate.ir_index import gather, scatter, sort_perm
 from pyprecision.emulate.ir_numbers import convert, from_storage, round_to, to_storage, view_bits
 from pyprecision.emulate.ir_ops import binary_values, int_unary, matmul_fp32, unary_float
+from pyprecision.emulate.ir_reduce import arg_reduce
 from pyprecision.errors import EmulationError
 from pyprecision.ir import (
     FLOAT_DTYPES,
@@ -59,6 +60,7 @@ NUMERICS = types.SimpleNamespace(
     gather=gather,
     scatter=scatter,
     sort_perm=sort_perm,
+    arg_reduce=arg_reduce,
 )
 
 

@@ -19,6 +19,7 @@ from pyprecision.lower.context import LV, LoweringContext, ir_dtype, ir_shape
 from pyprecision.lower.dot import DOTS
 from pyprecision.lower.elementwise import ELEMENTWISE, Handler
 from pyprecision.lower.gather import GATHERS
+from pyprecision.lower.reduce import REDUCES
 from pyprecision.lower.shapes import SHAPES
 from pyprecision.lower.sort import SORTS
 from pyprecision.lower.statics import fold
@@ -273,5 +274,5 @@ def _select_tree(ctx: LoweringContext, pred: ir.Value, a: LV, b: LV, base: str) 
 
 
 _HANDLERS: dict[str, Handler] = {**ELEMENTWISE, **SHAPES, **DOTS, **BATCH_NORM, **WINDOWS,
-                               **GATHERS, **SORTS}
+                               **GATHERS, **SORTS, **REDUCES}
 

@@ -147,7 +147,7 @@ def test_the_embedding_gradient_scatters_only_into_looked_up_rows(mode):
 # -- the hlo-eval modules (issue 11's measure: 23 of 50 lowered before gather, scatter and sort) --
 HLO_EVAL = Path(__file__).resolve().parents[1] / "data" / "hlo-eval" / "jax-0.10.2"
 #: the modules that still do not lower, and what their one located error names
-NOT_LOWERED = {"argmax": "several operands", "cnn_grad": "select-and-scatter",
+NOT_LOWERED = {"cnn_grad": "select-and-scatter",
                "depthwise_conv_grad": "group", "elementwise_misc": "cbrt",
                "rng_bit_generator": "rng-bit-generator", "top_k_sampling": "topk",
                **{f"draw_conv_{i:02d}": "group" for i in (0, 1, 2, 7, 10, 11)}}  # fmt: skip
