@@ -17,6 +17,7 @@ _UNARY = {
     "rsqrt": "rsqrt", "tanh": "tanh", "logistic": "sigmoid", "floor": "floor", "ceil": "ceil",
     "round-nearest-even": "round_ne", "sign": "sign", "sine": "sin", "cosine": "cos",
     "erf": "erf", "log-plus-one": "log1p", "exponential-minus-one": "expm1", "copy": "copy",
+    "cbrt": "cbrt",
 }  # fmt: skip
 _BINARY = {
     "add": "add", "subtract": "sub", "multiply": "mul", "divide": "div", "maximum": "max",
