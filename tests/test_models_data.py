@@ -41,6 +41,9 @@ TOLERANCE = {
     "embed_mlp": 16,       # observed 2.6: a gather, layer norm, 2 dots of K <= 16, tanh
     "take_along": 8,       # observed 1.4: one dot of K = 6, then gathers (exact)
     "embed_grad": 32,      # observed 6.8: the grad's dots and tanh, a scatter-add of 8 rows
+    "mlp_classifier": 16,  # observed 1.8: 2 dots of K <= 32; argmax and accuracy exact
+    "topk_logits": 8,      # observed 1.2: one dot of K = 12, then top-k (exact)
+    "argmax_cases": 0,     # no arithmetic: argmax / argmin / top-k only, bit-exact
 }
 #: models that use opcodes the plain evaluator does not have yet (another helper is adding them)
 MISSING_OPCODES: dict[str, str] = {}  # every model evaluates since issue 12
@@ -207,7 +210,10 @@ def test_ref_bf16mm_rounds_matmul_operands_to_bf16() -> None:
                                   if manifest()["modules"][n].get("ref_bf16mm")])
 def test_ref_bf16mm_is_a_different_computation(name: str) -> None:
     m = load_model(name)
-    for r, o in zip(m.ref_bf16mm, m.outputs, strict=True):
+    discrete = m.entry["notes"].get("discrete_outputs", [])  # argmax / top-k indices, accuracy
+    for i, (r, o) in enumerate(zip(m.ref_bf16mm, m.outputs, strict=True)):
+        if i in discrete:  # decisions that bf16 operands may well leave unchanged
+            continue
         assert _normwise(r, o) > 1000  # a bf16 operand rounding (2**-9) is >> f32 noise
 
 
