@@ -20,6 +20,7 @@ from pyprecision.lower.dot import DOTS
 from pyprecision.lower.elementwise import ELEMENTWISE, Handler
 from pyprecision.lower.gather import GATHERS
 from pyprecision.lower.reduce import REDUCES
+from pyprecision.lower.refused import REFUSED
 from pyprecision.lower.shapes import SHAPES
 from pyprecision.lower.sort import SORTS
 from pyprecision.lower.statics import fold
@@ -139,6 +140,8 @@ def _lower_one(ctx: LoweringContext, inst: HloInstruction, path: str) -> LV:
         return _conditional(ctx, inst, ops, path)
     handler = _HANDLERS.get(inst.opcode)
     if handler is None:
+        if inst.opcode in REFUSED:  # decision L24
+            raise ctx.error(inst, REFUSED[inst.opcode])
         if inst.opcode == "custom-call":
             raise ctx.error(inst, f"custom-call target {inst.attr('custom_call_target')} is not "
                             "lowered (it runs as an opaque kernel on Neuron)")  # fmt: skip
