@@ -126,9 +126,9 @@ def _body(ctx: LoweringContext, comp: HloComputation, prefix: str) -> LV:
 
 def _lower_one(ctx: LoweringContext, inst: HloInstruction, path: str) -> LV:
     ops = [ctx.get(o) for o in inst.operands]
-    if inst.opcode in SATURATE_BEFORE and ctx.config is not None and ctx.config.enable_saturate_infinity:
-        if not (inst.opcode == "reduce" and len(ops) > 2):  # argmax/argmin make no NaN (L21)
-            ops = [_saturated(ctx, o, inst.name) for o in ops]
+    if (inst.opcode in SATURATE_BEFORE and ctx.config is not None and ctx.config.enable_saturate_infinity
+            and not (inst.opcode == "reduce" and len(ops) > 2)):  # argmax/argmin: no NaN (L21)
+        ops = [_saturated(ctx, o, inst.name) for o in ops]
     if inst.opcode in ("fusion", "call"):
         comp = inst.called("calls") or inst.called("to_apply")
         if comp is None:
