@@ -21,13 +21,13 @@ SEEDS = ["dot_f32", "dot_general_batched_f32", "elementwise_f32", "reduce_f32", 
 INDEXED = ["gather_ops", "../../hlo-eval/jax-0.10.2/embedding",
            "../../hlo-eval/jax-0.10.2/scatter_updates", "../../hlo-eval/jax-0.10.2/draw_scatter_03",
            "../../hlo-eval/jax-0.10.2/argsort"]
-#: argmax / argmin / top-k / cbrt seeds (h7red)
+#: argmax / argmin / top-k / cbrt / bit-op seeds (h7red)
 ARG = ["../../hlo-eval/jax-0.10.2/argmax", "../../hlo-eval/jax-0.10.2/top_k_sampling",
-       "../../models/jax-0.10.2/argmax_cases"]
+       "../../models/jax-0.10.2/argmax_cases", "../../hlo-eval/jax-0.10.2/elementwise_misc"]
 TEXTS = [(DATA / f"{n}.hlo.txt").read_text() for n in SEEDS + INDEXED + ARG]
 OPCODES = ["add", "multiply", "maximum", "tanh", "negate", "transpose", "reshape", "dot", "reduce",
            "broadcast", "convert", "select", "compare", "gather", "scatter", "sort", "while",
-           "copy", "topk", "cbrt"]  # fmt: skip
+           "copy", "topk", "cbrt", "popcnt"]  # fmt: skip
 MODES = ["none", "matmult", "matmult-bf16", "all", "all-fp8e4", "matmult-fp8e4"]
 TIME_LIMIT = 10.0
 
