@@ -10,8 +10,9 @@ indices; or/and operands in either order)::
                    p1, p3)
     ROOT tuple(value, index)
 
-argmin is the same with ``direction=LT`` in ``pick``. Any other reducer of several operands is
-one located error."""
+argmin is the same with ``direction=LT`` in ``pick``. A reducer that combines each operand on its
+own (``tuple(add(p0, p2), maximum(p1, p3))``) is one ``reduce.KIND`` per operand. Any other reducer
+of several operands is one located error."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ from pyprecision.lower.context import LV, LoweringContext, ir_dtype
 from pyprecision.lower.elementwise import Handler, dims_of, result_dtype
 from pyprecision.lower.shapes import _REDUCERS, _reducer
 
-__all__ = ["REDUCES", "arg_reducer", "reducer_kind"]
+__all__ = ["REDUCES", "arg_reducer", "independent_reducers", "reducer_kind"]
 
 _ARG_DIRECTION = {"GT": "max", "LT": "min"}
 
@@ -102,12 +103,37 @@ def _dims(ctx: LoweringContext, inst: HloInstruction) -> list[int]:
     return sorted(dims)
 
 
+def independent_reducers(comp: Any, n: int) -> list[str] | None:
+    """The IR kinds when ``comp`` reduces ``n`` operands each on its own: ``ROOT tuple(op_0(p0,
+    p_n), ..., op_{n-1}(p_{n-1}, p_{2n-1}))`` with every ``op_k`` add, multiply, maximum, minimum,
+    and, or; else None."""
+    if comp is None or len(comp.parameters) != 2 * n or comp.root.opcode != "tuple":
+        return None
+    if len(comp.root.operands) != n:
+        return None
+    kinds = []
+    for k, x in enumerate(comp.root.operands):
+        if x.opcode not in _REDUCERS or len(x.operands) != 2:
+            return None
+        if sorted(o.parameter_number if o.opcode == "parameter" else -1
+                  for o in x.operands) != [k, k + n]:  # fmt: skip
+            return None
+        kinds.append(_REDUCERS[str(x.opcode)])
+    return kinds
+
+
 def _reduce(ctx: LoweringContext, inst: HloInstruction, ops: list[LV]) -> LV:
+    n = len(ops) // 2
+    kinds = independent_reducers(inst.called("to_apply"), n) if n > 1 else None
+    if kinds is not None:  # several reduces that only share the loop (decision L21)
+        return tuple(_one_reduce(ctx, inst, kind, ops[k], ops[k + n], s)
+                     for k, (kind, s) in enumerate(zip(kinds, inst.shape.tuple_shapes, strict=True)))
     if len(ops) == 4:
         return _arg_reduce(ctx, inst, ops)
     if len(ops) != 2:
-        raise ctx.error(inst, f"a reduce of {len(ops) // 2} operands is not lowered (only "
-                        "JAX's argmax / argmin, a reduce of values and indices)")  # fmt: skip
+        raise ctx.error(inst, f"a reduce of {n} operands is not lowered (only JAX's argmax / "
+                        "argmin, a reduce of values and indices, and reducers that combine each "
+                        "operand on its own)")  # fmt: skip
     x, init = ops
     kind = reducer_kind(inst.called("to_apply"))
     if kind is None:
@@ -119,11 +145,22 @@ def _reduce(ctx: LoweringContext, inst: HloInstruction, ops: list[LV]) -> LV:
     return out
 
 
+def _one_reduce(ctx: LoweringContext, inst: HloInstruction, kind: str, x: LV, init: LV,
+                shape: Any) -> ir.Value:
+    if not isinstance(x, ir.Value) or not isinstance(init, ir.Value):
+        raise ctx.error(inst, "reduce operands must be arrays")
+    narrow = ctx.config is not None and not ctx.config.enable_mixed_precision_accumulation
+    out = ctx.value(inst.name, ir_dtype(shape.element_type, f"{inst.name}: "),
+                    tuple(shape.dimensions))
+    ctx.emit(ir.ReduceOp(kind, x, init, _dims(ctx, inst), out, narrow))
+    return out
+
+
 def _arg_reduce(ctx: LoweringContext, inst: HloInstruction, ops: list[LV]) -> LV:
     """Two argreduce ops on the same operands: the indices, then the values (decision L21)."""
     kind = arg_reducer(inst.called("to_apply"))
     x, idx, init, index_init = ops
-    if kind is None or not idx.dtype.is_integer:
+    if kind is None or not all(isinstance(v, ir.Value) for v in ops) or not idx.dtype.is_integer:
         raise ctx.error(inst, "a reduce of several operands is lowered only when it is JAX's "
                         "argmax / argmin (values, then integer indices; the comparator picks "
                         "by GT / LT, NaN first, the lower index on ties); this reducer is not")

@@ -188,8 +188,8 @@ max3 {
   d = f32[] parameter(3)
   e = f32[] parameter(4)
   f = f32[] parameter(5)
-  x = f32[] maximum(a, d)
-  y = f32[] maximum(b, e)
+  x = f32[] maximum(a, e)
+  y = f32[] maximum(b, d)
   z = f32[] maximum(c, f)
   ROOT r = (f32[], f32[], f32[]) tuple(x, y, z)
 }
@@ -202,7 +202,7 @@ ENTRY main {
 """
 
 
-def test_a_reduce_of_three_operands_is_one_located_error():
+def test_a_reduce_of_three_operands_that_mixes_them_is_one_located_error():
     with pytest.raises(LoweringError) as e:
         emulate.compile_hlo(hlo.parse(THREE, "r.hlo.txt"), NONE, filename="r.hlo.txt", text=THREE)
     assert str(e.value).startswith("r.hlo.txt:19:") and "3 operands" in str(e.value)
@@ -253,3 +253,47 @@ def test_an_unknown_kind_is_a_parse_error():
         ir.parse(IR_TEXT.replace("argreduce.min %x, %n, float32 inf, int32 0 dims=[1] :",
                                  "argreduce.sum %x, %n, float32 inf, int32 0 dims=[1] :"), "k.pir")
     assert "argreduce" in str(e.value) and str(e.value).startswith("k.pir:8:")
+
+
+INDEPENDENT = """HloModule m
+
+both {
+  a = f32[] parameter(0)
+  b = s32[] parameter(1)
+  c = f32[] parameter(2)
+  d = s32[] parameter(3)
+  s = f32[] add(c, a)
+  m = s32[] maximum(b, d)
+  ROOT r = (f32[], s32[]) tuple(s, m)
+}
+
+ENTRY main {
+  x = f32[3,4] parameter(0)
+  y = s32[3,4] parameter(1)
+  z = f32[] constant(0)
+  lo = s32[] constant(-7)
+  ROOT red = (f32[3], s32[3]) reduce(x, y, z, lo), dimensions={1}, to_apply=both
+}
+"""
+
+
+@pytest.mark.parametrize("flags", [["--auto-cast", "none"], ["--auto-cast", "all",
+                                   "--disable-mixed-precision-accumulation"]])
+def test_a_reduce_that_combines_each_operand_on_its_own_is_one_reduce_per_operand(flags):
+    """tuple(add(p0, p2), maximum(p1, p3)) is a sum of x and a max of y sharing a loop: two
+    ``reduce`` ops, equal to the evaluator (mode all with narrowed accumulation: the evaluator on
+    the module written in bf16)."""
+    x = (np.arange(12, dtype=np.float32).reshape(3, 4) / 7).astype(np.float32)
+    y = np.array([[1, -9, 3, 2], [-8, -9, -10, -11], [5, 5, 0, 4]], np.int32)
+    module = hlo.parse(INDEPENDENT, "i.hlo.txt")
+    got = emulate.run_hlo(module, [x, y], frontend.parse_flags(flags))
+    if "all" in flags:
+        want = emulate.run_hlo(hlo.parse(INDEPENDENT.replace("f32", "bf16"), "b"),
+                               [x.astype(ml_dtypes.bfloat16), y])
+        want = [want[0].astype(np.float32), want[1]]
+    else:
+        want = emulate.run_hlo(module, [x, y])
+    assert all(bits_equal(g, w) for g, w in zip(got, want, strict=True))
+    assert got[1].tolist() == [3, -7, 5]
+    fn = emulate.compile_hlo(module, frontend.parse_flags(flags)).lowered.function
+    assert sorted(i.kind for i in fn.instructions() if isinstance(i, ir.ReduceOp)) == ["add", "max"]
