@@ -45,6 +45,9 @@ TOLERANCE = {
     "grouped_conv": 8,     # observed 1.4: a 4-group 3x3 (K = 18 per group), a 2-group 1x1
     "dw_separable_grad": 32,  # observed 4.3: weight gradients of K = 128 (batch_group_count)
     "maxpool_cnn_grad": 32,   # observed 4.4: conv, select-and-scatter, K = 128 weight gradients
+    "mlp_classifier": 16,  # observed 1.8: 2 dots of K <= 32; argmax and accuracy exact
+    "topk_logits": 8,      # observed 1.2: one dot of K = 12, then top-k (exact)
+    "argmax_cases": 0,     # no arithmetic: argmax / argmin / top-k only, bit-exact
 }
 #: models that use opcodes the plain evaluator does not have yet (another helper is adding them)
 MISSING_OPCODES: dict[str, str] = {}  # every model evaluates since issue 12
@@ -211,7 +214,10 @@ def test_ref_bf16mm_rounds_matmul_operands_to_bf16() -> None:
                                   if manifest()["modules"][n].get("ref_bf16mm")])
 def test_ref_bf16mm_is_a_different_computation(name: str) -> None:
     m = load_model(name)
-    for r, o in zip(m.ref_bf16mm, m.outputs, strict=True):
+    discrete = m.entry["notes"].get("discrete_outputs", [])  # argmax / top-k indices, accuracy
+    for i, (r, o) in enumerate(zip(m.ref_bf16mm, m.outputs, strict=True)):
+        if i in discrete:  # decisions that bf16 operands may well leave unchanged
+            continue
         assert _normwise(r, o) > 1000  # a bf16 operand rounding (2**-9) is >> f32 noise
 
 

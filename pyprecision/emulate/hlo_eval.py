@@ -27,7 +27,7 @@ from pyprecision.emulate.hlo_limits import (
 from pyprecision.emulate.hlo_misc_ops import MISC_OPS
 from pyprecision.emulate.hlo_numeric import check_value, dtype_of
 from pyprecision.emulate.hlo_ops import ELEMENTWISE
-from pyprecision.emulate.hlo_reduce import fast_fold
+from pyprecision.emulate.hlo_reduce import fast_fold, fold_steps, reduce_layout
 from pyprecision.emulate.hlo_shape_ops import SHAPE_OPS
 from pyprecision.emulate.hlo_sort import topk_op
 from pyprecision.errors import EmulationError
@@ -240,24 +240,17 @@ class Evaluator(CallingOps):
         inits = [_array(x, inst) for x in args[n:]]
         dims = sorted(inst.attr_ints("dimensions") or [])
         comp = self._called(inst, "to_apply")
-        x0 = inputs[0]
-        keep = [d for d in range(x0.ndim) if d not in dims]
-        out_shape = tuple(x0.shape[d] for d in keep)
-        moved = [np.moveaxis(x, dims, range(len(keep), x0.ndim)).reshape(out_shape + (-1,))
-                 if dims else x.reshape(out_shape + (1,)) for x in inputs]
-        count = moved[0].shape[-1]
-        accs = [np.broadcast_to(i, out_shape).copy() for i in inits]
+        moved, accs = reduce_layout(inputs, inits, dims)
         if n == 1:
             fast = fast_fold(comp, accs[0], moved[0])
             if fast is not None:
                 return fast
-        vector = all(i.opcode in _VECTORIZABLE for i in comp.instructions)
-        for k in range(count):
-            elems = [m[..., k] for m in moved]
-            if vector:
-                accs = self._apply_reducer(comp, accs, elems)
-            else:
-                accs = self._apply_scalarwise(comp, accs, elems, out_shape)
+        if all(i.opcode in _VECTORIZABLE for i in comp.instructions):
+            accs = fold_steps(moved, accs, lambda a, e: self._apply_reducer(comp, a, e))
+        else:
+            shape = accs[0].shape
+            accs = fold_steps(moved, accs,
+                              lambda a, e: self._apply_scalarwise(comp, a, e, shape))
         return accs[0] if n == 1 else tuple(accs)
 
     def _apply_reducer(self, comp: Any, accs: list[np.ndarray],

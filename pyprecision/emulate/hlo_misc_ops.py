@@ -72,21 +72,31 @@ def _unsigned(x: np.ndarray, t: PrimitiveType) -> tuple[np.ndarray, int]:
     return u, bits
 
 
-def popcnt(inst: Any, args: list[np.ndarray]) -> np.ndarray:
-    """popcnt(x): the number of one bits in the type's width."""
-    u, _ = _unsigned(args[0], inst.shape.element_type)
-    return round_to(np.bitwise_count(u).astype(np.int64), inst.shape.element_type)
+def popcount_of(x: np.ndarray, t: PrimitiveType) -> np.ndarray:
+    """The number of one bits of integer ``x`` (type ``t``) in the type's width (int64)."""
+    u, _ = _unsigned(x, t)
+    return np.bitwise_count(u).astype(np.int64)
 
 
-def count_leading_zeros(inst: Any, args: list[np.ndarray]) -> np.ndarray:
-    """count-leading-zeros(x): zeros above the highest one bit, in the type's width."""
-    u, bits = _unsigned(args[0], inst.shape.element_type)
+def leading_zeros_of(x: np.ndarray, t: PrimitiveType) -> np.ndarray:
+    """The zeros above the highest one bit of integer ``x`` (type ``t``), in its width (int64)."""
+    u, bits = _unsigned(x, t)
     n = np.zeros(u.shape, dtype=np.int64)
     seen = np.zeros(u.shape, dtype=bool)
     for b in range(bits - 1, -1, -1):
         seen |= ((u >> np.uint64(b)) & np.uint64(1)).astype(bool)
         n += ~seen
-    return round_to(n, inst.shape.element_type)
+    return n
+
+
+def popcnt(inst: Any, args: list[np.ndarray]) -> np.ndarray:
+    """popcnt(x): the number of one bits in the type's width."""
+    return round_to(popcount_of(args[0], inst.shape.element_type), inst.shape.element_type)
+
+
+def count_leading_zeros(inst: Any, args: list[np.ndarray]) -> np.ndarray:
+    """count-leading-zeros(x): zeros above the highest one bit, in the type's width."""
+    return round_to(leading_zeros_of(args[0], inst.shape.element_type), inst.shape.element_type)
 
 
 def erf64(x: np.ndarray) -> np.ndarray:
@@ -163,4 +173,5 @@ MISC_OPS = {
     "custom-call": custom_call,
 }
 
-__all__ = ["MISC_OPS", "custom_call", "erf64", "reduce_precision_bits"]
+__all__ = ["MISC_OPS", "custom_call", "erf64", "leading_zeros_of", "popcount_of",
+           "reduce_precision_bits"]

@@ -16,6 +16,7 @@ reducers, reducers with more instructions) returns None and takes the general pa
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -27,6 +28,28 @@ P = PrimitiveType
 _ORDER_FREE = {"maximum": (np.maximum, np.logical_or), "minimum": (np.minimum, np.logical_and),
                "and": (np.bitwise_and, np.logical_and), "or": (np.bitwise_or, np.logical_or)}
 _SEQUENTIAL = {"add": np.add, "multiply": np.multiply}
+#: one step of a reduce: (accumulators, the next reduced elements) -> the new accumulators
+Step = Callable[[list[np.ndarray], list[np.ndarray]], list[np.ndarray]]
+
+
+def reduce_layout(inputs: list[np.ndarray], inits: list[np.ndarray],
+                  dims: list[int]) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """The evaluator's reduce order: each input with the reduced ``dims`` (sorted) moved last and
+    flattened row-major, and each init broadcast to the output shape (the accumulators)."""
+    x0 = inputs[0]
+    keep = [d for d in range(x0.ndim) if d not in dims]
+    out_shape = tuple(x0.shape[d] for d in keep)
+    moved = [np.moveaxis(x, dims, range(len(keep), x0.ndim)).reshape(out_shape + (-1,))
+             if dims else x.reshape(out_shape + (1,)) for x in inputs]
+    return moved, [np.broadcast_to(i, out_shape).copy() for i in inits]
+
+
+def fold_steps(moved: list[np.ndarray], accs: list[np.ndarray], step: Step) -> list[np.ndarray]:
+    """The sequential left fold of a reduce: ``step`` on the accumulators and each reduced
+    element in turn (docs/decisions/hlo-eval.md §5)."""
+    for k in range(moved[0].shape[-1]):
+        accs = step(accs, [m[..., k] for m in moved])
+    return accs
 
 
 def simple_reducer_opcode(comp: Any) -> str | None:

@@ -14,9 +14,11 @@ from typing import Any
 import numpy as np
 
 import pyprecision
+from pyprecision.emulate.ir_bits import bit_count, reduce_precision
 from pyprecision.emulate.ir_index import gather, scatter, sort_perm
 from pyprecision.emulate.ir_numbers import convert, from_storage, round_to, to_storage, view_bits
 from pyprecision.emulate.ir_ops import binary_values, int_unary, matmul_fp32, unary_float
+from pyprecision.emulate.ir_reduce import arg_reduce
 from pyprecision.emulate.ir_window import select_and_scatter
 from pyprecision.errors import EmulationError
 from pyprecision.ir import (
@@ -61,6 +63,9 @@ NUMERICS = types.SimpleNamespace(
     scatter=scatter,
     sort_perm=sort_perm,
     select_and_scatter=select_and_scatter,
+    arg_reduce=arg_reduce,
+    reduce_precision=reduce_precision,
+    bit_count=bit_count,
 )
 
 

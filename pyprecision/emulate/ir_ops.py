@@ -61,6 +61,7 @@ _NUMPY_UNARY: dict[str, Callable[[Any], Any]] = {
     "cos": np.cos,
     "log1p": np.log1p,
     "expm1": np.expm1,
+    "cbrt": np.cbrt,
 }
 
 

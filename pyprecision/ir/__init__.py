@@ -7,6 +7,8 @@ API reference: docs/ir.md. Other rooms import the IR only through this module.
 from __future__ import annotations
 
 from pyprecision.ir import dtypes
+from pyprecision.ir.argreduce_ops import ARG_REDUCE_KINDS, ArgReduceOp
+from pyprecision.ir.bit_ops import BIT_COUNT_KINDS, BitCountOp, ReducePrecisionOp
 from pyprecision.ir.builder import IRBuilder, cast_name, make_cast
 from pyprecision.ir.compute import BinaryOp, SelectOp, TensorContractOp, UnaryOp
 from pyprecision.ir.core import (
@@ -98,6 +100,11 @@ class TensorUtils:
 print_module = to_text
 
 __all__ = [
+    "ARG_REDUCE_KINDS",
+    "ArgReduceOp",
+    "BIT_COUNT_KINDS",
+    "BitCountOp",
+    "ReducePrecisionOp",
     "REDUCE_KINDS",
     "SCATTER_KINDS",
     "GatherOp",

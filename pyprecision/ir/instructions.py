@@ -58,12 +58,13 @@ UNARY_KINDS = (
     "erf",
     "log1p",
     "expm1",
+    "cbrt",
     "not",
     "satinf",
 )
 FLOAT_ONLY_UNARY = (
     "exp", "log", "sqrt", "rsqrt", "reciprocal", "tanh", "sigmoid", "floor", "ceil", "round_ne",
-    "sin", "cos", "erf", "log1p", "expm1", "satinf",
+    "sin", "cos", "erf", "log1p", "expm1", "cbrt", "satinf",
 )  # fmt: skip
 INT_ONLY_UNARY = ("not",)
 COMPARE_KINDS = ("cmp_eq", "cmp_ne", "cmp_lt", "cmp_le", "cmp_gt", "cmp_ge")

@@ -1,5 +1,5 @@
 """Elementwise HLO ops → IR compute ops: unary and binary arithmetic, compare, select, clamp,
-convert, copy and bitcast-convert."""
+convert, copy, bitcast-convert, reduce-precision, popcnt and count-leading-zeros."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ _UNARY = {
     "rsqrt": "rsqrt", "tanh": "tanh", "logistic": "sigmoid", "floor": "floor", "ceil": "ceil",
     "round-nearest-even": "round_ne", "sign": "sign", "sine": "sin", "cosine": "cos",
     "erf": "erf", "log-plus-one": "log1p", "exponential-minus-one": "expm1", "copy": "copy",
+    "cbrt": "cbrt",
 }  # fmt: skip
 _BINARY = {
     "add": "add", "subtract": "sub", "multiply": "mul", "divide": "div", "maximum": "max",
@@ -65,8 +66,26 @@ def _unary(ctx: LoweringContext, inst: HloInstruction, ops: list[LV]) -> LV:
 
 def _binary(ctx: LoweringContext, inst: HloInstruction, ops: list[LV]) -> LV:
     a, b = ops
-    out = ctx.value(inst.name, result_dtype(ctx, inst), dims_of(inst))
+    rdt = result_dtype(ctx, inst)
+    if inst.opcode == "shift-right-logical" and rdt.is_integer and rdt.is_signed:
+        return _logical_shift_of_signed(ctx, inst, a, b, rdt)
+    out = ctx.value(inst.name, rdt, dims_of(inst))
     ctx.emit(ir.BinaryOp(_BINARY[inst.opcode], a, b, out))
+    return out
+
+
+def _logical_shift_of_signed(ctx: LoweringContext, inst: HloInstruction, a: ir.Value,
+                             b: ir.Value, rdt: ir.DType) -> ir.Value:
+    """A logical shift of a signed integer works on its bits: bitcast both operands to the
+    unsigned dtype of the width, ``shr_l``, bitcast back (shift amounts are unsigned in XLA)."""
+    udt = ir.as_dtype(f"uint{rdt.bits}")
+    dims = dims_of(inst)
+    ua, ub, us = (ctx.value(f"{inst.name}.{k}", udt, dims) for k in ("a", "b", "u"))
+    ctx.emit(ir.UnaryOp("bitcast", a, ua), role="aux")
+    ctx.emit(ir.UnaryOp("bitcast", b, ub), role="aux")
+    ctx.emit(ir.BinaryOp("shr_l", ua, ub, us), role="aux")
+    out = ctx.value(inst.name, rdt, dims)
+    ctx.emit(ir.UnaryOp("bitcast", us, out))
     return out
 
 
@@ -116,6 +135,23 @@ def _convert(ctx: LoweringContext, inst: HloInstruction, ops: list[LV]) -> LV:
     return out
 
 
+def _reduce_precision(ctx: LoweringContext, inst: HloInstruction, ops: list[LV]) -> LV:
+    (x,) = ops
+    e, m = inst.attr_ints("exponent_bits"), inst.attr_ints("mantissa_bits")
+    if not e or not m:
+        raise ctx.error(inst, "missing exponent_bits= or mantissa_bits=")
+    out = ctx.value(inst.name, result_dtype(ctx, inst), dims_of(inst))
+    ctx.emit(ir.ReducePrecisionOp(x, e[0], m[0], out))
+    return out
+
+
+def _bit_count(ctx: LoweringContext, inst: HloInstruction, ops: list[LV]) -> LV:
+    (x,) = ops
+    out = ctx.value(inst.name, result_dtype(ctx, inst), dims_of(inst))
+    ctx.emit(ir.BitCountOp("popcnt" if inst.opcode == "popcnt" else "clz", x, out))
+    return out
+
+
 def _bitcast_convert(ctx: LoweringContext, inst: HloInstruction, ops: list[LV]) -> LV:
     (x,) = ops
     rdt = result_dtype(ctx, inst)
@@ -137,4 +173,7 @@ ELEMENTWISE: dict[str, Handler] = {
     "clamp": _clamp,
     "convert": _convert,
     "bitcast-convert": _bitcast_convert,
+    "reduce-precision": _reduce_precision,
+    "popcnt": _bit_count,
+    "count-leading-zeros": _bit_count,
 }

@@ -19,6 +19,8 @@ from pyprecision.lower.context import LV, LoweringContext, ir_dtype, ir_shape
 from pyprecision.lower.dot import DOTS
 from pyprecision.lower.elementwise import ELEMENTWISE, Handler
 from pyprecision.lower.gather import GATHERS
+from pyprecision.lower.reduce import REDUCES
+from pyprecision.lower.refused import REFUSED
 from pyprecision.lower.shapes import SHAPES
 from pyprecision.lower.sort import SORTS
 from pyprecision.lower.statics import fold
@@ -124,7 +126,8 @@ def _body(ctx: LoweringContext, comp: HloComputation, prefix: str) -> LV:
 
 def _lower_one(ctx: LoweringContext, inst: HloInstruction, path: str) -> LV:
     ops = [ctx.get(o) for o in inst.operands]
-    if inst.opcode in SATURATE_BEFORE and ctx.config is not None and ctx.config.enable_saturate_infinity:
+    if (inst.opcode in SATURATE_BEFORE and ctx.config is not None and ctx.config.enable_saturate_infinity
+            and not (inst.opcode == "reduce" and len(ops) > 2)):  # argmax/argmin: no NaN (L21)
         ops = [_saturated(ctx, o, inst.name) for o in ops]
     if inst.opcode in ("fusion", "call"):
         comp = inst.called("calls") or inst.called("to_apply")
@@ -137,6 +140,8 @@ def _lower_one(ctx: LoweringContext, inst: HloInstruction, path: str) -> LV:
         return _conditional(ctx, inst, ops, path)
     handler = _HANDLERS.get(inst.opcode)
     if handler is None:
+        if inst.opcode in REFUSED:  # decision L24
+            raise ctx.error(inst, REFUSED[inst.opcode])
         if inst.opcode == "custom-call":
             raise ctx.error(inst, f"custom-call target {inst.attr('custom_call_target')} is not "
                             "lowered (it runs as an opaque kernel on Neuron)")  # fmt: skip
@@ -273,5 +278,5 @@ def _select_tree(ctx: LoweringContext, pred: ir.Value, a: LV, b: LV, base: str) 
 
 
 _HANDLERS: dict[str, Handler] = {**ELEMENTWISE, **SHAPES, **DOTS, **BATCH_NORM, **WINDOWS,
-                               **GATHERS, **SORTS}
+                               **GATHERS, **SORTS, **REDUCES}
 

@@ -1,4 +1,4 @@
-"""Data-movement, constant, tuple and reduction HLO ops → IR instructions."""
+"""Data-movement, constant and tuple HLO ops → IR instructions (reductions: :mod:`.reduce`)."""
 
 from __future__ import annotations
 
@@ -101,20 +101,6 @@ def _iota(ctx: LoweringContext, inst: HloInstruction, ops: list[LV]) -> LV:
     return _emit1(ctx, inst, lambda out: ir.IotaOp(dim, out))
 
 
-def _reduce(ctx: LoweringContext, inst: HloInstruction, ops: list[LV]) -> LV:
-    if len(ops) != 2:
-        raise ctx.error(inst, "a reduce of several operands (argmax, argmin) is not lowered")
-    x, init = ops
-    comp = inst.called("to_apply")
-    kind = _reducer(comp)
-    if kind is None:
-        raise ctx.error(inst, "its to_apply computation is not one of add, multiply, maximum, "
-                        "minimum, and, or of its two parameters")  # fmt: skip
-    dims = sorted(_ints(ctx, inst, "dimensions"))
-    narrow = ctx.config is not None and not ctx.config.enable_mixed_precision_accumulation
-    return _emit1(ctx, inst, lambda out: ir.ReduceOp(_REDUCERS[kind], x, init, dims, out, narrow))
-
-
 def _reducer(comp: Any) -> str | None:
     if comp is None:
         return None
@@ -206,7 +192,6 @@ SHAPES: dict[str, Handler] = {
     "concatenate": _concatenate,
     "pad": _pad,
     "iota": _iota,
-    "reduce": _reduce,
     "constant": _constant,
     "tuple": _tuple,
     "get-tuple-element": _get_tuple_element,

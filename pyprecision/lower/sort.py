@@ -1,4 +1,5 @@
-"""sort → the IR's ``sort_perm`` of its keys, then one ``gather`` per operand (decision L17).
+"""sort → the IR's ``sort_perm`` of its keys, then one ``gather`` per operand (decision L17);
+topk → ``sort_perm`` of its operand, the first k entries, one ``gather`` (decision L23).
 
 The comparators lowered are those JAX writes: ``compare(f(p[2k]), f(p[2k+1])), direction=LT|GT``
 (any ``type=``), with ``f`` nothing or JAX's NaN / -0 canonicalisation, and the lexicographic
@@ -111,4 +112,30 @@ def _sort(ctx: LoweringContext, inst: HloInstruction, ops: list[LV]) -> LV:
     return tuple(outs) if inst.shape.is_tuple else outs[0]
 
 
-SORTS: dict[str, Handler] = {"sort": _sort}
+def _topk(ctx: LoweringContext, inst: HloInstruction, ops: list[LV]) -> LV:
+    """topk(x), k=, largest=: ``sort_perm`` of x along its last dimension (descending when
+    largest, XLA's total order: NaN beyond ±inf, -0 before +0; stable, so equal values keep the
+    lower index first), its first k entries, and a gather of x with them (decision L23)."""
+    (x,) = ops
+    dims = tuple(inst.operands[0].shape.dimensions)
+    k = (inst.attr_ints("k") or [-1])[0]
+    largest = (inst.attr("largest") or "true") == "true"
+    if not dims or not 0 <= k <= dims[-1]:
+        raise ctx.error(inst, f"top-k needs an array operand and 0 <= k <= its last dimension "
+                        f"(k={k}, shape {list(dims)})")  # fmt: skip
+    vshape, ishape = inst.shape.tuple_shapes
+    if ir_dtype(ishape.element_type, f"{inst.name}: ") is not ir.int32:
+        raise ctx.error(inst, "top-k indices other than s32 are not lowered")
+    d = len(dims) - 1
+    perm = ctx.value(f"{inst.name}.perm", ir.int32, dims)
+    ctx.emit(ir.SortPermOp([x], d, [largest], [True], [False], perm), role="aux")
+    out_dims = dims[:-1] + (k,)
+    first = ctx.value(f"{inst.name}.perm", ir.int32, out_dims)
+    ctx.emit(ir.SliceOp(perm, [0] * len(dims), out_dims, [1] * len(dims), first), role="aux")
+    rest = list(range(d))
+    values = ctx.value(inst.name, ir_dtype(vshape.element_type, f"{inst.name}: "), out_dims)
+    ctx.emit(ir.GatherOp(x, first, [], [d], [d], len(dims), [1] * len(dims), rest, rest, values))
+    return (values, first)
+
+
+SORTS: dict[str, Handler] = {"sort": _sort, "topk": _topk}

@@ -25,10 +25,13 @@ INDEXED = ["gather_ops", "../../hlo-eval/jax-0.10.2/embedding",
 CONV = ["../../hlo-eval/jax-0.10.2/cnn_grad", "../../hlo-eval/jax-0.10.2/depthwise_conv_grad",
         "../../hlo-eval/jax-0.10.2/draw_conv_01", "../../hlo-eval/jax-0.10.2/draw_conv_07",
         "../../models/jax-0.10.2/dw_separable_grad"]
-TEXTS = [(DATA / f"{n}.hlo.txt").read_text() for n in SEEDS + INDEXED + CONV]
+#: argmax / argmin / top-k / cbrt / bit-op seeds (h7red)
+ARG = ["../../hlo-eval/jax-0.10.2/argmax", "../../hlo-eval/jax-0.10.2/top_k_sampling",
+       "../../models/jax-0.10.2/argmax_cases", "../../hlo-eval/jax-0.10.2/elementwise_misc"]
+TEXTS = [(DATA / f"{n}.hlo.txt").read_text() for n in SEEDS + INDEXED + CONV + ARG]
 OPCODES = ["add", "multiply", "maximum", "tanh", "negate", "transpose", "reshape", "dot", "reduce",
            "broadcast", "convert", "select", "compare", "gather", "scatter", "sort", "while",
-           "copy", "convolution", "select-and-scatter"]  # fmt: skip
+           "copy", "convolution", "select-and-scatter", "topk", "cbrt", "popcnt"]  # fmt: skip
 MODES = ["none", "matmult", "matmult-bf16", "all", "all-fp8e4", "matmult-fp8e4"]
 TIME_LIMIT = 10.0
 

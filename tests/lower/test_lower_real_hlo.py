@@ -19,7 +19,7 @@ from pyprecision.errors import LoweringError
 UNSUPPORTED = {
     "f64_mix": "f64",
     "int4_convert": "s4", "int4_param": "s4", "psum_shard_map": "custom-call",
-    "reduce_mixed": "several operands", "scan_ops": "dynamic-slice",
+    "scan_ops": "dynamic-slice",
     "sharded_matmul": "custom-call", "while_bf16": "trip count", "while_loop": "trip count",
 }  # fmt: skip
 BATCH_NORM = ["bng_bf16", "bng_f32", "bni_bf16", "bnt_bf16", "bnt_f32"]
