@@ -158,6 +158,12 @@ def _bitcast_convert(ctx: LoweringContext, inst: HloInstruction, ops: list[LV]) 
     if rdt.bits != x.dtype.bits:
         raise ctx.error(inst, "bitcast-convert between widths is not lowered")
     out = ctx.value(inst.name, rdt, dims_of(inst))
+    load = getattr(x, "owner", None)
+    if isinstance(load, ir.AffineLoad) and load.src.reinterpret is None and x.shape == out.shape:
+        # the bits of a tensor: a second load through a reinterpreting view, as the compiler
+        # keeps reinterpretation on the access (decision L25); no pass retypes such a load
+        ctx.emit(ir.AffineLoad(ir.NeuronAP(load.src.tensor, rdt), out))
+        return out
     ctx.emit(ir.UnaryOp("bitcast", x, out))
     return out
 

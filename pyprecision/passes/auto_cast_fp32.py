@@ -20,6 +20,7 @@ from pyprecision.ir import (
     Tensor,
     TensorScalarGEPOp,
     UnaryOp,
+    Value,
     bfloat16,
     float8e4,
     float16,
@@ -210,6 +211,13 @@ class AutoCastFP32(FunctionPass):
             mutate_fp32(inst, self.dtype)
             run.rewriter.replace_and_erase(inst, inst.data)
             self._record(inst, verdict)
+            return True
+        if action == "widen-operand":  # decision L25: a bitcast reads 32 bits
+            assert isinstance(inst, UnaryOp) and isinstance(inst.data, Value)
+            cast = make_cast(inst.data, float32, function=inst.function)
+            run.rewriter.insert_before(cast, inst, dl=inst.dl)
+            run.rewriter.replace_uses_in(inst, inst.data, cast)
+            self._record(cast, verdict)
             return True
         if action == "narrow-destination":
             assert isinstance(inst, OffloadedMemCpy)

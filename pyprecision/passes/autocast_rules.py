@@ -119,9 +119,14 @@ def memcpy_verdict(inst: OffloadedMemCpy, source_ok: bool = True,
 
 def unary_verdict(op: UnaryOp, dtype: DType) -> Verdict:
     """transformUnaryOp (spec 000 §5 GOTCHA): a cast whose source already has the (narrowed)
-    target dtype is folded; a cast to fp32 retargets to ``dtype``; bitcasts are never touched;
+    target dtype is folded; a cast to fp32 retargets to ``dtype``; bitcasts are never touched,
+    but one whose float operand arrives narrowed gets it widened back to float32 (decision L25);
     other unary ops narrow like compute."""
     if op.reinterpret:
+        d, r = op.data.dtype, op.dtype
+        if d.is_float and d is not float32 and r is not None and r.bits == 32 and d.bits != 32:
+            return Verdict(APPLY, "", f"the bitcast reads its operand at 32 bits: the {d.name} "
+                           "value widened back to float32 first (decision L25)", "widen-operand")
         return _skip("", "bitcasts are never touched")
     if not op.is_cast:
         return compute_verdict(op)
