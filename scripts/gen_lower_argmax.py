@@ -22,13 +22,11 @@ change them, so they are compared exactly, never by distance.
   indices); W's columns 9 and 12 copy columns 2 and 5, so values tie and the lower index comes
   first;
 * ``argmax_cases`` — no matmul: ``jnp.argmax`` / ``jnp.argmin`` along each axis and over the
-  whole array (``axis=None``, ``keepdims``) of an f32 input full of NaNs, ±0, ±inf and ties, the same on a bf16
-  input, and ``lax.top_k`` of the f32 input (NaN first, then +inf; ties by lower index).
+  whole array (``axis=None``, ``keepdims``) of an f32 input full of NaNs, ±0, ±inf and ties, the
+  same on a bf16 input, and ``lax.top_k`` of the f32 input (NaN first, then +inf; ties by lower index).
 """
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import sys
 from typing import Any
@@ -126,27 +124,7 @@ def argmax_cases(mm: MatMul) -> Any:
 
 def main(argv: list[str] | None = None) -> int:
     """Generate the models (``--only``: a subset) and merge them into the manifest."""
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", default="tests/data/models", help="parent of jax-<version>/")
-    ap.add_argument("--only", default="", help="comma-separated model names (default: all)")
-    ns = ap.parse_args(argv)
-    outdir = os.path.join(ns.out, f"jax-{jax.__version__}")
-    path = os.path.join(outdir, "manifest.json")
-    with open(path) as fh:  # written by gen_lower_models.py: its versions and flags are ours
-        manifest = json.load(fh)
-    if manifest["versions"]["jax"] != jax.__version__:
-        raise SystemExit(f"{path} was written by jax {manifest['versions']['jax']}")
-    only = {s for s in ns.only.split(",") if s}
-    for m in MODELS:
-        if only and m.name not in only:
-            continue
-        entry = G.run_model(m, outdir)
-        entry["generator"] = "scripts/gen_lower_argmax.py"
-        manifest["modules"][m.name] = entry
-        print(f"{m.name}: {entry['instructions']} instructions, {len(entry['outputs'])} outputs, "
-              f"opcodes {sorted(entry['opcodes'])}")
-    G._write(path, json.dumps(manifest, indent=1, sort_keys=True) + "\n")
-    return 0
+    return G.add_models(MODELS, "scripts/gen_lower_argmax.py", __doc__.splitlines()[0], argv)
 
 
 if __name__ == "__main__":

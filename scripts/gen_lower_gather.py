@@ -24,8 +24,6 @@ The models (all f32, indices s32 unless said):
 """
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import sys
 from typing import Any
@@ -120,27 +118,7 @@ def embed_grad(mm: MatMul) -> Any:
 
 def main(argv: list[str] | None = None) -> int:
     """Generate the models (``--only``: a subset) and merge them into the manifest."""
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", default="tests/data/models", help="parent of jax-<version>/")
-    ap.add_argument("--only", default="", help="comma-separated model names (default: all)")
-    ns = ap.parse_args(argv)
-    outdir = os.path.join(ns.out, f"jax-{jax.__version__}")
-    path = os.path.join(outdir, "manifest.json")
-    with open(path) as fh:  # written by gen_lower_models.py: its versions and flags are ours
-        manifest = json.load(fh)
-    if manifest["versions"]["jax"] != jax.__version__:
-        raise SystemExit(f"{path} was written by jax {manifest['versions']['jax']}")
-    only = {s for s in ns.only.split(",") if s}
-    for m in MODELS:
-        if only and m.name not in only:
-            continue
-        entry = G.run_model(m, outdir)
-        entry["generator"] = "scripts/gen_lower_gather.py"
-        manifest["modules"][m.name] = entry
-        print(f"{m.name}: {entry['instructions']} instructions, {len(entry['outputs'])} outputs, "
-              f"opcodes {sorted(entry['opcodes'])}")
-    G._write(path, json.dumps(manifest, indent=1, sort_keys=True) + "\n")
-    return 0
+    return G.add_models(MODELS, "scripts/gen_lower_gather.py", __doc__.splitlines()[0], argv)
 
 
 if __name__ == "__main__":

@@ -182,5 +182,33 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def add_models(models: list[Model], generator: str, description: str,
+               argv: list[str] | None = None) -> int:
+    """The ``main`` of a script that adds models to the manifest this script wrote (its versions
+    and flags are theirs): generate ``models`` (``--only``: a subset) into ``--out``/jax-<version>/
+    and merge each entry, marked ``"generator": generator``, into that manifest."""
+    ap = argparse.ArgumentParser(description=description)
+    ap.add_argument("--out", default="tests/data/models", help="parent of jax-<version>/")
+    ap.add_argument("--only", default="", help="comma-separated model names (default: all)")
+    ns = ap.parse_args(argv)
+    outdir = os.path.join(ns.out, f"jax-{jax.__version__}")
+    path = os.path.join(outdir, "manifest.json")
+    with open(path) as fh:
+        manifest = json.load(fh)
+    if manifest["versions"]["jax"] != jax.__version__:
+        raise SystemExit(f"{path} was written by jax {manifest['versions']['jax']}")
+    only = {s for s in ns.only.split(",") if s}
+    for m in models:
+        if only and m.name not in only:
+            continue
+        entry = run_model(m, outdir)
+        entry["generator"] = generator
+        manifest["modules"][m.name] = entry
+        print(f"{m.name}: {entry['instructions']} instructions, {len(entry['outputs'])} outputs, "
+              f"opcodes {sorted(entry['opcodes'])}")
+    _write(path, json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+    return 0
+
+
 if __name__ == "__main__":
     sys.exit(main())
