@@ -35,22 +35,13 @@ import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 from jax import lax  # noqa: E402
-from lower_models import F32, MatMul, Model  # noqa: E402
+from lower_models import F32, MatMul, Model, model  # noqa: E402
 
 MODELS: list[Model] = []
 
 
 def _model(make_args: Any, desc: str, **kw: Any) -> Any:
-    def deco(build: Any) -> Any:
-        name = build.__name__
-
-        def named(mm: MatMul) -> Any:
-            fn = build(mm)
-            fn.__name__ = fn.__qualname__ = name
-            return fn
-        MODELS.append(Model(name, named, make_args, desc, **kw))
-        return build
-    return deco
+    return model(make_args, desc, into=MODELS, **kw)
 
 
 def conv(mm: MatMul, x: Any, w: Any, groups: int = 1, stride: int = 1) -> Any:

@@ -64,8 +64,11 @@ MODELS: list[Model] = []
 
 
 def model(make_args: Callable[[np.random.RandomState], list[np.ndarray]], desc: str,
+          into: list[Model] | None = None,
           **kw: Any) -> Callable[[Callable[[MatMul], Callable[..., Any]]], Any]:
-    """Register ``build`` under its name (the XLA module becomes ``jit_<name>``)."""
+    """Register ``build`` under its name (the XLA module becomes ``jit_<name>``) in ``into``
+    (default: this module's MODELS; the scripts that extend the manifest keep their own)."""
+    registry = MODELS if into is None else into
     def deco(build: Callable[[MatMul], Callable[..., Any]]) -> Any:
         name = build.__name__
 
@@ -73,7 +76,7 @@ def model(make_args: Callable[[np.random.RandomState], list[np.ndarray]], desc: 
             fn = build(mm)
             fn.__name__ = fn.__qualname__ = name
             return fn
-        MODELS.append(Model(name, named, make_args, desc, **kw))
+        registry.append(Model(name, named, make_args, desc, **kw))
         return build
     return deco
 
