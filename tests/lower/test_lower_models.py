@@ -55,6 +55,16 @@ def test_auto_cast_none_reproduces_xla(case):
             assert _normwise(g, w) <= NONE_TOLERANCE[case[1]] * U
 
 
+@pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c[0]}/{c[1]}")
+def test_auto_cast_none_equals_the_hlo_evaluator_bit_for_bit(case):
+    """Lowered to the loop IR and run, every model gives the HLO evaluator's own bits."""
+    m = load_model(case[1], case[0])
+    got = emulate.run_hlo(_module(m), m.inputs, _flags("--auto-cast", "none"))
+    want = emulate.run_hlo(_module(m), m.inputs)
+    assert [(g.dtype, g.shape) for g in got] == [(w.dtype, w.shape) for w in want]
+    assert all(g.tobytes() == w.tobytes() for g, w in zip(got, want, strict=True))
+
+
 #: dw_separable: mode all's *max* error is below matmult's (0.0043 vs 0.0059, its RMS error is
 #: above: 0.0019 vs 0.0015); tested by RMS and exactly in test_lower_conv_models.py
 @pytest.mark.parametrize("name", [n for n in FLOAT_REF if n not in ("scan_rnn", "dw_separable")

@@ -6,8 +6,6 @@ and never touch the indices; other reducers of several operands are one located 
 
 from __future__ import annotations
 
-import re
-
 import ml_dtypes
 import numpy as np
 import pytest
