@@ -109,7 +109,9 @@ class AutoCastTCInputs(AutoCastFP32):
         rw = rewriter or Rewriter()
         cast = make_cast(v, target, function=v.owner.function if v.owner else None)
         rw.insert_after_definition(cast, v)  # inserted right after v's definition
-        rw.replace_all_uses(v, cast, except_=cast)  # rewire users, exclude the cast
+        # rewire users, exclude the cast; a bitcast keeps reading v's bits (decision L25)
+        keep = [u for u in v.users if isinstance(u, UnaryOp) and u.reinterpret]
+        rw.replace_all_uses(v, cast, except_=[cast, *keep])
         if self.provenance is not None:
             self._note(cast, "castTCOperand", f"matmul operand cast to {target.name} "
                        "(getMatmultOperandType, spec 000 §4)")

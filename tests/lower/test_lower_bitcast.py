@@ -95,3 +95,27 @@ def test_the_real_elementwise_misc_module_runs_in_mode_all():
     out = emulate.run_hlo(hlo.parse(text, "elementwise_misc.hlo.txt"), ins,
                           frontend.parse_flags(["--auto-cast", "all"]))
     assert out[10].tobytes() == ins[0].view(np.int32).tobytes()  # bitcast_convert_type.1 of x
+
+
+#: a value that is a matmul operand and is bitcast too: castTCOperand rewires every user of the
+#: operand to its bf16 cast (L13) but the bitcast's (L25)
+SHARED = """HloModule s, entry_computation_layout={(f32[2,2]{1,0}, f32[2,2]{1,0})->(s32[2,2]{1,0}, f32[2,2]{1,0})}
+
+ENTRY main {
+  p = f32[2,2]{1,0} parameter(0)
+  q = f32[2,2]{1,0} parameter(1)
+  e = f32[2,2]{1,0} exponential(p)
+  d = f32[2,2]{1,0} dot(e, q), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  b = s32[2,2]{1,0} bitcast-convert(e)
+  ROOT t = (s32[2,2]{1,0}, f32[2,2]{1,0}) tuple(b, d)
+}
+"""
+
+
+@settings(max_examples=25, deadline=None)
+@given(x=hnp.arrays(np.float32, (2, 2), elements=st.floats(-10, 10, width=32)))
+def test_a_matmul_operand_that_is_bitcast_keeps_its_bits_for_the_bitcast(x: np.ndarray):
+    module = hlo.parse(SHARED, "s.hlo")
+    want = emulate.run_hlo(module, [x, x])  # the evaluator: exp in f32
+    got = emulate.run_hlo(module, [x, x], frontend.parse_flags(["--auto-cast", "matmult"]))
+    assert got[0].tobytes() == want[0].tobytes()
