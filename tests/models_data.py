@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -107,3 +108,11 @@ def load_model(name: str, source: str = DEFAULT_SOURCE) -> ModelData:
         m.excess_outputs = _series(arrays, "excess_out")
         m.eager_outputs = _series(arrays, "eager_out")
     return m
+
+
+def bf16_copy(name: str, source: str = DEFAULT_SOURCE) -> tuple[str, list[np.ndarray]]:
+    """The model's HLO text with every f32 written bf16, and its inputs rounded to bf16 (others
+    unchanged): what mode `all` with narrow accumulation should equal under the HLO evaluator."""
+    m = load_model(name, source)
+    text = re.sub(r"\bf32\b", "bf16", m.text)
+    return text, [a.astype(ml_dtypes.bfloat16) if a.dtype == np.float32 else a for a in m.inputs]

@@ -12,14 +12,13 @@ import re
 import sys
 from pathlib import Path
 
-import ml_dtypes
 import numpy as np
 import pytest
 from lower_cases import bits_equal
 from test_lower_conv import bf16_operands
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests/models_data.py
-from models_data import load_model  # noqa: E402
+from models_data import bf16_copy, load_model  # noqa: E402
 
 from pyprecision import emulate, frontend, hlo, ir  # noqa: E402
 from pyprecision.explain import explain_hlo_program  # noqa: E402
@@ -63,10 +62,8 @@ def test_matmult_is_the_evaluator_with_bf16_pe_operands(name):
 
 
 def _bf16_copy(name: str) -> tuple[hlo.HloModule, list[np.ndarray]]:
-    m = load_model(name)
-    module = hlo.parse(re.sub(r"\bf32\b", "bf16", m.text), f"{name}-bf16")
-    ins = [a.astype(ml_dtypes.bfloat16) if a.dtype == np.float32 else a for a in m.inputs]
-    return module, ins
+    text, ins = bf16_copy(name)
+    return hlo.parse(text, f"{name}-bf16"), ins
 
 
 @pytest.mark.parametrize("name", MODELS)
