@@ -132,3 +132,45 @@ def test_test_modules_outside_packages_have_unique_basenames():
             continue
         assert path.name not in seen, f"{path} and {seen[path.name]} share a basename"
         seen[path.name] = path
+
+
+#: emulate's sub-rooms (docs/architecture.md): two executors over shared array algorithms, and the
+#: compiler driver above them. sub-room -> what it may import besides BASE and itself.
+EMULATE_SUBROOMS: dict[str, set[str]] = {
+    "shared": {"hlo", "kernel"},
+    "hlo": {"emulate.shared", "hlo", "kernel"},
+    "ir": {"emulate.shared", "ir", "hlo", "kernel"},
+    "pipeline": {"emulate.ir", "hlo", "lower", "passes", "frontend", "kernel", "ir"},
+}
+
+
+def emulate_modules():
+    for path in sorted((PKG / "emulate").rglob("*.py")):
+        rel = path.relative_to(PKG / "emulate").parts
+        if len(rel) > 1:
+            yield rel[0], path
+
+
+def test_emulate_has_only_its_sub_rooms():
+    found = {sub for sub, _ in emulate_modules()}
+    assert found == set(EMULATE_SUBROOMS), sorted(found ^ set(EMULATE_SUBROOMS))
+    loose = sorted(p.name for p in (PKG / "emulate").glob("*.py") if p.name != "__init__.py")
+    assert not loose, f"modules outside emulate's sub-rooms: {loose}"
+
+
+@pytest.mark.parametrize("sub,path", list(emulate_modules()), ids=lambda v: str(v))
+def test_emulate_sub_rooms_follow_their_arrows(sub, path):
+    used = set()
+    for mod in imported_modules(path):
+        parts = mod.split(".")
+        if len(parts) < 2 or parts[1] in BASE:
+            continue
+        if parts[1] == "emulate":
+            if len(parts) > 2 and parts[2] != sub:
+                used.add(f"emulate.{parts[2]}")
+            elif len(parts) == 2:
+                used.add("emulate")
+        else:
+            used.add(parts[1])
+    bad = used - EMULATE_SUBROOMS[sub]
+    assert not bad, f"{path.relative_to(PKG.parent)} (emulate.{sub}) imports {sorted(bad)}"

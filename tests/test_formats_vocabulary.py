@@ -11,7 +11,7 @@ import pytest
 
 import pyprecision as pp
 from pyprecision import hlo, ir
-from pyprecision.emulate import hlo_numeric
+from pyprecision.emulate.shared import numeric as hlo_numeric
 from pyprecision.errors import FormatError
 from pyprecision.hlo import PrimitiveType as P
 from pyprecision.io import SAFETENSORS_DTYPES, safetensors_name_of_format

@@ -5,15 +5,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the names __getattr__ provides, for type checkers
-    from pyprecision.emulate.hlo_limits import Limits
-    from pyprecision.emulate.hlo_pipeline import (
+    from pyprecision.emulate.hlo.limits import Limits
+    from pyprecision.emulate.ir.eval import run_ir
+    from pyprecision.emulate.pipeline.driver import (
         DEFAULT_HLO_PASSES,
         CompiledHlo,
         compile_hlo,
         relabelled_inputs,
         run_compiled,
     )
-    from pyprecision.emulate.ir_eval import run_ir
 
 __all__ = ["DEFAULT_HLO_PASSES", "CompiledHlo", "Limits", "compile_hlo", "relabelled_inputs",
            "run_compiled", "run_hlo", "run_ir"]
@@ -22,16 +22,16 @@ __all__ = ["DEFAULT_HLO_PASSES", "CompiledHlo", "Limits", "compile_hlo", "relabe
 def __getattr__(name: str) -> Any:
     # Lazy: importing the IR evaluator must not pull in the HLO layer and vice versa.
     if name == "run_ir":
-        from pyprecision.emulate.ir_eval import run_ir
+        from pyprecision.emulate.ir.eval import run_ir
 
         return run_ir
     if name in ("compile_hlo", "run_compiled", "DEFAULT_HLO_PASSES", "CompiledHlo",
                 "relabelled_inputs"):
-        from pyprecision.emulate import hlo_pipeline
+        from pyprecision.emulate.pipeline import driver as hlo_pipeline
 
         return getattr(hlo_pipeline, name)
     if name == "Limits":
-        from pyprecision.emulate.hlo_limits import Limits
+        from pyprecision.emulate.hlo.limits import Limits
 
         return Limits
     raise AttributeError(name)
@@ -48,9 +48,9 @@ def run_hlo(
     runs: HLO passes → lowering to the loop IR → AutoCast family → DTypeMutator → cast elimination
     → loop-IR emulation, for ``target`` (gen2/gen3/gen4)."""
     if config is None:
-        from pyprecision.emulate.hlo_eval import run_hlo as plain
+        from pyprecision.emulate.hlo.eval import run_hlo as plain
 
         return plain(module, args, limits)
-    from pyprecision.emulate.hlo_pipeline import run_hlo_pipeline
+    from pyprecision.emulate.pipeline.driver import run_hlo_pipeline
 
     return run_hlo_pipeline(module, args, config, target)

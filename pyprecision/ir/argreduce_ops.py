@@ -13,7 +13,7 @@ in index order from the init pair ``(a, ia)``, with ``(b, ib)`` the next element
 So a NaN wins over every number (the first NaN's index), equal values keep the lower index. The
 values are compared as they are in their own dtype (exact in any dtype); the index result is
 an integer that no pass casts. The fold itself is the HLO evaluator's reduce (``ev.num.
-arg_reduce``, :mod:`pyprecision.emulate.ir_reduce`)."""
+arg_reduce``, :mod:`pyprecision.emulate.ir.reduce`)."""
 
 from __future__ import annotations
 

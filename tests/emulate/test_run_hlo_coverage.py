@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from pyprecision import hlo
 from pyprecision.emulate import run_hlo
-from pyprecision.emulate.hlo_misc_ops import erf64
+from pyprecision.emulate.shared.misc_ops import erf64
 from pyprecision.errors import EmulationError
 
 SETTINGS = settings(max_examples=40, deadline=None, derandomize=True)

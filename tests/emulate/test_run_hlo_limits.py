@@ -9,7 +9,7 @@ import pytest
 
 from pyprecision import hlo
 from pyprecision.emulate import Limits, run_hlo
-from pyprecision.emulate.hlo_eval import Evaluator
+from pyprecision.emulate.hlo.eval import Evaluator
 from pyprecision.errors import EmulationError
 from pyprecision.tools.cli import main
 

@@ -11,7 +11,6 @@ from pyprecision.kernel import random_words
 from .conftest import FAST_ISAS, FORMATS, assert_same, streaming
 from .samples import f32_bits, f64_bits
 
-
 _M64 = (1 << 64) - 1
 
 

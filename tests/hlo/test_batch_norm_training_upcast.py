@@ -4,9 +4,9 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 import pytest
+from hlo_testdata import data_file
 
 from pyprecision import hlo
-from hlo_testdata import data_file
 
 BNT = data_file("jax-0.10.2", "bnt_bf16.hlo.txt")
 

@@ -6,9 +6,9 @@ import json
 import ml_dtypes
 import numpy as np
 import pytest
+from hlo_testdata import data_file
 
 from pyprecision.tools.cli import main
-from hlo_testdata import data_file
 
 
 def test_hlo_opt_without_passes_prints_back_unchanged(tmp_path, capsys) -> None:

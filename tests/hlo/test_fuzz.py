@@ -9,13 +9,13 @@ from __future__ import annotations
 import time
 
 import numpy as np
+from hlo_testdata import HERE
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pyprecision import hlo
 from pyprecision.emulate import Limits, run_hlo
 from pyprecision.errors import ParseError, PyPrecisionError
-from hlo_testdata import HERE
 
 SEEDS = sorted((HERE / "samples").glob("*.hlo.txt"))[:6] + sorted(
     (HERE.parent / "data" / "hlo-eval" / "jax-0.10.2").glob("*.hlo.txt"))[:30]

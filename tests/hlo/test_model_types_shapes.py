@@ -7,7 +7,8 @@ import sys
 import ml_dtypes
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from pyprecision import hlo
 from pyprecision.hlo import attrs as A

@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hlo_testdata import data_file
 
 import pyprecision
 from pyprecision import hlo
 from pyprecision.hlo.passes import NeuronIntMatmulDowncast
-from hlo_testdata import data_file
 
 SRC = """HloModule m, entry_computation_layout={(s8[2,3]{1,0}, s8[3,4]{1,0})->s32[2,4]{1,0}}
 

@@ -3,7 +3,8 @@ dot rewrite is exact below 2^24 and equals the cast core's int_dot beyond."""
 from __future__ import annotations
 
 import numpy as np
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import pyprecision
 from pyprecision import hlo

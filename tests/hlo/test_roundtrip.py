@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 import pytest
+from hlo_testdata import ALL_TEXTS, REAL_DATA, SAMPLES
 
 from pyprecision import hlo
-from hlo_testdata import ALL_TEXTS, REAL_DATA, SAMPLES
 
 
 def test_there_is_real_xla_data_and_samples() -> None:

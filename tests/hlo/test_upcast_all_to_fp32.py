@@ -2,12 +2,12 @@
 from __future__ import annotations
 
 import pytest
+from hlo_testdata import REAL_DATA, SAMPLES, data_file
 
 from pyprecision import hlo
 from pyprecision.hlo.passes.upcast_all_to_fp32 import CSWTCH_446, upcast_shape_to_fp32
 from pyprecision.hlo.shape import Layout, Shape
 from pyprecision.hlo.types import PrimitiveType as T
-from hlo_testdata import REAL_DATA, SAMPLES, data_file
 
 #: spec 004 "Net policy": codes upcast to F32.
 UPCAST = {0xA, 0xC, 0x10, 0x13, 0x14, 0x17, 0x18, 0x19, 0x1C, 0x1D, 0x20, 0x21}

@@ -164,6 +164,6 @@ def test_hlo_eval_module_lowers_and_equals_the_evaluator_or_is_one_located_error
         return
     got = emulate.run_hlo(module, ins, none)
     after = copy.deepcopy(module)  # the evaluator on the module after neuronx-cc's HLO passes
-    hlo.run_passes(after, list(emulate.hlo_pipeline.DEFAULT_HLO_PASSES))
+    hlo.run_passes(after, list(emulate.DEFAULT_HLO_PASSES))
     want = emulate.run_hlo(after, ins)
     assert all(bits_equal(g, w) for g, w in zip(got, want, strict=True))

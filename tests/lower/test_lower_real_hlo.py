@@ -29,7 +29,7 @@ NONE = frontend.parse_flags(["--auto-cast", "none"])
 
 def _after_default_passes(m: hlo.HloModule) -> hlo.HloModule:
     m = copy.deepcopy(m)
-    hlo.run_passes(m, list(emulate.hlo_pipeline.DEFAULT_HLO_PASSES))
+    hlo.run_passes(m, list(emulate.DEFAULT_HLO_PASSES))
     return m
 
 

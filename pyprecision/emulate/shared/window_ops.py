@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from pyprecision.emulate.hlo_conv import window_positions
+from pyprecision.emulate.shared.conv import window_positions
 from pyprecision.errors import EmulationError
 from pyprecision.hlo import WindowDim, parse_window
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from pyprecision.emulate.hlo_numeric import dtype_of, round_to
+from pyprecision.emulate.shared.numeric import dtype_of, round_to
 from pyprecision.errors import EmulationError
 
 Handler = Callable[[Any, list[Any]], np.ndarray]

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from pyprecision.emulate.hlo_numeric import compute_dtype, is_float_type, is_int_type, round_to
+from pyprecision.emulate.shared.numeric import compute_dtype, is_float_type, is_int_type, round_to
 from pyprecision.hlo import PrimitiveType
 
 P = PrimitiveType

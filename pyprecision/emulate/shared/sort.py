@@ -19,8 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from pyprecision.emulate.hlo_numeric import compute_dtype, is_float_type, is_int_type, widen
-from pyprecision.emulate.hlo_window_ops import Fold
+from pyprecision.emulate.shared.numeric import compute_dtype, is_float_type, is_int_type, widen
+from pyprecision.emulate.shared.window_ops import Fold
 from pyprecision.errors import EmulationError
 from pyprecision.hlo import PrimitiveType
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from pyprecision.emulate.hlo_window_ops import Fold, apply_in_order
+from pyprecision.emulate.shared.window_ops import Fold, apply_in_order
 from pyprecision.errors import EmulationError
 from pyprecision.hlo import GatherDims, ScatterDims, gather_dims, gather_output_dims, scatter_dims
 

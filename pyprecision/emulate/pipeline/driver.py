@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from pyprecision import hlo, lower
-from pyprecision.emulate.ir_eval import run_ir
+from pyprecision.emulate.ir.eval import run_ir
 from pyprecision.errors import EmulationError
 from pyprecision.frontend import PrecisionConfig
 from pyprecision.passes import Statistics, run_pipeline

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from pyprecision.emulate.hlo_window_ops import Fold, select_and_scatter_with
+from pyprecision.emulate.shared.window_ops import Fold, select_and_scatter_with
 from pyprecision.hlo import WindowDim
 
 __all__ = ["select_and_scatter"]

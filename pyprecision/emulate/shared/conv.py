@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from pyprecision.emulate.hlo_numeric import is_int_type, round_to, widen
+from pyprecision.emulate.shared.numeric import is_int_type, round_to, widen
 from pyprecision.errors import EmulationError
 from pyprecision.hlo import (
     PrimitiveType,

@@ -8,8 +8,8 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
-from pyprecision.emulate.hlo_misc_ops import leading_zeros_of, popcount_of, reduce_precision_bits
-from pyprecision.emulate.ir_numbers import round_to
+from pyprecision.emulate.ir.numbers import round_to
+from pyprecision.emulate.shared.misc_ops import leading_zeros_of, popcount_of, reduce_precision_bits
 from pyprecision.hlo import PrimitiveType
 
 __all__ = ["bit_count", "reduce_precision"]

@@ -11,9 +11,11 @@ from typing import Any
 
 import numpy as np
 
-from pyprecision.emulate import hlo_scatter, hlo_sort, hlo_window_ops
-from pyprecision.emulate.hlo_ops import ELEMENTWISE
-from pyprecision.emulate.hlo_window_ops import Fold
+from pyprecision.emulate.hlo.ops import ELEMENTWISE
+from pyprecision.emulate.shared import scatter as hlo_scatter
+from pyprecision.emulate.shared import sort as hlo_sort
+from pyprecision.emulate.shared import window_ops as hlo_window_ops
+from pyprecision.emulate.shared.window_ops import Fold
 from pyprecision.errors import EmulationError
 
 #: opcodes that only look at their operands elementwise (a reducer built from them can be

@@ -14,12 +14,12 @@ from typing import Any
 import numpy as np
 
 import pyprecision
-from pyprecision.emulate.ir_bits import bit_count, reduce_precision
-from pyprecision.emulate.ir_index import gather, scatter, sort_perm
-from pyprecision.emulate.ir_numbers import convert, from_storage, round_to, to_storage, view_bits
-from pyprecision.emulate.ir_ops import binary_values, int_unary, matmul_fp32, unary_float
-from pyprecision.emulate.ir_reduce import arg_reduce
-from pyprecision.emulate.ir_window import select_and_scatter
+from pyprecision.emulate.ir.bits import bit_count, reduce_precision
+from pyprecision.emulate.ir.index import gather, scatter, sort_perm
+from pyprecision.emulate.ir.numbers import convert, from_storage, round_to, to_storage, view_bits
+from pyprecision.emulate.ir.ops import binary_values, int_unary, matmul_fp32, unary_float
+from pyprecision.emulate.ir.reduce import arg_reduce
+from pyprecision.emulate.ir.window import select_and_scatter
 from pyprecision.errors import EmulationError
 from pyprecision.ir import (
     FLOAT_DTYPES,

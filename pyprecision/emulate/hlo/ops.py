@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from pyprecision.emulate.hlo_numeric import (
+from pyprecision.emulate.shared.numeric import (
     compute_dtype,
     int_bits,
     is_float_type,
@@ -239,7 +239,7 @@ def bitcast_convert(inst: Any, args: list[np.ndarray]) -> np.ndarray:
     """bitcast-convert: the same bits as another element type; to a narrower type the result
     gains a minor dimension (the pieces in memory order, least significant first on this
     little-endian layout, as XLA:CPU), to a wider one the operand's minor dimension is joined."""
-    from pyprecision.emulate.hlo_numeric import dtype_of
+    from pyprecision.emulate.shared.numeric import dtype_of
 
     (a,) = args
     dt = dtype_of(_et(inst))

@@ -8,9 +8,9 @@ from typing import Any
 
 import numpy as np
 
-from pyprecision.emulate.hlo_scatter import gather_with, scatter_with
-from pyprecision.emulate.hlo_sort import _descending, _permutation, order_key
-from pyprecision.emulate.hlo_window_ops import Fold
+from pyprecision.emulate.shared.scatter import gather_with, scatter_with
+from pyprecision.emulate.shared.sort import _descending, _permutation, order_key
+from pyprecision.emulate.shared.window_ops import Fold
 from pyprecision.hlo import GatherDims, PrimitiveType, ScatterDims, gather_output_dims
 
 __all__ = ["gather", "scatter", "sort_perm"]

@@ -109,7 +109,7 @@ class Budget:
 
 def shape_bytes(shape: object) -> int:
     """Bytes of a value of ``shape`` (tuples summed; sub-byte types one byte per element)."""
-    from pyprecision.emulate.hlo_numeric import dtype_of
+    from pyprecision.emulate.shared.numeric import dtype_of
 
     total = 0
     stack = [shape]

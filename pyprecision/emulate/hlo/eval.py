@@ -14,22 +14,22 @@ from typing import Any, Union
 
 import numpy as np
 
-from pyprecision.emulate import hlo_dot
-from pyprecision.emulate.hlo_conv import convolution
-from pyprecision.emulate.hlo_eval_calls import VECTORIZABLE, CallingOps
-from pyprecision.emulate.hlo_limits import (
+from pyprecision.emulate.hlo import dot as hlo_dot
+from pyprecision.emulate.hlo.eval_calls import VECTORIZABLE, CallingOps
+from pyprecision.emulate.hlo.limits import (
     MAX_WHILE_ITERATIONS,
     Budget,
     Limits,
     TimeBudgetExceeded,
     shape_bytes,
 )
-from pyprecision.emulate.hlo_misc_ops import MISC_OPS
-from pyprecision.emulate.hlo_numeric import check_value, dtype_of
-from pyprecision.emulate.hlo_ops import ELEMENTWISE
-from pyprecision.emulate.hlo_reduce import fast_fold, fold_steps, reduce_layout
-from pyprecision.emulate.hlo_shape_ops import SHAPE_OPS
-from pyprecision.emulate.hlo_sort import topk_op
+from pyprecision.emulate.hlo.ops import ELEMENTWISE
+from pyprecision.emulate.hlo.shape_ops import SHAPE_OPS
+from pyprecision.emulate.shared.conv import convolution
+from pyprecision.emulate.shared.misc_ops import MISC_OPS
+from pyprecision.emulate.shared.numeric import check_value, dtype_of
+from pyprecision.emulate.shared.reduce import fast_fold, fold_steps, reduce_layout
+from pyprecision.emulate.shared.sort import topk_op
 from pyprecision.errors import EmulationError
 
 Value = Union[np.ndarray, tuple]  # noqa: UP007 -- an array, or a tuple of Values

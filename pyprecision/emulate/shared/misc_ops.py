@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from pyprecision.emulate.hlo_numeric import int_bits, is_float_type, round_to, widen
+from pyprecision.emulate.shared.numeric import int_bits, is_float_type, round_to, widen
 from pyprecision.errors import EmulationError
 from pyprecision.hlo import PrimitiveType
 
@@ -141,7 +141,7 @@ IDENTITY_TARGETS = ("Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape",
 def custom_call(inst: Any, args: list[Any]) -> Any:
     """The custom-call targets XLA:CPU emits for common JAX code (docs/hlo.md lists them); any
     other target is one error naming it."""
-    from pyprecision.emulate.hlo_sort import topk
+    from pyprecision.emulate.shared.sort import topk
 
     target = inst.attr_str("custom_call_target")
     why = "unknown target"
@@ -159,7 +159,7 @@ def custom_call(inst: Any, args: list[Any]) -> Any:
 
 def _rng_bit_generator(inst: Any, args: list[Any]) -> Any:
     """rng-bit-generator (hlo_rng)."""
-    from pyprecision.emulate.hlo_rng import rng_bit_generator
+    from pyprecision.emulate.shared.rng import rng_bit_generator
 
     return rng_bit_generator(inst, args)
 

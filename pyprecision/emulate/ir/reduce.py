@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pyprecision.emulate.hlo_reduce import fold_steps, reduce_layout
+from pyprecision.emulate.shared.reduce import fold_steps, reduce_layout
 
 __all__ = ["arg_reduce", "arg_step"]
 
