@@ -15,7 +15,10 @@ ESTIMATE_NOTE = ("cost: an estimate of device time from public peak figures (PE 
 
 
 def _us(seconds: float) -> str:
-    return f"{seconds * 1e6:.3f} us"
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
+        if seconds >= scale:
+            return f"{seconds / scale:.3f} {unit}"
+    return f"{seconds * 1e9:.3f} ns"
 
 
 def _err(x: float) -> str:
