@@ -56,9 +56,24 @@ def _rel(x: np.ndarray, r: np.ndarray) -> float | None:
     return 0.0 if num == 0 else (num / den if den > 0 else None)
 
 
-def _operand_paths(path: str, inst: Any) -> list[str]:
+def _operand_paths(path: str, inst: Any, by_path: dict[str, Any]) -> list[str]:
+    """The paths of the ops whose values ``inst`` reads: a parameter of a called computation
+    (``call.2/x``) stands for the caller's operand it binds (followed up through nested calls)."""
     head = path.rsplit("/", 1)[0] + "/" if "/" in path else ""
-    return [head + op.name for op in inst.operands]
+    return [_source(head + op.name, op, by_path) for op in inst.operands]
+
+
+def _source(path: str, op: Any, by_path: dict[str, Any]) -> str:
+    while op.opcode == "parameter" and "/" in path:
+        caller_path = path.rsplit("/", 1)[0]
+        caller = by_path.get(caller_path)
+        n = op.parameter_number
+        if caller is None or n is None or n >= len(caller.operands):
+            break
+        op = caller.operands[n]
+        head = caller_path.rsplit("/", 1)[0] + "/" if "/" in caller_path else ""
+        path = head + op.name
+    return path
 
 
 def attribute(baseline: CompiledHlo, rec: CompiledHlo, args: list[np.ndarray],
@@ -70,6 +85,7 @@ def attribute(baseline: CompiledHlo, rec: CompiledHlo, args: list[np.ndarray],
     run_compiled(rec, args, ta)
     vb, va = _values(baseline, tb), _values(rec, ta)
     errors: dict[str, float] = {}
+    by_path = dict(rec.lowered.rows)
     rows = []
     for path, hinst in rec.lowered.rows:
         if path not in va or path not in vb or not va[path][0].dtype.is_float:
@@ -78,7 +94,7 @@ def attribute(baseline: CompiledHlo, rec: CompiledHlo, args: list[np.ndarray],
         if e is None:
             continue
         errors[path] = e
-        before = max((errors.get(p, 0.0) for p in _operand_paths(path, hinst)), default=0.0)
+        before = max((errors.get(p, 0.0) for p in _operand_paths(path, hinst, by_path)), default=0.0)
         rows.append(OpShare(path, hinst.opcode, va[path][0].dtype.name, e, max(0.0, e - before)))
     rows.sort(key=lambda r: (-r.added, -r.error, r.path))
     return [r for r in rows[:top] if r.added > 0]
