@@ -1,5 +1,5 @@
 """Per-op attribution under the recommendation: both programs run once more with a trace, and each
-HLO op is charged the error its own output adds, measured (decision T4): the rel-l2 of its output
+HLO op is charged the error its own output adds, measured (decision TU4): the rel-l2 of its output
 against the same op's under ``--auto-cast none``, less the worst of its operands' errors."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """An estimate of device time from the lowered program, per hardware generation: each PE matmul's
 multiply-adds over the target's peak for its operand dtype, every other instruction's bytes (read
 and written) over the device-memory bandwidth, the casts the passes inserted among them. It is an
-estimate from public peak figures, not a measurement (decision T3; sources in
+estimate from public peak figures, not a measurement (decision TU3; sources in
 docs/decisions/tune.md)."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The error of a flag set: one metric of every output against the ``--auto-cast none`` emulation,
-the worst output counting (decision T2)."""
+the worst output counting (docs/tune.md; NaN and infinity: decision TU5)."""
 
 from __future__ import annotations
 

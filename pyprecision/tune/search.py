@@ -76,7 +76,7 @@ class TuneResult:
         """The JSON document of ``tune --json``."""
         rec = self.recommended
         return {
-            "metric": self.metric, "budget": self.budget, "target": self.target,
+            "metric": self.metric, "budget": _num(self.budget), "target": self.target,
             "estimate": "cost is an estimate from public peak figures, not a measurement",
             "recommended": {"flags": rec.flags.cli, "argv": list(rec.flags.argv),
                             "error": _num(rec.error), "cost": rec.cost.total_s,
@@ -146,7 +146,7 @@ def _space(m: Any) -> tuple[list[FlagSet], list[str]]:
     """The flag sets worth compiling and why axes were left at their default: mixed-precision
     accumulation and saturate-infinity act in the lowering only (the precision passes never read
     them), so a lowering that prints the same with and without one proves it changes nothing;
-    the fp8e4m3fn flag relabels float8e4m3fn values only (decision T1)."""
+    the fp8e4m3fn flag relabels float8e4m3fn values only (decision TU1)."""
     base = _lowered_text(m, [])
     acc = _lowered_text(m, [ACCUMULATION_FLAG]) != base
     sat = _lowered_text(m, [SATURATE_FLAG]) != base

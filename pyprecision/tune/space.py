@@ -1,6 +1,6 @@
 """The search space of ``tune``: every neuronx-cc flag the frontend knows that changes numerics, in
 the spelling a user pastes into ``NEURON_CC_FLAGS``, valid combinations only (each is parsed by
-``frontend.parse_flags``), one flag set per distinct effect (decision T1).
+``frontend.parse_flags``), one flag set per distinct effect (decision TU1).
 
 Axes: the precision mode (``--auto-cast`` × ``--auto-cast-type``, and ``--fast-math
 fp32-cast-matmult`` for the one mode no pair reaches) × the relayout token × mixed-precision
@@ -92,7 +92,7 @@ def flag_sets(*, accumulation: bool = True, saturate: bool = True, fp8: bool = T
               modes: tuple[str, ...] | None = None) -> list[FlagSet]:  # fmt: skip
     """Every valid flag set of the space, ``--auto-cast none`` first. An axis turned off
     (``accumulation``/``saturate``/``fp8`` False) stays at its default: the caller has measured
-    that it does not change the program (decision T1). Mode ``none`` takes no relayout token
+    that it does not change the program (decision TU1). Mode ``none`` takes no relayout token
     (its transposes stay fp32 whatever the token: ``Target.get_matmult_operand_type``); of flag
     sets with one :attr:`FlagSet.effect`, the first (the shortest) is kept."""
     out: list[FlagSet] = []

@@ -16,8 +16,16 @@ from hypothesis.extra import numpy as hnp
 from pyprecision import hlo
 from pyprecision.emulate import compile_hlo
 from pyprecision.frontend import FP32_CAST_MODES, config_to_argv, parse_flags
-from pyprecision.tune import (COST_TABLE, METRICS, TuneError, error_of, estimate_cost, flag_sets,
-                              load_cost_table, tune)  # fmt: skip
+from pyprecision.tune import (
+    COST_TABLE,
+    METRICS,
+    TuneError,
+    error_of,
+    estimate_cost,
+    flag_sets,
+    load_cost_table,
+    tune,
+)
 
 PKG = Path(__file__).resolve().parents[2] / "pyprecision"
 MLP = (Path(__file__).resolve().parents[1] / "data" / "models" / "jax-0.10.2" / "mlp_param.hlo.txt")
