@@ -195,22 +195,23 @@ def tune(
     m = copy.deepcopy(module)
     hlo.run_passes(m, list(DEFAULT_HLO_PASSES))  # once for every flag set
     sets, notes = _space(m)
-    groups: dict[str, list[tuple[FlagSet, CompiledHlo]]] = {}
+    # printed IR -> (the program, the flag sets that compile to it); only the first compiled
+    # program of a group is kept (the others print the same)
+    groups: dict[str, tuple[CompiledHlo, list[FlagSet]]] = {}
     for fs in _progress(sets, len(sets), "compile", progress):
         c = _compile(m, fs.config, target)
-        groups.setdefault(ir.print_module(c.lowered.module), []).append((fs, c))
-    for members in groups.values():  # a missing PE dtype fails before anything is emulated
-        estimate_cost(members[0][1].lowered.function, target, table)
+        groups.setdefault(ir.print_module(c.lowered.module), (c, []))[1].append(fs)
+    for c, _ in groups.values():  # a missing PE dtype fails before anything is emulated
+        estimate_cost(c.lowered.function, target, table)
     ref: list[np.ndarray] | None = None
     trials = []
-    for members in _progress(list(groups.values()), len(groups), "emulate", progress):
-        rep = min(members, key=lambda fc: len(fc[0].argv))  # stable: the first of the shortest
-        outs = run_compiled(rep[1], args)
+    for c, members in _progress(list(groups.values()), len(groups), "emulate", progress):
+        rep = min(members, key=lambda f: len(f.argv))  # stable: the first of the shortest
+        outs = run_compiled(c, args)
         if ref is None:  # the first group holds --auto-cast none
             ref = outs
-        trials.append(Trial(rep[0], [f for f, _ in members if f is not rep[0]],
-                            error_of(metric, outs, ref), estimate_cost(rep[1].lowered.function,
-                                                                       target, table), rep[1]))
+        trials.append(Trial(rep, [f for f in members if f is not rep], error_of(metric, outs, ref),
+                            estimate_cost(c.lowered.function, target, table), c))
     baseline = trials[0]
     ok = [t for t in trials if t.error <= budget]
     rec = min(ok, key=lambda t: (t.cost.total_s, t.error, len(t.flags.argv)))
