@@ -64,8 +64,10 @@ class TuneResult:
 
     @property
     def budget_met(self) -> bool:
-        """Whether a flag set other than ``--auto-cast none``'s program meets the budget."""
-        return self.recommended is not self.baseline
+        """Whether a program that narrows (another than ``--auto-cast none``'s, in a mode other
+        than none) meets the budget."""
+        return any(t.error <= self.budget and t.flags.mode != "none"
+                   for t in self.trials if t is not self.baseline)  # fmt: skip
 
     @property
     def validation_exceeds(self) -> bool:
@@ -217,9 +219,15 @@ def tune(
     rec = min(ok, key=lambda t: (t.cost.total_s, t.error, len(t.flags.argv)))
     result = TuneResult(float(budget), metric, target, baseline, rec, pareto(trials), trials,
                         len(sets), notes=notes)  # fmt: skip
-    if rec is baseline:
+    if rec is baseline and not result.budget_met:
+        same = [a for a in baseline.aliases if a.mode != "none"]
+        also = (f" ({len(same)} narrowing flag sets compile to --auto-cast none's program)"
+                if same else "")  # fmt: skip
         result.notes.append(f"no flag set that narrows meets budget {budget:g} ({metric}); "
-                            "recommending --auto-cast none")  # fmt: skip
+                            f"recommending --auto-cast none{also}")  # fmt: skip
+    elif rec is baseline:
+        result.notes.append(f"the flag sets within budget {budget:g} ({metric}) cost no less "
+                            "than --auto-cast none; recommending it")  # fmt: skip
     elif attribution > 0:
         result.attribution = attribute(baseline.compiled, rec.compiled, args, attribution)
     if held_out is not None:

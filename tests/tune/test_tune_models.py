@@ -108,6 +108,14 @@ def test_an_unmeetable_budget_recommends_none_and_says_so():
     assert any("recommending --auto-cast none" in n for n in r.notes)
 
 
+def test_a_model_already_narrow_keeps_none_and_says_why():
+    m = load_model("bf16_mlp")  # all bf16 already: only saturate-infinity changes the program
+    r = tune(hlo.parse(m.text), m.inputs, 1.0, attribution=0)
+    assert r.recommended is r.baseline and not r.budget_met
+    assert {t.flags.mode for t in r.trials} == {"none"}
+    assert any("narrowing flag sets compile to --auto-cast none's program" in n for n in r.notes)
+
+
 def test_top1_on_the_classifier_keeps_the_predictions():
     module, args = _model("mlp_classifier", "jax-0.10.2")
     r = _tune("mlp_classifier", "jax-0.10.2", 0.0, "top1")

@@ -137,3 +137,16 @@ def test_bad_options_are_tune_errors(kw, match):
     opts = {"budget": 0.1, **kw}
     with pytest.raises(TuneError, match=match):
         tune(module, [], **opts)
+
+
+def test_none_recommended_when_what_meets_the_budget_costs_more():
+    """A table where every narrow PE dtype is slow: the narrowing sets meet a loose budget but
+    none is cheaper than --auto-cast none, and the note says that, not that none met the budget."""
+    module = hlo.parse(MLP.read_text())
+    slow = {"float32": 47.5, **dict.fromkeys(("float32r", "bfloat16", "float16", "float8e4"), 1e-6)}
+    table = {"gen2": {"peak_tflops": slow, "memory_gbps": 820.0}}
+    with np.load(MLP.with_suffix("").with_suffix(".npz")) as z:
+        args = [z[f"in{i}"] for i in range(7)]
+    r = tune(module, args, 1.0, cost_table=table, attribution=0)
+    assert r.recommended is r.baseline and r.budget_met
+    assert any("cost no less than --auto-cast none" in n for n in r.notes)
