@@ -150,3 +150,14 @@ def test_none_recommended_when_what_meets_the_budget_costs_more():
     r = tune(module, args, 1.0, cost_table=table, attribution=0)
     assert r.recommended is r.baseline and r.budget_met
     assert any("cost no less than --auto-cast none" in n for n in r.notes)
+
+
+def test_progress_bars_on_request(capsys):
+    module = hlo.parse(MLP.read_text())
+    with np.load(MLP.with_suffix("").with_suffix(".npz")) as z:
+        args = [z[f"in{i}"] for i in range(7)]
+    tune(module, args, 0.1, attribution=0, progress=True)
+    err = capsys.readouterr().err
+    assert "compile" in err and "emulate" in err
+    tune(module, args, 0.1, attribution=0, progress=False)
+    assert capsys.readouterr().err == ""
