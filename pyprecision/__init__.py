@@ -55,6 +55,7 @@ if TYPE_CHECKING:  # the names __getattr__ provides, for type checkers
         quantize,
         reinterpret,
     )
+    from pyprecision.tune import tune
 
 __version__ = "0.1.0"
 
@@ -63,7 +64,7 @@ __all__ = [
     "encode", "decode", "cast", "quantize", "reinterpret", "ReinterpretReport",
     "float_to_int", "int_dot", "IntDotReport",
     "PyPrecisionError", "FormatError", "CastError", "FlagError", "ParseError", "VerifyError", "PassError",
-    "EmulationError", "DumpError",
+    "EmulationError", "DumpError", "tune",
 ]
 
 #: Top-level names defined elsewhere, by the module that defines them.
@@ -71,10 +72,11 @@ _LAZY_NAMES = {
     **dict.fromkeys(("Format", "format", "formats"), "pyprecision.formats"),
     **dict.fromkeys(("encode", "decode", "cast", "quantize", "reinterpret", "ReinterpretReport",
                      "float_to_int", "int_dot", "IntDotReport"), "pyprecision.kernel"),
+    "tune": "pyprecision.tune",  # the function; the room stays sys.modules["pyprecision.tune"]
 }
 #: The rooms, each a subpackage loaded when first named.
 _ROOMS = ("emulate", "explain", "frontend", "hlo", "io", "ir", "kernel", "lower", "passes",
-          "reencode", "testing", "tools", "verify")
+          "reencode", "testing", "tools", "tune", "verify")
 
 
 def __getattr__(name: str) -> Any:

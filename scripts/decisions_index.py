@@ -28,6 +28,7 @@ AREAS = [
     ("distributed.md", "Distributed re-encode, many-dump verify", "issue 15"),
     ("numerics.md", "One vocabulary and one numerics module", "issue 10"),
     ("torch.md", "PyTorch tensors and state dicts", "issue 14"),
+    ("tune.md", "tune: the cheapest flags within an error budget", "issue 26"),
 ]
 
 HEADING = re.compile(r"^##\s+(.*\S)\s*$")

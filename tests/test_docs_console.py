@@ -34,7 +34,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
-PAGES = ("index.md", "commands.md", "verify.md", "explain.md")
+PAGES = ("index.md", "commands.md", "verify.md", "explain.md", "tune.md")
 
 WRAPPER = f"""#!{sys.executable}
 import sys

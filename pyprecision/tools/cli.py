@@ -28,6 +28,7 @@ COMMAND_MODULES = (
     "opt_cmd",
     "flags_cmd",
     "hlo_cmd",
+    "tune_cmd",
 )
 
 #: The light declarations: module -> ((command, help line), ...) as its ``register`` adds them
@@ -47,6 +48,7 @@ COMMANDS: dict[str, tuple[tuple[str, str], ...]] = {
                             "configuration"),),
     "hlo_cmd": (("hlo-opt", "run spec-004 HLO passes on an HLO text module"),
                 ("hlo-run", "evaluate an HLO module on inputs from an .npz")),
+    "tune_cmd": (("tune", "the cheapest neuronx-cc precision flags within an error budget"),),
 }
 
 

@@ -1,0 +1,246 @@
+"""The search: every flag set of the space compiled once on the HLO after its passes, flag sets whose
+passes print the same loop IR emulated once, each scored by its error against ``--auto-cast none``
+and by its estimated cost; the recommendation is the cheapest set within the budget."""
+
+from __future__ import annotations
+
+import copy
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from pyprecision import hlo, ir, lower
+from pyprecision.emulate import DEFAULT_HLO_PASSES, CompiledHlo, run_compiled
+from pyprecision.frontend import PrecisionConfig, parse_flags
+from pyprecision.passes import run_pipeline
+from pyprecision.tune.attribution import OpShare, attribute
+from pyprecision.tune.cost import COST_TABLE, Cost, estimate_cost
+from pyprecision.tune.errors import TuneError
+from pyprecision.tune.metrics import METRICS, error_of
+from pyprecision.tune.space import ACCUMULATION_FLAG, SATURATE_FLAG, FlagSet, flag_sets
+
+__all__ = ["Trial", "TuneResult", "check_arguments", "tune"]
+
+TARGETS = ("gen2", "gen3", "gen4")
+
+
+@dataclass
+class Trial:
+    """One distinct program: the flag set shown for it (the shortest of those that print the same
+    IR), the others (``aliases``), its error and its estimated cost."""
+
+    flags: FlagSet
+    aliases: list[FlagSet]
+    error: float
+    cost: Cost
+    compiled: CompiledHlo = field(repr=False)
+
+    def to_json(self) -> dict[str, Any]:
+        """``flags`` (one CLI line), ``error``, ``cost`` (seconds), ``aliases``."""
+        return {"flags": self.flags.cli, "error": _num(self.error), "cost": self.cost.total_s,
+                "cost_detail": self.cost.to_json(), "aliases": [a.cli for a in self.aliases]}
+
+
+@dataclass
+class TuneResult:
+    """What ``tune`` found: the recommended trial, the baseline (``--auto-cast none``), the Pareto
+    frontier of (cost, error), every trial, the ops adding most error under the recommendation and
+    (with held-out inputs) the recommendation's error there."""
+
+    budget: float
+    metric: str
+    target: str
+    baseline: Trial
+    recommended: Trial
+    frontier: list[Trial]
+    trials: list[Trial]
+    sets_tried: int
+    attribution: list[OpShare] = field(default_factory=list)
+    validation_error: float | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def budget_met(self) -> bool:
+        """Whether a program that narrows (another than ``--auto-cast none``'s, in a mode other
+        than none) meets the budget."""
+        return any(t.error <= self.budget and t.flags.mode != "none"
+                   for t in self.trials if t is not self.baseline)  # fmt: skip
+
+    @property
+    def validation_exceeds(self) -> bool:
+        """The held-out error is above the budget."""
+        return self.validation_error is not None and not self.validation_error <= self.budget
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON document of ``tune --json``."""
+        rec = self.recommended
+        return {
+            "metric": self.metric, "budget": _num(self.budget), "target": self.target,
+            "estimate": "cost is an estimate from public peak figures, not a measurement",
+            "recommended": {"flags": rec.flags.cli, "argv": list(rec.flags.argv),
+                            "error": _num(rec.error), "cost": rec.cost.total_s,
+                            "budget_met": self.budget_met},  # fmt: skip
+            "baseline": {"flags": self.baseline.flags.cli, "error": _num(self.baseline.error),
+                         "cost": self.baseline.cost.total_s},  # fmt: skip
+            "frontier": [t.to_json() for t in self.frontier],
+            "trials": [t.to_json() for t in self.trials],
+            "sets_tried": self.sets_tried, "programs_emulated": len(self.trials),
+            "attribution": [a.to_json() for a in self.attribution],
+            "validation": None if self.validation_error is None else {
+                "error": _num(self.validation_error), "exceeds_budget": self.validation_exceeds},
+            "notes": list(self.notes),
+        }  # fmt: skip
+
+
+def _num(x: float) -> float | str:
+    return x if math.isfinite(x) else ("inf" if x > 0 else "nan")
+
+
+def check_arguments(module: Any, args: Sequence[Any], what: str = "inputs") -> list[np.ndarray]:
+    """``args`` against the ENTRY parameters: their count, shapes and dtypes; one TuneError line
+    naming the first that differs."""
+    params = sorted(module.entry.parameters, key=lambda p: p.parameter_number or 0)
+    if len(args) != len(params):
+        raise TuneError(f"{what}: {len(args)} array(s) for {len(params)} parameter(s) of "
+                        f"ENTRY {module.entry.name}")  # fmt: skip
+    out = []
+    for p, a in zip(params, args, strict=True):
+        if p.shape.is_tuple:
+            raise TuneError(f"{what}: parameter {p.parameter_number} '{p.name}' is a tuple; tune "
+                            "takes array parameters")  # fmt: skip
+        arr = np.asarray(a)
+        want = np.dtype(hlo.numpy_dtype(p.shape.element_type))
+        dims = tuple(int(d) for d in p.shape.dimensions)
+        if tuple(arr.shape) != dims or arr.dtype != want:
+            raise TuneError(f"{what}: parameter {p.parameter_number} '{p.name}' is {want}"
+                            f"{list(dims)}, got {arr.dtype}{list(arr.shape)}")  # fmt: skip
+        out.append(arr)
+    return out
+
+
+def _check_options(budget: float, metric: str, target: str) -> None:
+    if isinstance(budget, bool) or not isinstance(budget, (int, float)) or math.isnan(budget) \
+            or budget < 0:
+        raise TuneError(f"budget must be a number ≥ 0, not {budget!r}")
+    if metric not in METRICS:
+        raise TuneError(f"unknown metric {metric!r} (choose from {', '.join(METRICS)})")
+    if target not in TARGETS:
+        raise TuneError(f"unknown target {target!r} (choose from {', '.join(TARGETS)})")
+
+
+def _lowered_text(m: Any, argv: list[str]) -> str:
+    return ir.print_module(lower.lower(m, config=parse_flags(argv)).module)
+
+
+def _compile(m: Any, config: PrecisionConfig, target: str) -> CompiledHlo:
+    """``compile_hlo(m, config, target, hlo_passes=())`` without its per-call copy of the HLO
+    module: ``m`` is tune's own copy, its HLO passes already run, and the lowering only reads it
+    (tests/tune check the shared result against a fresh ``run_hlo`` bit for bit)."""
+    lowered = lower.lower(m, config=config)
+    stats = run_pipeline(lowered.module, config, target)
+    return CompiledHlo(m, lowered, stats, config, target)
+
+
+def _space(m: Any) -> tuple[list[FlagSet], list[str]]:
+    """The flag sets worth compiling and why axes were left at their default: mixed-precision
+    accumulation and saturate-infinity act in the lowering only (the precision passes never read
+    them), so a lowering that prints the same with and without one proves it changes nothing;
+    the fp8e4m3fn flag relabels float8e4m3fn values only (decision TU1)."""
+    base = _lowered_text(m, [])
+    acc = _lowered_text(m, [ACCUMULATION_FLAG]) != base
+    sat = _lowered_text(m, [SATURATE_FLAG]) != base
+    fp8 = "float8e4m3fn" in base
+    notes = [f"{flag}: the lowering is the same with and without it, not searched"
+             for flag, used in ((ACCUMULATION_FLAG, acc), (SATURATE_FLAG, sat)) if not used]
+    if not fp8:
+        notes.append("--experimental-unsafe-fp8e4m3fn-as-fp8e4m3: no float8e4m3fn value, not "
+                     "searched")  # fmt: skip
+    return flag_sets(accumulation=acc, saturate=sat, fp8=fp8), notes
+
+
+def _progress(items: Iterable[Any], total: int, desc: str, enabled: bool | None) -> Iterable[Any]:
+    if enabled is False:
+        return items
+    from tqdm import tqdm  # type: ignore[import-untyped]
+
+    return tqdm(items, total=total, desc=desc, disable=None if enabled is None else not enabled,
+                leave=False, unit="set")  # fmt: skip
+
+
+def tune(
+    module: Any,
+    args: Sequence[Any],
+    budget: float = 1e-2,
+    metric: str = "rel-l2",
+    target: str = "gen2",
+    *,
+    cost_table: dict[str, dict[str, Any]] | None = None,
+    validate: Sequence[Any] | None = None,
+    attribution: int = 5,
+    progress: bool | None = False,
+) -> TuneResult:
+    """The cheapest neuronx-cc flags whose outputs stay within ``budget`` of ``--auto-cast none``'s
+    on ``args`` (the ENTRY parameters in order) under ``metric`` (rel-l2, max-abs, ulp, top1; the
+    worst output counts), costed on ``target`` with ``cost_table`` (default :data:`COST_TABLE`:
+    an estimate, not a measurement). ``module``: an HLO module or its text. ``validate``: held-out
+    arguments the recommendation is re-measured on. ``progress``: a tqdm bar (None: on a
+    terminal). Bad input is a TuneError."""
+    _check_options(budget, metric, target)
+    if isinstance(module, str):
+        module = hlo.parse(module)
+    args = check_arguments(module, args)
+    held_out = None if validate is None else check_arguments(module, validate, "validate inputs")
+    table = COST_TABLE if cost_table is None else cost_table
+    m = copy.deepcopy(module)
+    hlo.run_passes(m, list(DEFAULT_HLO_PASSES))  # once for every flag set
+    sets, notes = _space(m)
+    # printed IR -> (the program, the flag sets that compile to it); only the first compiled
+    # program of a group is kept (the others print the same)
+    groups: dict[str, tuple[CompiledHlo, list[FlagSet]]] = {}
+    for fs in _progress(sets, len(sets), "compile", progress):
+        c = _compile(m, fs.config, target)
+        groups.setdefault(ir.print_module(c.lowered.module), (c, []))[1].append(fs)
+    for c, _ in groups.values():  # a missing PE dtype fails before anything is emulated
+        estimate_cost(c.lowered.function, target, table)
+    ref: list[np.ndarray] | None = None
+    trials = []
+    for c, members in _progress(list(groups.values()), len(groups), "emulate", progress):
+        rep = min(members, key=lambda f: len(f.argv))  # stable: the first of the shortest
+        outs = run_compiled(c, args)
+        if ref is None:  # the first group holds --auto-cast none
+            ref = outs
+        trials.append(Trial(rep, [f for f in members if f is not rep], error_of(metric, outs, ref),
+                            estimate_cost(c.lowered.function, target, table), c))
+    baseline = trials[0]
+    ok = [t for t in trials if t.error <= budget]
+    rec = min(ok, key=lambda t: (t.cost.total_s, t.error, len(t.flags.argv)))
+    result = TuneResult(float(budget), metric, target, baseline, rec, pareto(trials), trials,
+                        len(sets), notes=notes)  # fmt: skip
+    if rec is baseline and not result.budget_met:
+        same = [a for a in baseline.aliases if a.mode != "none"]
+        also = (f" ({len(same)} narrowing flag sets compile to --auto-cast none's program)"
+                if same else "")  # fmt: skip
+        result.notes.append(f"no flag set that narrows meets budget {budget:g} ({metric}); "
+                            f"recommending --auto-cast none{also}")  # fmt: skip
+    elif rec is baseline:
+        result.notes.append(f"the flag sets within budget {budget:g} ({metric}) cost no less "
+                            "than --auto-cast none; recommending it")  # fmt: skip
+    elif attribution > 0:
+        result.attribution = attribute(baseline.compiled, rec.compiled, args, attribution)
+    if held_out is not None:
+        result.validation_error = error_of(metric, run_compiled(rec.compiled, held_out),
+                                           run_compiled(baseline.compiled, held_out))
+    return result
+
+
+def pareto(trials: Sequence[Trial]) -> list[Trial]:
+    """The trials no other trial beats on both cost and error (and ties on neither), cheapest
+    first."""
+    front: list[Trial] = []
+    for t in sorted(trials, key=lambda t: (t.cost.total_s, t.error, len(t.flags.argv))):
+        if not front or t.error < front[-1].error:  # equal cost: the first has the lower error
+            front.append(t)
+    return front

@@ -1,0 +1,110 @@
+"""The search space of ``tune``: every neuronx-cc flag the frontend knows that changes numerics, in
+the spelling a user pastes into ``NEURON_CC_FLAGS``, valid combinations only (each is parsed by
+``frontend.parse_flags``), one flag set per distinct effect (decision TU1).
+
+Axes: the precision mode (``--auto-cast`` × ``--auto-cast-type``, and ``--fast-math
+fp32-cast-matmult`` for the one mode no pair reaches) × the relayout token × mixed-precision
+accumulation × saturate-infinity × fp8e4m3fn-as-fp8e4m3."""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+
+from pyprecision.frontend import MODE_TABLE, PrecisionConfig, parse_flags
+from pyprecision.passes import Target
+
+__all__ = ["FlagSet", "MODE_FLAGS", "RELAYOUT_FLAGS", "flag_sets"]
+
+#: each precision mode once, in the user's spelling (tf32 is fp32r). Two modes have no
+#: ``--auto-cast`` pair and are reached through ``--fast-math``: ``matmult`` (bf16 matmuls, fp16
+#: transposes) and ``all-fp32r`` (``all`` + ``tf32`` is downgraded to ``matmult`` + ``tf32``)
+MODE_FLAGS: dict[str, tuple[str, ...]] = {
+    "none": ("--auto-cast", "none"),
+    "matmult-bf16": ("--auto-cast", "matmult", "--auto-cast-type", "bf16"),
+    "matmult-fp16": ("--auto-cast", "matmult", "--auto-cast-type", "fp16"),
+    "matmult-fp32r": ("--auto-cast", "matmult", "--auto-cast-type", "tf32"),
+    "matmult-fp8e4": ("--auto-cast", "matmult", "--auto-cast-type", "fp8_e4m3"),
+    "matmult": ("--fast-math", "fp32-cast-matmult"),
+    "all": ("--auto-cast", "all", "--auto-cast-type", "bf16"),
+    "experimental-all-fp16": ("--auto-cast", "all", "--auto-cast-type", "fp16"),
+    "all-fp8e4": ("--auto-cast", "all", "--auto-cast-type", "fp8_e4m3"),
+    "all-fp32r": ("--fast-math", "fp32-cast-all-fp32r"),
+}
+#: the relayout tokens by effect: the mode's own transpose dtype (no token), fp32 (lossless),
+#: fp32r, fp8e4 (``fast-relayout`` and ``fast-relayout-fp32`` repeat two of these)
+RELAYOUT_FLAGS: tuple[str | None, ...] = (None, "no-fast-relayout", "fast-relayout-fp32r",
+                                          "fast-relayout-fp8e4")  # fmt: skip
+ACCUMULATION_FLAG = "--disable-mixed-precision-accumulation"
+SATURATE_FLAG = "--enable-saturate-infinity"
+FP8_AS_E4M3_FLAG = "--experimental-unsafe-fp8e4m3fn-as-fp8e4m3"
+
+
+@dataclass(frozen=True)
+class FlagSet:
+    """One point of the search: its flags as typed (``argv``) and the config they parse to."""
+
+    argv: tuple[str, ...]
+    config: PrecisionConfig = field(compare=False, repr=False)
+
+    @property
+    def cli(self) -> str:
+        """The flags as one line, ready for ``NEURON_CC_FLAGS``."""
+        return " ".join(self.argv)
+
+    @property
+    def mode(self) -> str:
+        """The fp32-cast mode the flags select."""
+        return self.config.fp32_cast_mode
+
+    @property
+    def effect(self) -> tuple[object, ...]:
+        """Everything of the config the lowering and the passes read: the mode, the dtype of
+        matmult-based transposes (a relayout token that repeats the mode's own changes nothing),
+        accumulation, saturation, the fp8e4m3fn flag. Equal effects compile to one program."""
+        c = self.config
+        relayout = Target.from_config(c).relayout
+        transpose = MODE_TABLE[c.fp32_cast_mode].transpose_dtype
+        if transpose is not None and relayout is not None:
+            transpose = relayout
+        return (c.fp32_cast_mode, transpose, c.enable_mixed_precision_accumulation,
+                c.enable_saturate_infinity, c.internal_experimental_unsafe_fp8e4m3fn_as_fp8e4m3)
+
+
+def _argv(mode: str, relayout: str | None, narrow_acc: bool, saturate: bool,
+          fp8: bool) -> tuple[str, ...]:  # fmt: skip
+    argv = list(MODE_FLAGS[mode])
+    if relayout is not None:
+        if "--fast-math" in argv:
+            argv.append(relayout)  # one --fast-math list
+        else:
+            argv += ["--fast-math", relayout]
+    if narrow_acc:
+        argv.append(ACCUMULATION_FLAG)
+    if saturate:
+        argv.append(SATURATE_FLAG)
+    if fp8:
+        argv.append(FP8_AS_E4M3_FLAG)
+    return tuple(argv)
+
+
+def flag_sets(*, accumulation: bool = True, saturate: bool = True, fp8: bool = True,
+              modes: tuple[str, ...] | None = None) -> list[FlagSet]:  # fmt: skip
+    """Every valid flag set of the space, ``--auto-cast none`` first. An axis turned off
+    (``accumulation``/``saturate``/``fp8`` False) stays at its default: the caller has measured
+    that it does not change the program (decision TU1). Mode ``none`` takes no relayout token
+    (its transposes stay fp32 whatever the token: ``Target.get_matmult_operand_type``); of flag
+    sets with one :attr:`FlagSet.effect`, the first (the shortest) is kept."""
+    out: list[FlagSet] = []
+    seen: set[tuple[object, ...]] = set()
+    for mode in modes or tuple(MODE_FLAGS):
+        relayouts = (None,) if mode == "none" else RELAYOUT_FLAGS
+        for r, a, s, f in itertools.product(relayouts, (False, True) if accumulation else (False,),
+                                            (False, True) if saturate else (False,),
+                                            (False, True) if fp8 else (False,)):  # fmt: skip
+            argv = _argv(mode, r, a, s, f)
+            fs = FlagSet(argv, parse_flags(list(argv)))  # FlagError if it were not valid
+            if fs.effect not in seen:
+                seen.add(fs.effect)
+                out.append(fs)
+    return out

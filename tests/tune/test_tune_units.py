@@ -1,0 +1,163 @@
+"""The pieces of tune: the flag space, the metrics (against numpy / ml_dtypes written out here), the
+cost estimate and its table, and the facts the search's sharing rests on."""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import ml_dtypes
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from pyprecision import hlo
+from pyprecision.emulate import compile_hlo
+from pyprecision.frontend import FP32_CAST_MODES, config_to_argv, parse_flags
+from pyprecision.tune import (
+    COST_TABLE,
+    METRICS,
+    TuneError,
+    error_of,
+    estimate_cost,
+    flag_sets,
+    load_cost_table,
+    tune,
+)
+
+PKG = Path(__file__).resolve().parents[2] / "pyprecision"
+MLP = (Path(__file__).resolve().parents[1] / "data" / "models" / "jax-0.10.2" / "mlp_param.hlo.txt")
+
+
+def test_the_space_reaches_every_mode_and_every_set_parses_back():
+    sets = flag_sets()
+    assert {fs.mode for fs in sets} == set(FP32_CAST_MODES)
+    assert len({fs.effect for fs in sets}) == len(sets)
+    assert sets[0].argv == ("--auto-cast", "none")
+    for fs in sets:
+        again = parse_flags(fs.cli.split())
+        assert again == fs.config and config_to_argv(again) is not None
+
+
+def test_an_axis_turned_off_stays_at_its_default():
+    sets = flag_sets(accumulation=False, saturate=False, fp8=False)
+    assert all(fs.config.enable_mixed_precision_accumulation and not fs.config.enable_saturate_infinity
+               and not fs.config.internal_experimental_unsafe_fp8e4m3fn_as_fp8e4m3 for fs in sets)
+    # mode none takes no relayout; each other mode: its own transpose dtype, fp32, fp32r, fp8e4
+    # (a token repeating the mode's own transpose dtype is the same program, kept once)
+    assert len(sets) == 1 + sum(4 - (m in ("matmult-fp32r", "matmult-fp8e4", "all-fp8e4",
+                                           "all-fp32r")) for m in FP32_CAST_MODES if m != "none")
+
+
+def test_the_sharing_rests_on_what_the_lowering_and_passes_read():
+    """search._space proves accumulation and saturation inert by comparing lowerings: that holds only
+    while the precision passes never read those fields and the lowering reads nothing else."""
+    reads: dict[str, set[str]] = {}
+    for room in ("passes", "lower"):
+        for path in (PKG / room).rglob("*.py"):
+            for field in re.findall(r"config\.([a-z_0-9]+)", path.read_text()):
+                reads.setdefault(room, set()).add(field)
+    assert reads["lower"] == {"enable_mixed_precision_accumulation", "enable_saturate_infinity"}
+    assert reads["passes"] <= {"fp32_cast_mode", "fast_math",
+                               "internal_experimental_unsafe_fp8e4m3fn_as_fp8e4m3"}
+
+
+finite = hnp.arrays(np.float32, st.integers(1, 20),
+                    elements=st.floats(-1e6, 1e6, width=32, allow_subnormal=False))
+
+
+@settings(max_examples=60, deadline=None)
+@given(finite, finite)
+def test_rel_l2_and_max_abs_are_the_textbook_formulas(a, b):
+    b = np.resize(b, a.shape)
+    num, den = np.linalg.norm(a.astype(float) - b.astype(float)), np.linalg.norm(b.astype(float))
+    want = 0.0 if num == 0 else (num / den if den else float("inf"))
+    assert METRICS["rel-l2"](a, b) == pytest.approx(want, rel=1e-12)
+    assert METRICS["max-abs"](a, b) == np.max(np.abs(a.astype(float) - b.astype(float)))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, ml_dtypes.bfloat16])
+def test_ulp_counts_steps_of_the_outputs_own_format(dtype):
+    x = np.array([1.0, -2.5, 0.0, 3.0e-3], dtype)
+    y = x.copy()
+    for _ in range(3):  # three steps up, by numpy's / ml_dtypes' nextafter
+        y = np.nextafter(y, np.array(np.inf, dtype)).astype(dtype)
+    assert METRICS["ulp"](y, x) == 3
+    assert METRICS["ulp"](np.array([0.0], dtype), np.array([-0.0], dtype)) == 0
+    assert METRICS["ulp"](np.array([np.nan], dtype), np.array([1.0], dtype)) == float("inf")
+
+
+def test_top1_and_the_worst_output_counts():
+    ref = [np.array([[0.1, 0.9], [0.8, 0.2], [0.3, 0.7], [0.6, 0.4]], np.float32),
+           np.array([1.0, 2.0], np.float32)]
+    got = [np.array([[0.2, 0.8], [0.3, 0.7], [0.3, 0.7], [0.6, 0.4]], np.float32),
+           np.array([1.0, 2.0], np.float32)]
+    assert error_of("top1", got, ref) == 0.25  # one row of four changes its argmax
+    assert error_of("rel-l2", [ref[1], ref[1] * 2], [ref[1], ref[1]]) == pytest.approx(1.0)
+    assert METRICS["rel-l2"](np.array([np.nan, 1.0]), np.array([np.nan, 1.0])) == 0.0
+    assert METRICS["rel-l2"](np.array([np.inf, 1.0]), np.array([2.0, 1.0])) == float("inf")
+
+
+def test_the_cost_of_narrowing_matmuls_follows_the_peak_table():
+    module = hlo.parse(MLP.read_text())
+    none = compile_hlo(module, parse_flags([])).lowered.function
+    bf16 = compile_hlo(module, parse_flags(["--auto-cast", "matmult"])).lowered.function
+    c0, c1 = estimate_cost(none, "gen2", COST_TABLE), estimate_cost(bf16, "gen2", COST_TABLE)
+    dots = 4 * 16 * 32 + 4 * 32 * 32 + 4 * 32 * 8  # the three HLO dots' multiply-adds
+    assert c0.macs >= dots and c0.macs == c1.macs
+    assert c0.pe_s == pytest.approx(2 * c0.macs / 47.5e12)
+    assert c1.pe_s == pytest.approx(c0.pe_s * 47.5 / 190.0)
+    assert c1.cast_s > 0 and c0.cast_s == 0  # the passes inserted casts
+    for row in COST_TABLE.values():
+        assert row["source"].startswith("https://awsdocs-neuron.readthedocs-hosted.com/")
+
+
+def test_a_cost_table_missing_a_dtype_or_malformed_is_one_error(tmp_path):
+    module = hlo.parse(MLP.read_text())
+    p = tmp_path / "t.json"
+    p.write_text(json.dumps({"gen2": {"peak_tflops": {"float32": 50.0}, "memory_gbps": 800}}))
+    table = load_cost_table(str(p))
+    with pytest.raises(TuneError, match="no peak_tflops for bfloat16 on gen2"):
+        tune(module, [np.zeros((4, 16), np.float32)] + [np.zeros(s, np.float32) for s in
+             [(16, 32), (32,), (32, 32), (32,), (32, 8), (8,)]], 0.1, cost_table=table)
+    for bad in ("[]", "{", json.dumps({"gen2": {"peak_tflops": {"float32": -1}, "memory_gbps": 1}}),
+                json.dumps({"gen2": {"peak_tflops": {}}})):
+        p.write_text(bad)
+        with pytest.raises(TuneError):
+            load_cost_table(str(p))
+
+
+@pytest.mark.parametrize("kw,match", [({"budget": -1.0}, "budget"), ({"budget": float("nan")}, "budget"),
+                                      ({"metric": "l3"}, "unknown metric"),
+                                      ({"target": "gen9"}, "unknown target")])
+def test_bad_options_are_tune_errors(kw, match):
+    module = hlo.parse(MLP.read_text())
+    opts = {"budget": 0.1, **kw}
+    with pytest.raises(TuneError, match=match):
+        tune(module, [], **opts)
+
+
+def test_none_recommended_when_what_meets_the_budget_costs_more():
+    """A table where every narrow PE dtype is slow: the narrowing sets meet a loose budget but
+    none is cheaper than --auto-cast none, and the note says that, not that none met the budget."""
+    module = hlo.parse(MLP.read_text())
+    slow = {"float32": 47.5, **dict.fromkeys(("float32r", "bfloat16", "float16", "float8e4"), 1e-6)}
+    table = {"gen2": {"peak_tflops": slow, "memory_gbps": 820.0}}
+    with np.load(MLP.with_suffix("").with_suffix(".npz")) as z:
+        args = [z[f"in{i}"] for i in range(7)]
+    r = tune(module, args, 1.0, cost_table=table, attribution=0)
+    assert r.recommended is r.baseline and r.budget_met
+    assert any("cost no less than --auto-cast none" in n for n in r.notes)
+
+
+def test_progress_bars_on_request(capsys):
+    module = hlo.parse(MLP.read_text())
+    with np.load(MLP.with_suffix("").with_suffix(".npz")) as z:
+        args = [z[f"in{i}"] for i in range(7)]
+    tune(module, args, 0.1, attribution=0, progress=True)
+    err = capsys.readouterr().err
+    assert "compile" in err and "emulate" in err
+    tune(module, args, 0.1, attribution=0, progress=False)
+    assert capsys.readouterr().err == ""
