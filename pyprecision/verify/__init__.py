@@ -14,6 +14,17 @@ from pyprecision.verify.compare import (
     ulp_histogram,
 )
 from pyprecision.verify.diagnose import Diagnosis, candidates, diagnose, stochastic_consistent
+from pyprecision.verify.distance import (
+    TRANSCENDENTAL,
+    TRANSCENDENTAL_RTOL,
+    Distance,
+    Tolerance,
+    class_tolerance,
+    distance,
+    output_classes,
+    passing,
+)
+from pyprecision.verify.divergence import Divergence, first_divergence
 from pyprecision.verify.dumps import (
     RawSpec,
     is_container,
@@ -22,7 +33,7 @@ from pyprecision.verify.dumps import (
     read_array,
     read_arrays,
 )
-from pyprecision.verify.hlo_check import hlo_arguments, lowered_outputs
+from pyprecision.verify.hlo_check import hlo_arguments, lowered_outputs, mode_argv
 from pyprecision.verify.many import (
     DumpResult,
     find_dumps,
@@ -33,19 +44,31 @@ from pyprecision.verify.many import (
     write_reports,
 )
 from pyprecision.verify.policy import CastPolicy
+from pyprecision.verify.program import verify_program
 from pyprecision.verify.program_check import (
     FlagSet,
     ProgramCheck,
-    ProgramDiagnosis,
     as_logical,
     hlo_outputs,
     is_hlo_path,
     read_inputs,
-    verify_program,
 )
+from pyprecision.verify.ranking import ProgramDiagnosis, Ranked
 from pyprecision.verify.render import mismatch_rows, plot_report, report_json, report_lines
 
 __all__ = [
+    "TRANSCENDENTAL",
+    "TRANSCENDENTAL_RTOL",
+    "Distance",
+    "Divergence",
+    "Ranked",
+    "Tolerance",
+    "class_tolerance",
+    "distance",
+    "first_divergence",
+    "output_classes",
+    "passing",
+    "mode_argv",
     "CastPolicy",
     "CastReport",
     "CodeSpace",
