@@ -148,7 +148,7 @@ def distance(cmp: Comparison, space: CodeSpace) -> Distance:
     bounded = cmp.ulp[~cmp.unbounded]
     if bounded.size:
         median = float(np.median(bounded))
-        p99 = float(np.quantile(bounded, 0.99, method="higher"))
+        p99 = float(np.quantile(bounded, 0.99, method="inverted_cdf"))  # smallest x, CDF(x) >= .99
         top = int(bounded.max())
     else:
         median = p99 = 0.0
