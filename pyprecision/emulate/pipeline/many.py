@@ -55,8 +55,36 @@ class SharedRuns:
 
 
 def _ir_key(module: ir.Module) -> bytes:
-    """A digest of the printed IR (constants' bytes included): equal digests, equal programs."""
-    return hashlib.blake2b(ir.to_text(module).encode("utf-8"), digest_size=32).digest()
+    """A digest of the printed IR (constants' bytes included) with the ``narrow_acc`` flags that
+    change nothing left out: equal digests, equal programs (decision V22)."""
+    inert = [i for f in module.functions for i in f.instructions()
+             if getattr(i, "narrow_acc", False) and narrow_acc_is_inert(i)]
+    for inst in inert:
+        inst.narrow_acc = False  # type: ignore[attr-defined]
+    try:
+        text = ir.to_text(module)
+    finally:
+        for inst in inert:
+            inst.narrow_acc = True  # type: ignore[attr-defined]
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=32).digest()
+
+
+def narrow_acc_is_inert(inst: Any) -> bool:
+    """Whether an instruction's ``narrow_acc`` flag leaves its accumulation dtype as it is: the
+    accumulation is float32 either way (reduce: the operand's dtype when narrow, else float32 for
+    floats; select-and-scatter and scatter: the result dtype when narrow, else float32 for floats,
+    scatter only for add/mul)."""
+    if isinstance(inst, ir.ReduceOp):
+        dt = inst.data.dtype
+    elif isinstance(inst, ir.ScatterOp):
+        if inst.kind not in ("add", "mul"):
+            return True
+        dt = inst.result.dtype  # type: ignore[union-attr]
+    elif isinstance(inst, ir.SelectAndScatterOp):
+        dt = inst.result.dtype  # type: ignore[union-attr]
+    else:
+        return False
+    return dt is ir.float32 or not dt.is_float
 
 
 class FlagSetRunner:
