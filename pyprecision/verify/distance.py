@@ -53,7 +53,10 @@ class Tolerance:
         return self.max_ulp == 0 and self.rtol == 0 and self.atol == 0 and self.srtol == 0
 
     def describe(self) -> str:
-        """The tolerance in words, e.g. ``transcendental: 1.5e-05 x max(|e|, rms)``."""
+        """The tolerance in words, e.g. ``transcendental (tanh): 2 ULP or 1.53e-05 x max(|expected|,
+        RMS)``; ``bit-exact`` for an exact one."""
+        if self.exact:
+            return "bit-exact"
         parts = []
         if self.max_ulp:
             parts.append(f"{self.max_ulp} ULP")

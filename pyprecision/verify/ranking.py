@@ -165,7 +165,9 @@ class ProgramDiagnosis:
         ties = self.ties() if self.exact is None else []
         if ties:
             text += f"; as close: {len(ties)} other set(s), e.g. {ties[0].setting.describe()}"
-        if nxt is not None:
+        if nxt is not None and self.exact is not None:
+            text += f"; the next closest: {_flags(nxt.setting)} ({nxt.describe_distance()})"
+        elif nxt is not None:
             m = self.margin()
             how = "infinitely" if m is None or math.isinf(m) else f"{_times(m)}"
             text += (f"; {_flags(best.setting)} is {how} closer than {_flags(nxt.setting)} "

@@ -182,6 +182,8 @@ def _verdict(rep: Report) -> str:
         if rep.ok:
             return "result: OK (" + ("bit-exact" if cmp.mismatches == 0 else
                                     f"within {tol.describe()}") + ")"
+        if tol.exact:
+            return f"result: FAIL ({_failing(rep)} elements not bit-exact)"
         return f"result: FAIL ({_failing(rep)} elements outside {tol.describe()})"
     if rep.ok:
         what = "bit-exact" if cmp.mismatches == 0 else f"within {rep.max_ulp_allowed} ULP"
