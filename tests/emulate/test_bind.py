@@ -124,3 +124,35 @@ def test_verify_and_hlo_run_refuse_a_bad_dtype_alike(files, tmp_path, capsys, mo
     assert main(["hlo-run", str(src), "--inputs", str(bad), "-o", str(tmp_path / "o.npz")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "input 'arg0' has dtype int32, parameter 0 'a'" in err
+
+
+# -- the program digest of the shared flag-set runs (emulate/pipeline/many.py) --------------------
+
+def _reduce_program(dtype: str, narrow: bool) -> str:
+    flag = " narrow_acc" if narrow else ""
+    return f"""func @main {{
+  tensor @x : input {dtype}[300]
+  tensor @y : output {dtype}[1]
+^bb0:
+  %x = affine_load @x : {dtype}[300]
+  %a = reduce.add %x, {dtype} 256.0 dims=[0]{flag} : {dtype}[1]
+  affine_store %a, @y
+}}
+"""
+
+
+@pytest.mark.parametrize(("dtype", "inert"), [("float32", True), ("bfloat16", False)])
+def test_narrow_acc_is_left_out_of_the_digest_only_where_it_changes_nothing(dtype, inert) -> None:
+    from pyprecision import ir
+    from pyprecision.emulate import run_ir
+    from pyprecision.emulate.pipeline.many import _ir_key, narrow_acc_is_inert
+
+    wide, narrow = (ir.parse(_reduce_program(dtype, n)) for n in (False, True))
+    inst = next(i for i in narrow.main.instructions() if isinstance(i, ir.ReduceOp))
+    assert narrow_acc_is_inert(inst) is inert
+    assert (_ir_key(wide) == _ir_key(narrow)) is inert
+    assert inst.narrow_acc  # the digest leaves the program as it was
+    np_dtype = np.float32 if dtype == "float32" else ml_dtypes.bfloat16
+    x = {"x": np.ones(300, np_dtype)}
+    same = np.array_equal(run_ir(wide, x)["y"].view(np.uint8), run_ir(narrow, x)["y"].view(np.uint8))
+    assert same is inert  # the emulation agrees: inert exactly where the results are equal

@@ -114,3 +114,30 @@ def test_ranking_by_distance_and_the_margin_over_the_next_distinct_set() -> None
     assert [r.setting.flags[0] for r in diag.ties()] == ["--c"]
     text = diag.summary()
     assert "closest: --b" in text and "--b is 40× closer than --a" in text
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--exact", "--rtol", "1e-3"], "--exact makes every output bit-exact; drop --rtol"),
+    (["--atol", "-1"], "--atol must be a finite number >= 0"),
+    (["--transcendental-rtol", "nan"], "--transcendental-rtol must be a finite number >= 0"),
+])
+def test_tolerance_flags_are_checked_in_one_line(tmp_path, capsys, argv, message) -> None:
+    from pyprecision.tools.cli import main
+
+    x = tmp_path / "x.npy"
+    np.save(x, np.zeros(4, np.float32))
+    assert main(["verify", "--program", "p.hlo", "--inputs", str(x), "--dump", str(x),
+                 *argv]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err
+
+
+def test_program_tolerances_are_refused_for_a_cast_check(tmp_path, capsys) -> None:
+    from pyprecision.tools.cli import main
+
+    x = tmp_path / "x.npy"
+    np.save(x, np.zeros(4, np.float32))
+    assert main(["verify", "--input", str(x), "--dump", str(x), "--format", "bf16",
+                 "--rtol", "0.1"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--rtol: program checks only" in err
