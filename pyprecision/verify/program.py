@@ -93,7 +93,7 @@ def verify_program(program: str, inputs: str, dump: str, *, flags: list[str] | N
                  "unused_inputs": _ir_unused(text, program, ins)}
     check = _check(outs, dumped, classes, policy, f"verify: {program} [{requested.describe()}] "
                    f"vs {dump}", extra)  # fmt: skip
-    if run_diagnosis and _mismatching(check):
+    if run_diagnosis and not check.ok:
         check.diagnosis = _diagnose_ir_or_passes(text, program, ins, dumped, requested)
     return check
 
@@ -109,10 +109,6 @@ def _check(outs: dict[str, Any], dumped: dict[str, np.ndarray], classes: list[li
     reports = compare_outputs(outs, dumped, policy["max_ulp"],
                               _tolerances(classes, len(outs), policy))  # fmt: skip
     return ProgramCheck(reports, title, extra)
-
-
-def _mismatching(check: ProgramCheck) -> bool:
-    return any(r.comparison.mismatches for _, r in check.reports)
 
 
 def _lowered_check(text: str, program: str, ins: dict[str, np.ndarray],
@@ -140,7 +136,7 @@ def _lowered_check(text: str, program: str, ins: dict[str, np.ndarray],
                    f"verify: {program} [{requested.describe()}] vs {dump}", extra)
     if intermediates is not None:
         check.extra["divergence"] = _divergence(runner, config, target, intermediates, policy)
-    if run_diagnosis and _mismatching(check):
+    if run_diagnosis and not check.ok:
         from pyprecision.verify.hlo_diagnose import diagnose_lowered
 
         check.diagnosis = diagnose_lowered(runner, text, program, ins, dumped, requested, config)
