@@ -54,6 +54,8 @@ def diagnose_lowered(
                                  same))  # fmt: skip
     diag.add(rows)
     diag.emulations = shared.emulations
+    diag.given = next((row for (_, config), row in zip(sets, rows, strict=True)
+                       if config == requested_config), None)
     if diag.exact is None and uses_low_precision_floats(text, program):
         try:
             excess = excess_precision_outputs(text, program, ins, dumped)

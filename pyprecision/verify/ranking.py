@@ -85,6 +85,7 @@ class ProgramDiagnosis:
     tried: int = 0
     emulations: int | None = None
     notes: list[str] = field(default_factory=list)
+    given: Ranked | None = None
 
     def add(self, rows: Iterable[Ranked]) -> None:
         """Add rows and keep the ranking sorted (stable: ties keep the order tried)."""
@@ -147,6 +148,16 @@ class ProgramDiagnosis:
             return math.inf
         return nxt.eps / best.eps
 
+    def given_margin(self) -> float | None:
+        """How many times closer the best is than the flags given (``given``, when it was among
+        the sets tried and is farther than the best)."""
+        best, given = self._best(), self.given
+        if best is None or given is None or given.error is not None or given.key() == best.key():
+            return None
+        if best.eps == 0 or given.unbounded > best.unbounded:
+            return math.inf
+        return given.eps / best.eps
+
     def summary(self) -> str:
         """One sentence (then the notes)."""
         tail = "".join(f"; {n}" for n in self.notes)
@@ -172,6 +183,12 @@ class ProgramDiagnosis:
             how = "infinitely" if m is None or math.isinf(m) else f"{_times(m)}"
             text += (f"; {_flags(best.setting)} is {how} closer than {_flags(nxt.setting)} "
                      f"({nxt.describe_distance()})")
+        g = self.given_margin()
+        if g is not None and self.given is not None and self.given.key() != (
+                nxt.key() if nxt is not None else None):
+            how = "infinitely" if math.isinf(g) else _times(g)
+            text += (f"; {how} closer than the flags given, {_flags(self.given.setting)} "
+                     f"({self.given.describe_distance()})")
         return text
 
     def to_json(self) -> dict[str, Any]:
@@ -186,6 +203,7 @@ class ProgramDiagnosis:
                 "policy": self.closest.to_json(), "mismatches": self.closest_mismatches,
                 "rel_l2_eps": best.eps, "median_ulp": best.median_ulp},
             "margin": None if m is None else (None if math.isinf(m) else m),
+            "given": None if self.given is None else self.given.to_json(),
             "candidates_tried": self.tried,
             "emulations": self.emulations,
             "ranking": [r.to_json() for r in self.ranking],

@@ -88,6 +88,9 @@ def test_wrong_flags_fail_and_the_diagnosis_names_the_right_set_first(device_dum
     assert diag.margin() is not None and diag.margin() >= 10
     assert f"{' '.join(best.setting.flags)} is " in diag.summary()
     assert diag.emulations < diag.tried  # identical programs emulated once
+    assert diag.given is not None and diag.given.setting.flags == ("--auto-cast", "none")
+    assert diag.given_margin() >= 10
+    assert "closer than the flags given, --auto-cast none (" in diag.summary()
 
 
 def test_diagnosis_summary_on_the_command_line(tmp_path, capsys) -> None:
