@@ -2,7 +2,9 @@
 
 ``verify_cast`` checks one cast bit for bit (with a diagnosis of the policy that explains a
 mismatching dump); ``verify_program`` runs an IR program or HLO module through the passes and the
-emulator and checks every output. Reports render as text, JSON or a PNG.
+emulator and checks every output within its op-class tolerance (``distance``), diagnoses a failing
+dump by ranking flag sets by distance (``ranking``) and, given intermediate dumps, names the first
+op where device and emulation part (``divergence``). Reports render as text, JSON or a PNG.
 """
 from pyprecision.verify.cast_check import CastReport, Report, dump_as_codes, verify_cast
 from pyprecision.verify.compare import (
