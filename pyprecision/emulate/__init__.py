@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # the names __getattr__ provides, for type checkers
     from pyprecision.emulate.hlo.limits import Limits
     from pyprecision.emulate.ir.eval import run_ir
+    from pyprecision.emulate.pipeline.bind import Bound, as_logical, bind_arguments
     from pyprecision.emulate.pipeline.driver import (
         DEFAULT_HLO_PASSES,
         CompiledHlo,
@@ -14,9 +15,16 @@ if TYPE_CHECKING:  # the names __getattr__ provides, for type checkers
         relabelled_inputs,
         run_compiled,
     )
+    from pyprecision.emulate.pipeline.many import (
+        FlagSetRun,
+        FlagSetRunner,
+        SharedRuns,
+        run_flag_sets,
+    )
 
-__all__ = ["DEFAULT_HLO_PASSES", "CompiledHlo", "Limits", "compile_hlo", "relabelled_inputs",
-           "run_compiled", "run_hlo", "run_ir"]
+__all__ = ["DEFAULT_HLO_PASSES", "Bound", "CompiledHlo", "FlagSetRun", "FlagSetRunner", "Limits",
+           "SharedRuns", "as_logical", "bind_arguments", "compile_hlo", "relabelled_inputs",
+           "run_compiled", "run_flag_sets", "run_hlo", "run_ir"]
 
 
 def __getattr__(name: str) -> Any:
@@ -30,6 +38,14 @@ def __getattr__(name: str) -> Any:
         from pyprecision.emulate.pipeline import driver as hlo_pipeline
 
         return getattr(hlo_pipeline, name)
+    if name in ("Bound", "as_logical", "bind_arguments"):
+        from pyprecision.emulate.pipeline import bind
+
+        return getattr(bind, name)
+    if name in ("FlagSetRun", "FlagSetRunner", "SharedRuns", "run_flag_sets"):
+        from pyprecision.emulate.pipeline import many
+
+        return getattr(many, name)
     if name == "Limits":
         from pyprecision.emulate.hlo.limits import Limits
 

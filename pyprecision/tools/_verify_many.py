@@ -45,15 +45,18 @@ def _cast_doc(args: argparse.Namespace) -> tuple[bool, dict[str, Any], dict[str,
 
 
 def _program_doc(args: argparse.Namespace) -> tuple[bool, dict[str, Any], dict[str, Any]]:
-    from pyprecision.tools.verify_cmd import _program_json, program_flags
+    from pyprecision.tools.verify_cmd import _program_json, program_flags, tolerance_options
     from pyprecision.verify import verify_program
 
     passes = None if args.passes is None else [
         n.strip() for n in args.passes.split(",") if n.strip()]
     check = verify_program(args.program, args.inputs, args.dump, flags=program_flags(args),
                            target=args.target, hlo_passes=passes, max_ulp=args.max_ulp,
-                           run_diagnosis=not args.no_diagnosis, as_written=args.as_written)
+                           run_diagnosis=not args.no_diagnosis, as_written=args.as_written,
+                           **tolerance_options(args))
     extra = dict(check.extra)
+    if extra.get("divergence") is not None:
+        extra["divergence"] = extra["divergence"].to_json()
     extra["diagnosis"] = check.diagnosis.to_json() if check.diagnosis else None
     return check.ok, _program_json(check.reports, args.show, extra), {"kind": "program"}
 

@@ -90,38 +90,17 @@ def run_opt(args: argparse.Namespace) -> int:
     return 0
 
 
-def _logical(arr: np.ndarray, want: np.dtype) -> np.ndarray:
-    """Raw bits (uint8/uint16) of a bf16/fp8/fp4 parameter viewed as its ml_dtypes type."""
-    if arr.dtype != want and is_ml_dtype(want) and arr.dtype.kind in "ui" \
-            and arr.dtype.itemsize == want.itemsize:
-        return arr.view(want)
-    return arr
-
-
 def load_inputs(module: HloModule, path: str) -> list[np.ndarray]:
-    """The ENTRY arguments from an .npz (see the ``hlo-run`` help for the key convention)."""
-    from pyprecision.hlo import numpy_dtype
+    """The ENTRY arguments from an .npz (see the ``hlo-run`` help for the key convention), bound
+    by the one binder (count, shape, dtype); arrays no parameter takes are named in a warning."""
+    from pyprecision.emulate import bind_arguments
 
     data = read_program_inputs(path)  # through the io readers; __dtypes__ relabels raw bits
-    args = []
-    for p in module.entry.parameters:
-        n = p.parameter_number
-        key = next((k for k in (f"arg{n}", f"in{n}", p.name) if k in data), None)
-        if key is None:
-            raise EmulationError(f"{path}: no input for parameter {n} '{p.name}' "
-                                 f"(expected key arg{n}, in{n} or {p.name})")
-        if p.shape.is_tuple:
-            raise EmulationError(f"parameter '{p.name}' has a tuple shape; not supported")
-        want = numpy_dtype(p.shape.element_type)
-        arr = _logical(data[key], want)
-        if tuple(arr.shape) != tuple(p.shape.dimensions):
-            raise EmulationError(f"input '{key}' has shape {tuple(arr.shape)}, parameter "
-                                 f"'{p.name}' needs {p.shape.to_text(with_layout=False)}")
-        if arr.dtype != want:
-            raise EmulationError(f"input '{key}' has dtype {arr.dtype}, parameter '{p.name}' "
-                                 f"needs {p.shape.to_text(with_layout=False)} ({want})")
-        args.append(arr)
-    return args
+    bound = bind_arguments(module, data, source=path)
+    warning = bound.warning(path)
+    if warning:
+        print(f"pyprecision hlo-run: warning: {warning}", file=sys.stderr)
+    return bound.args
 
 
 def save_outputs(outputs: list[np.ndarray], path: str, inputs: tuple[str, ...] = ()) -> None:

@@ -89,15 +89,52 @@ def _add_program_arguments(group: Any) -> None:
     group.add_argument("--passes", default=None,
                        help="HLO modules: the HLO passes to run before lowering (default: "
                        "batch-norm-training-upcast,neuron-int-matmul-downcast)")
+    group.add_argument("--rtol", type=float, default=0.0,
+                       help="program check: an element also passes within atol + rtol*|expected|")
+    group.add_argument("--atol", type=float, default=0.0, help="program check: see --rtol")
+    group.add_argument("--transcendental-rtol", type=float, default=None, metavar="R",
+                       help="HLO outputs with a transcendental op upstream (exp, log, tanh, erf, "
+                       "rsqrt, ...) also pass within R x max(|expected|, RMS of the output) "
+                       "(default 2^-16, about 1.5e-5; 0 turns the allowance off)")
+    group.add_argument("--exact", action="store_true",
+                       help="program check: every output bit-exact (no transcendental allowance)")
+    group.add_argument("--intermediates", metavar="NPZ",
+                       help="HLO modules: dumped intermediate values by HLO instruction name; "
+                       "the report names the first op where device and emulation part")
     group.add_argument("--as-written", action="store_true",
                        help="HLO modules: evaluate the HLO as written after --passes (no lowering, "
                        "no precision passes)")
+
+
+def _check_tolerances(args: argparse.Namespace) -> None:
+    import math
+
+    for name in ("rtol", "atol", "transcendental_rtol"):
+        v = getattr(args, name, None)
+        if v is not None and (not math.isfinite(v) or v < 0):
+            raise CastError(f"--{name.replace('_', '-')} must be a finite number >= 0")
+    given = [f for f, on in (("--max-ulp", args.max_ulp), ("--rtol", args.rtol),
+                             ("--atol", args.atol),
+                             ("--transcendental-rtol", args.transcendental_rtol is not None))
+             if on]
+    if args.exact and given:
+        raise CastError(f"--exact makes every output bit-exact; drop {', '.join(given)} or --exact")
+
+
+def tolerance_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The keyword arguments of ``verify_program`` that set what passes."""
+    from pyprecision.verify import TRANSCENDENTAL_RTOL
+
+    return {"rtol": args.rtol, "atol": args.atol, "exact": args.exact,
+            "transcendental_rtol": TRANSCENDENTAL_RTOL if args.transcendental_rtol is None
+            else args.transcendental_rtol, "intermediates": args.intermediates}
 
 
 def run(args: argparse.Namespace) -> int:
     """Dispatch to the cast or the program check and print the report."""
     if args.max_ulp < 0:
         raise CastError("--max-ulp must be non-negative")
+    _check_tolerances(args)
     if args.program:
         if args.input or args.format:
             raise CastError("--program checks take --inputs (an .npz), not --input/--format")
@@ -116,6 +153,14 @@ def run(args: argparse.Namespace) -> int:
             or args.fp32_cast is not None:
         raise CastError("--inputs, --target, --passes and the precision flags apply to "
                         "--program checks")
+    program_only = [f for f, on in (("--rtol", args.rtol), ("--atol", args.atol),
+                                    ("--exact", args.exact), ("--intermediates",
+                                                              args.intermediates),
+                                    ("--transcendental-rtol",
+                                     args.transcendental_rtol is not None)) if on]
+    if program_only:
+        raise CastError(f"{', '.join(program_only)}: program checks only (--program); a cast "
+                        "check is bit-exact or within --max-ulp")
     return _run_many(args) if _many(args) else _run_cast(args)
 
 
@@ -202,12 +247,15 @@ def _emit(args: argparse.Namespace, reports: list[tuple[str, Any]], title: str,
     else:
         lines = [title]
         for key, value in (extra or {}).items():
-            if key != "diagnosis":
+            if key not in ("diagnosis", "divergence", "unused_inputs"):
                 lines.append(f"{key}: {_plain(value)}")
         for name, rep in reports:
             lines.append("")
             lines += report_lines(rep, args.show, f"output {name} ({rep.space.name})")
         lines.append("")
+        divergence = (extra or {}).get("divergence")
+        if divergence is not None:
+            lines.append("intermediates: " + divergence["summary"])
         if diagnosis is not None:
             lines.append("diagnosis: " + diagnosis.summary())
             lines += ["  also exact: " + alt.describe() for alt in diagnosis.alternatives]
@@ -278,12 +326,19 @@ def _run_program(args: argparse.Namespace) -> int:
     passes = None if args.passes is None else [n.strip() for n in args.passes.split(",") if n.strip()]
     check = verify_program(args.program, args.inputs, args.dump, flags=flags,
                            target=args.target, hlo_passes=passes, max_ulp=args.max_ulp,
-                           run_diagnosis=not args.no_diagnosis, as_written=args.as_written)
+                           run_diagnosis=not args.no_diagnosis, as_written=args.as_written,
+                           **tolerance_options(args))
+    unused = check.extra.get("unused_inputs")
+    if unused:
+        print(f"pyprecision verify: warning: {args.inputs}: {len(unused)} array(s) not used by "
+              f"any input of the program: {', '.join(unused)}", file=sys.stderr)
     if not args.as_written:
         from pyprecision.tools.explain_cmd import _warn_inert
 
         _warn_inert("verify", args)
     extra = dict(check.extra)
+    if extra.get("divergence") is not None:
+        extra["divergence"] = extra["divergence"].to_json()
     extra["diagnosis"] = check.diagnosis.to_json() if check.diagnosis else None
     _emit(args, check.reports, check.title, extra, check.diagnosis)
     return 0 if check.ok else 1

@@ -2,7 +2,9 @@
 
 ``verify_cast`` checks one cast bit for bit (with a diagnosis of the policy that explains a
 mismatching dump); ``verify_program`` runs an IR program or HLO module through the passes and the
-emulator and checks every output. Reports render as text, JSON or a PNG.
+emulator and checks every output within its op-class tolerance (``distance``), diagnoses a failing
+dump by ranking flag sets by distance (``ranking``) and, given intermediate dumps, names the first
+op where device and emulation part (``divergence``). Reports render as text, JSON or a PNG.
 """
 from pyprecision.verify.cast_check import CastReport, Report, dump_as_codes, verify_cast
 from pyprecision.verify.compare import (
@@ -14,6 +16,17 @@ from pyprecision.verify.compare import (
     ulp_histogram,
 )
 from pyprecision.verify.diagnose import Diagnosis, candidates, diagnose, stochastic_consistent
+from pyprecision.verify.distance import (
+    TRANSCENDENTAL,
+    TRANSCENDENTAL_RTOL,
+    Distance,
+    Tolerance,
+    class_tolerance,
+    distance,
+    output_classes,
+    passing,
+)
+from pyprecision.verify.divergence import Divergence, first_divergence
 from pyprecision.verify.dumps import (
     RawSpec,
     is_container,
@@ -22,7 +35,7 @@ from pyprecision.verify.dumps import (
     read_array,
     read_arrays,
 )
-from pyprecision.verify.hlo_check import hlo_arguments, lowered_outputs
+from pyprecision.verify.hlo_check import hlo_arguments, lowered_outputs, mode_argv
 from pyprecision.verify.many import (
     DumpResult,
     find_dumps,
@@ -33,19 +46,31 @@ from pyprecision.verify.many import (
     write_reports,
 )
 from pyprecision.verify.policy import CastPolicy
+from pyprecision.verify.program import verify_program
 from pyprecision.verify.program_check import (
     FlagSet,
     ProgramCheck,
-    ProgramDiagnosis,
     as_logical,
     hlo_outputs,
     is_hlo_path,
     read_inputs,
-    verify_program,
 )
+from pyprecision.verify.ranking import ProgramDiagnosis, Ranked
 from pyprecision.verify.render import mismatch_rows, plot_report, report_json, report_lines
 
 __all__ = [
+    "TRANSCENDENTAL",
+    "TRANSCENDENTAL_RTOL",
+    "Distance",
+    "Divergence",
+    "Ranked",
+    "Tolerance",
+    "class_tolerance",
+    "distance",
+    "first_divergence",
+    "output_classes",
+    "passing",
+    "mode_argv",
     "CastPolicy",
     "CastReport",
     "CodeSpace",

@@ -77,11 +77,29 @@ class Report:
     diagnosis: Any = None
     notes: list[str] = field(default_factory=list)
     kind: str = "cast"
+    tolerance: Any = None
+
+    @property
+    def passing(self) -> np.ndarray:
+        """Per element: within the tolerance (``tolerance``, else ``max_ulp_allowed``)."""
+        from pyprecision.verify.distance import Tolerance, passing
+
+        tol = self.tolerance or Tolerance(max_ulp=self.max_ulp_allowed,
+                                          why="exact" if not self.max_ulp_allowed else "given")
+        return passing(self.comparison, self.space, tol)
+
+    def distance(self) -> Any:
+        """The distance distribution (``verify.distance.Distance``)."""
+        from pyprecision.verify.distance import distance
+
+        return distance(self.comparison, self.space)
 
     @property
     def ok(self) -> bool:
-        """Every element within the allowed ULP distance."""
-        return self.comparison.within(self.max_ulp_allowed)
+        """Every element within the allowed ULP distance (or the output's ``tolerance``)."""
+        if self.tolerance is None:
+            return self.comparison.within(self.max_ulp_allowed)
+        return bool(self.passing.all())
 
     def histogram(self) -> list[dict[str, object]]:
         """The ULP histogram rows."""

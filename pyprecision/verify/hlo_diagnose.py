@@ -8,20 +8,16 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
-from pyprecision.errors import DumpError, EmulationError, LoweringError
+from pyprecision.errors import DumpError, EmulationError
 from pyprecision.verify.compare import code_space
-from pyprecision.verify.hlo_check import (
-    diagnosis_flag_sets,
-    lowered_outputs,
-    uses_low_precision_floats,
-)
+from pyprecision.verify.hlo_check import as_outputs, diagnosis_flag_sets, uses_low_precision_floats
 from pyprecision.verify.program_check import (
     FlagSet,
-    ProgramDiagnosis,
+    compare_outputs,
     hlo_outputs,
-    search_settings,
     total_mismatches,
 )
+from pyprecision.verify.ranking import ProgramDiagnosis, rank_outputs
 
 __all__ = ["EXCESS_PRECISION_NOTE", "diagnose_lowered", "excess_precision_outputs"]
 
@@ -33,25 +29,33 @@ EXCESS_PRECISION_NOTE = (
 
 
 def diagnose_lowered(
+    runner: Any,
     text: str,
     program: str,
     ins: dict[str, np.ndarray],
     dumped: dict[str, np.ndarray],
     requested: FlagSet,
-    base_mismatches: int,
-    target: str,
-    hlo_passes: list[str] | None,
+    requested_config: Any,
 ) -> ProgramDiagnosis:
-    """Try every flag set of ``diagnosis_flag_sets`` on ``target``; name the ones that reproduce
-    the dump (or the closest), and say when the dump is XLA:CPU's excess-precision result."""
+    """Try every flag set of ``diagnosis_flag_sets`` with ``runner`` (an
+    ``emulate.FlagSetRunner``: parsed, bound and lowered once, identical programs emulated once),
+    rank them by distance to the dump, name them in the spelling of ``requested_config``, and
+    say when the dump is XLA:CPU's excess-precision result."""
     diag = ProgramDiagnosis(requested=requested)
-
-    def run(setting: FlagSet) -> dict[str, tuple[np.ndarray, Any]]:
-        return lowered_outputs(text, program, ins, list(setting.flags[:-2]), target, hlo_passes)[0]
-
-    sets = [FlagSet(tuple(flags) + ("--target", target)) for flags in diagnosis_flag_sets()]
-    search_settings(diag, sets, run, dumped, base_mismatches,
-                    (EmulationError, DumpError, LoweringError))  # fmt: skip
+    sets = diagnosis_flag_sets(requested_config)
+    shared = runner.run([config for _, config in sets])
+    rows = []
+    for (argv, _), run in zip(sets, shared.runs, strict=True):
+        same = None
+        if run.same_as is not None and run.same_as >= 0:
+            same = FlagSet(tuple(sets[run.same_as][0]))
+        outs = as_outputs(run.outputs) if run.outputs is not None else None
+        rows.append(rank_outputs(FlagSet(tuple(argv)), outs, dumped, compare_outputs, run.error,
+                                 same))  # fmt: skip
+    diag.add(rows)
+    diag.emulations = shared.emulations
+    diag.given = next((row for (_, config), row in zip(sets, rows, strict=True)
+                       if config == requested_config), None)
     if diag.exact is None and uses_low_precision_floats(text, program):
         try:
             excess = excess_precision_outputs(text, program, ins, dumped)

@@ -64,6 +64,8 @@ def mismatch_rows(rep: Report, limit: int) -> list[dict[str, Any]]:
             "dumped": _num(dmp_v[k]) if space.kind == "float" else int(dmp_v[k]),
             "ulp": None if cmp.unbounded[i] else int(cmp.ulp[i]),
         })
+        if cmp.unbounded[i]:
+            row["nan_vs_number"] = True
         rows.append(row)
     return rows
 
@@ -84,6 +86,9 @@ def report_json(rep: Report, show: int = 10) -> dict[str, Any]:
         "mean_ulp": cmp.mean_ulp(),
         "unbounded": int(np.count_nonzero(cmp.unbounded)),
         "max_ulp_allowed": rep.max_ulp_allowed,
+        "distance": rep.distance().to_json(),
+        "tolerance": rep.tolerance.to_json() if rep.tolerance is not None else None,
+        "failing": _failing(rep),
         "ok": rep.ok,
         "ulp_histogram": rep.histogram(),
         "first_mismatches": mismatch_rows(rep, show),
@@ -120,6 +125,10 @@ def report_lines(rep: Report, show: int = 10, title: str | None = None) -> list[
                                f"unbounded ({int(cmp.unbounded.sum())} NaN against a number; "
                                f"largest finite {cmp.max_finite_ulp()})"),
             f"mean ULP:    {cmp.mean_ulp():.4g}"]
+    if rep.kind == "program-output":
+        out.append(f"distance:    {rep.distance().describe()}")
+        if rep.tolerance is not None:
+            out.append(f"tolerance:   {rep.tolerance.describe()}")
     out += [f"note: {note}" for note in rep.notes]
     if cmp.mismatches:
         out.append("ULP histogram (non-empty buckets):")
@@ -136,7 +145,7 @@ def report_lines(rep: Report, show: int = 10, title: str | None = None) -> list[
                          + ([_show(r["input"]), r["input_bits"] or "-"] if with_input else [])
                          + [f"{r['expected_bits']} ({_show(r['expected'])})",
                             f"{r['dumped_bits']} ({_show(r['dumped'])})",
-                            "unbounded" if r["ulp"] is None else str(r["ulp"])])
+                            "NaN vs number" if r["ulp"] is None else str(r["ulp"])])
         out += _table(table)
     if rep.diagnosis is not None:
         out.append("diagnosis: " + rep.diagnosis.summary())
@@ -160,8 +169,22 @@ def _counts_table(counts: dict[str, dict[str, int]]) -> list[str]:
     return ["counts:"] + _table(rows)
 
 
+def _failing(rep: Report) -> int:
+    """Elements outside what the report allows."""
+    return int(np.count_nonzero(~rep.passing)) if rep.tolerance is not None else int(
+        np.count_nonzero(rep.comparison.unbounded | (rep.comparison.ulp > rep.max_ulp_allowed)))
+
+
 def _verdict(rep: Report) -> str:
     cmp = rep.comparison
+    tol = rep.tolerance
+    if tol is not None:
+        if rep.ok:
+            return "result: OK (" + ("bit-exact" if cmp.mismatches == 0 else
+                                    f"within {tol.describe()}") + ")"
+        if tol.exact:
+            return f"result: FAIL ({_failing(rep)} elements not bit-exact)"
+        return f"result: FAIL ({_failing(rep)} elements outside {tol.describe()})"
     if rep.ok:
         what = "bit-exact" if cmp.mismatches == 0 else f"within {rep.max_ulp_allowed} ULP"
         return f"result: OK ({what})"

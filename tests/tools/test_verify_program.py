@@ -63,7 +63,8 @@ def test_autocast_all_against_an_fp32_dump_is_diagnosed(run, mlp_files) -> None:
                        "--dump", str(mlp_files["ref_rand"]), "--auto-cast", "all")
     assert code == 1
     assert "the output is bfloat16 but the dump holds float32" in out
-    assert "diagnosis: the dump is reproduced exactly by --fp32-cast none" in out
+    # named in the spelling the user typed (--auto-cast), the --fp32-cast mode as the note
+    assert "diagnosis: the dump is reproduced exactly by --auto-cast none --target gen2" in out
 
 
 def test_fp32_program_against_a_bf16_dump_names_the_mode(run, mlp_files, tmp_path: Path) -> None:
@@ -84,8 +85,9 @@ def test_fp32_program_against_a_bf16_dump_names_the_mode(run, mlp_files, tmp_pat
                        "--dump", str(tmp_path / "dev.npz"), "--json")
     doc = json.loads(out)
     assert code == 1
-    assert doc["diagnosis"]["policy"]["flags"][:2] == ["--fp32-cast", "all"]
-    assert doc["diagnosis"]["policy"]["note"] == "--auto-cast all --auto-cast-type bf16"
+    # no flags given: the --auto-cast family, the default --auto-cast-type bf16 left out
+    assert doc["diagnosis"]["policy"]["flags"][:2] == ["--auto-cast", "all"]
+    assert doc["diagnosis"]["policy"]["note"] == "--fp32-cast all"
     for key in ("elements", "matches", "mismatches", "max_ulp", "first_mismatches", "outputs"):
         assert key in doc
     assert doc["elements"] == 6 and doc["mismatches"] == doc["outputs"]["y"]["mismatches"] > 0
