@@ -99,6 +99,17 @@ def _compare(ctx: LoweringContext, inst: HloInstruction, ops: list[LV]) -> LV:
     return out
 
 
+def _is_finite(ctx: LoweringContext, inst: HloInstruction, ops: list[LV]) -> LV:
+    """is-finite(x) = |x| < +inf: false for ±inf and every NaN (decision OP4)."""
+    (x,) = ops
+    dims = dims_of(inst)
+    a = ctx.value(f"{inst.name}.abs", x.dtype, dims)
+    ctx.emit(ir.UnaryOp("abs", x, a), role="aux")
+    out = ctx.value(inst.name, ir.uint8, dims)
+    ctx.emit(ir.BinaryOp("cmp_lt", a, ir.ScalarValue(float("inf"), x.dtype), out))
+    return out
+
+
 def _select(ctx: LoweringContext, inst: HloInstruction, ops: list[LV]) -> LV:
     p, a, b = ops
     dims = dims_of(inst)
@@ -175,6 +186,7 @@ ELEMENTWISE: dict[str, Handler] = {
     "not": _unary,
     **dict.fromkeys(_BINARY, _binary),
     "compare": _compare,
+    "is-finite": _is_finite,
     "select": _select,
     "clamp": _clamp,
     "convert": _convert,

@@ -19,20 +19,14 @@ from __future__ import annotations
 from typing import Any
 
 from pyprecision import ir
-from pyprecision.hlo import HloInstruction
+from pyprecision.hlo import HloInstruction, opcodes
 from pyprecision.lower.context import LV, LoweringContext, ir_dtype
 from pyprecision.lower.elementwise import Handler, dims_of, result_dtype
-from pyprecision.lower.shapes import _REDUCERS, _reducer
+from pyprecision.lower.reducers import reducer_kind
 
 __all__ = ["REDUCES", "arg_reducer", "independent_reducers", "reducer_kind"]
 
 _ARG_DIRECTION = {"GT": "max", "LT": "min"}
-
-
-def reducer_kind(comp: Any) -> str | None:
-    """The IR kind of a reducer ``ROOT op(p0, p1)``, else None."""
-    opcode = _reducer(comp)
-    return None if opcode is None else _REDUCERS[opcode]
 
 
 def _param(x: Any, k: int) -> bool:
@@ -113,12 +107,13 @@ def independent_reducers(comp: Any, n: int) -> list[str] | None:
         return None
     kinds = []
     for k, x in enumerate(comp.root.operands):
-        if x.opcode not in _REDUCERS or len(x.operands) != 2:
+        rec = opcodes.record(x.opcode)
+        if rec is None or rec.reducer is None or len(x.operands) != 2:
             return None
         if sorted(o.parameter_number if o.opcode == "parameter" else -1
                   for o in x.operands) != [k, k + n]:  # fmt: skip
             return None
-        kinds.append(_REDUCERS[str(x.opcode)])
+        kinds.append(rec.reducer)
     return kinds
 
 
