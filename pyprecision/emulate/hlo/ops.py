@@ -88,8 +88,19 @@ def _shift(kind: str, a: np.ndarray, b: np.ndarray, t: PrimitiveType) -> np.ndar
         return np.where(big, 0, ua << sb)
     if kind == "shift-right-logical":
         return np.where(big, 0, ua >> sb)
-    sa = a.astype(np.int64)
+    sa = _as_signed(a, t)  # an arithmetic shift of an unsigned type works on its bits (XLA)
     return np.where(big, np.where(sa < 0, -1, 0), sa >> sb.astype(np.int64))
+
+
+def _as_signed(a: np.ndarray, t: PrimitiveType) -> np.ndarray:
+    """The two's-complement value of ``a``'s bits (int64): unsigned 0x80 of u8 is -128."""
+    bits, signed = int_bits(t)
+    if signed:
+        return a.astype(np.int64)
+    if bits == 64:
+        return a.astype(np.uint64).view(np.int64)
+    u = a.astype(np.int64)
+    return np.where(u >= 1 << (bits - 1), u - (1 << bits), u)
 
 
 _FLOAT_BINARY: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
@@ -140,7 +151,16 @@ def binary(inst: Any, args: list[np.ndarray]) -> np.ndarray:
 # -- unary ----------------------------------------------------------------------------------
 
 def _round_afz(x: np.ndarray) -> np.ndarray:
-    return np.sign(x) * np.floor(np.abs(x) + 0.5)
+    """Half away from zero, the sign kept: -0.3 and -0.0 give -0 (XLA, decision OP5). ``x - t`` is
+    exact, so no ``|x| + 0.5`` rounding error (0.49999997 stays 0)."""
+    t = np.trunc(x)
+    up = (np.abs(x - t) >= 0.5).astype(x.dtype)
+    return np.copysign(t + np.copysign(up, x), x)
+
+
+def _sign(x: np.ndarray) -> np.ndarray:
+    """-1, +1, or x itself for ±0 and NaN (sign(-0.0) = -0.0, XLA; decision OP5)."""
+    return np.where((x == 0) | np.isnan(x), x, np.sign(x))
 
 
 def _logistic(x: np.ndarray) -> np.ndarray:
@@ -150,7 +170,7 @@ def _logistic(x: np.ndarray) -> np.ndarray:
 # exact in the compute dtype (IEEE-correct or exact operations)
 _FLOAT_UNARY_EXACT: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "negate": np.negative, "abs": np.abs, "sqrt": np.sqrt, "floor": np.floor, "ceil": np.ceil,
-    "round-nearest-even": np.rint, "round-nearest-afz": _round_afz, "sign": np.sign,
+    "round-nearest-even": np.rint, "round-nearest-afz": _round_afz, "sign": _sign,
     "copy": lambda x: x,
 }
 # transcendental: float64, then rounded once
