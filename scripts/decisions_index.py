@@ -28,6 +28,7 @@ AREAS = [
     ("distributed.md", "Distributed re-encode, many-dump verify", "issue 15"),
     ("numerics.md", "One vocabulary and one numerics module", "issue 10"),
     ("torch.md", "PyTorch tensors and state dicts", "issue 14"),
+    ("opcodes.md", "One table of opcodes, XLA's semantics in both executors", "issue 24"),
 ]
 
 HEADING = re.compile(r"^##\s+(.*\S)\s*$")

@@ -131,6 +131,30 @@ def _is_finite(ctx: LoweringContext, inst: HloInstruction, ops: list[LV]) -> LV:
     return out
 
 
+def _round_afz(ctx: LoweringContext, inst: HloInstruction, ops: list[LV]) -> LV:
+    """round-nearest-afz from exact steps (decision OP4): t = trunc(x) (ceil below 0, else floor),
+    |x - t| (exact), and t ± 1 chosen by select where that is ≥ 0.5, else t itself, so -0.3 and
+    -0.0 keep their -0, NaN and ±inf pass through, and 0.49999997 is not rounded up."""
+    (x,) = ops
+    dims, dt = dims_of(inst), x.dtype
+    v = {k: ctx.value(f"{inst.name}.{k}", dt, dims)
+         for k in ("floor", "ceil", "trunc", "diff", "abs", "step", "away")}
+    neg, up = (ctx.value(f"{inst.name}.{k}", ir.uint8, dims) for k in ("isneg", "up"))
+    one = ir.ScalarValue(1.0, dt)
+    ctx.emit(ir.BinaryOp("cmp_lt", x, ir.ScalarValue(0.0, dt), neg), role="aux")
+    ctx.emit(ir.UnaryOp("floor", x, v["floor"]), role="aux")
+    ctx.emit(ir.UnaryOp("ceil", x, v["ceil"]), role="aux")
+    ctx.emit(ir.SelectOp(neg, v["ceil"], v["floor"], v["trunc"]), role="aux")
+    ctx.emit(ir.BinaryOp("sub", x, v["trunc"], v["diff"]), role="aux")
+    ctx.emit(ir.UnaryOp("abs", v["diff"], v["abs"]), role="aux")
+    ctx.emit(ir.BinaryOp("cmp_ge", v["abs"], ir.ScalarValue(0.5, dt), up), role="aux")
+    ctx.emit(ir.SelectOp(neg, ir.ScalarValue(-1.0, dt), one, v["step"]), role="aux")
+    ctx.emit(ir.BinaryOp("add", v["trunc"], v["step"], v["away"]), role="aux")
+    out = ctx.value(inst.name, dt, dims)
+    ctx.emit(ir.SelectOp(up, v["away"], v["trunc"], out))
+    return out
+
+
 def _select(ctx: LoweringContext, inst: HloInstruction, ops: list[LV]) -> LV:
     p, a, b = ops
     dims = dims_of(inst)
@@ -208,6 +232,7 @@ ELEMENTWISE: dict[str, Handler] = {
     **dict.fromkeys(_BINARY, _binary),
     "compare": _compare,
     "is-finite": _is_finite,
+    "round-nearest-afz": _round_afz,
     "select": _select,
     "clamp": _clamp,
     "convert": _convert,

@@ -49,9 +49,12 @@ def _int_divide(a: np.ndarray, b: np.ndarray, t: PrimitiveType) -> np.ndarray:
     bits, signed = int_bits(t)
     zero = b == 0
     safe = np.where(zero, 1, b)
-    if signed:
-        q = np.abs(a) // np.abs(safe) * np.sign(a) * np.sign(safe)  # truncation toward zero
-        return np.where(zero, -1, q)
+    if signed:  # truncation toward zero, without |INT_MIN| (which overflows int64)
+        minus_one = safe == -1
+        safe = np.where(minus_one, 1, safe)
+        q = a // safe
+        q = q + ((q * safe != a) & ((a < 0) != (safe < 0)))
+        return np.where(zero, -1, np.where(minus_one, -a, q))  # INT_MIN / -1 wraps to INT_MIN
     return np.where(zero, (1 << bits) - 1, a // safe)
 
 
@@ -59,7 +62,7 @@ def _int_remainder(a: np.ndarray, b: np.ndarray, t: PrimitiveType) -> np.ndarray
     zero = b == 0
     safe = np.where(zero, 1, b)
     if int_bits(t)[1]:
-        r = np.abs(a) % np.abs(safe) * np.sign(a)  # sign of the dividend
+        r = np.fmod(a, np.where(safe == -1, 1, safe))  # sign of the dividend; x % -1 = 0
     else:
         r = a % safe
     return np.where(zero, a, r)
@@ -103,9 +106,21 @@ def _as_signed(a: np.ndarray, t: PrimitiveType) -> np.ndarray:
     return np.where(u >= 1 << (bits - 1), u - (1 << bits), u)
 
 
+def _float_max(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """NaN-propagating maximum with -0 < +0 (XLA:CPU: max(+0, -0) = max(-0, +0) = +0; OP9)."""
+    m = np.maximum(a, b)
+    return np.where((a == b) & (m == 0), np.where(np.signbit(a), b, a), m)
+
+
+def _float_min(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """NaN-propagating minimum with -0 < +0 (min(+0, -0) = min(-0, +0) = -0; OP9)."""
+    m = np.minimum(a, b)
+    return np.where((a == b) & (m == 0), np.where(np.signbit(a), a, b), m)
+
+
 _FLOAT_BINARY: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
     "add": np.add, "subtract": np.subtract, "multiply": np.multiply, "divide": np.divide,
-    "maximum": np.maximum, "minimum": np.minimum, "remainder": np.fmod,
+    "maximum": _float_max, "minimum": _float_min, "remainder": np.fmod,
 }
 _F64_BINARY: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
     "power": np.power, "atan2": np.arctan2,

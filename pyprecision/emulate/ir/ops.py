@@ -94,8 +94,10 @@ def binary_values(kind: str, a: np.ndarray, b: np.ndarray, is_float: bool) -> np
                 "sub": np.subtract,
                 "mul": np.multiply,
                 "div": np.divide,
-                "max": np.maximum,
-                "min": np.minimum,
+                "max": lambda p, q: np.where((p == q) & (p == 0), np.where(np.signbit(p), q, p),
+                                             np.maximum(p, q)),  # -0 < +0, as XLA (OP9)
+                "min": lambda p, q: np.where((p == q) & (p == 0), np.where(np.signbit(p), p, q),
+                                             np.minimum(p, q)),
                 "pow": np.power,
                 "rem": np.fmod,
                 "atan2": np.arctan2,
