@@ -143,6 +143,8 @@ def _grid_cases() -> list[tuple[str, str, str]]:
         unary = _FLOAT_UNARY if t in FLOATS else ["not"] if t == "pred" else _INT_UNARY
         binary = _FLOAT_BINARY if t in FLOATS else _PRED_BINARY if t == "pred" else _INT_BINARY
         out += [(t, op, f"{op}(p0)") for op in unary] + [(t, op, f"{op}(p0, p1)") for op in binary]
+        if t in FLOATS:
+            out.append((t, "is-finite", "is-finite(p0)"))
         for order in (["", ", type=TOTALORDER"] if t in FLOATS else [""]):
             calls = [f"compare(p0, p1), direction={d}{order}" for d in hlo.typed_attrs.DIRECTIONS]
             out.append((t, "compare" + order, "|".join(calls)))
@@ -167,7 +169,7 @@ def test_every_opcode_on_every_pair_of_edge_values(t, op, calls):
 
 def test_every_fuzzed_opcode_is_an_evaluated_and_lowered_elementwise_record():
     for op in {*_FLOAT_UNARY, *_FLOAT_BINARY, *_INT_UNARY, *_INT_BINARY, "compare", "select",
-               "clamp", "convert"}:
+               "clamp", "convert", "is-finite"}:
         r = opcodes.record(op)
         assert r is not None and r.elementwise and r.lowering is None and r.evaluation is None, op
 
