@@ -22,6 +22,7 @@ from pyprecision import ir
 from pyprecision.hlo import HloInstruction, opcodes
 from pyprecision.lower.context import LV, LoweringContext, ir_dtype
 from pyprecision.lower.elementwise import Handler, dims_of, result_dtype
+from pyprecision.lower.reduce_generic import fold_reduce
 from pyprecision.lower.reducers import reducer_kind
 
 __all__ = ["REDUCES", "arg_reducer", "independent_reducers", "reducer_kind"]
@@ -131,6 +132,10 @@ def _reduce(ctx: LoweringContext, inst: HloInstruction, ops: list[LV]) -> LV:
                         "operand on its own)")  # fmt: skip
     x, init = ops
     kind = reducer_kind(inst.called("to_apply"))
+    if kind is None and isinstance(x, ir.Value) and isinstance(init, ir.Value):
+        folded = fold_reduce(ctx, inst, x, init, _dims(ctx, inst))  # decision OP11
+        if folded is not None:
+            return folded
     if kind is None:
         raise ctx.error(inst, "its to_apply computation is not one of add, multiply, maximum, "
                         "minimum, and, or of its two parameters")  # fmt: skip
