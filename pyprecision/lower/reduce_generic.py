@@ -94,4 +94,4 @@ def _step(ctx: LoweringContext, body: list[HloInstruction], params: list[HloInst
             continue
         ops = [fit(ctx, env[id(o)], kept, f"{i.name}.wide") for o in i.operands]
         env[id(i)] = ELEMENTWISE[i.opcode](ctx, _Wide(i, kept), ops)  # type: ignore[arg-type]
-    return env[id(body[-1])]  # type: ignore[return-value]
+    return env[id(body[-1])]
