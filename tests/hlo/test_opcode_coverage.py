@@ -93,3 +93,13 @@ def test_is_finite_lowers_and_equals_the_evaluator():
     assert emulate.run_hlo(m, [x])[0].tolist() == want
     got = emulate.run_hlo(m, [x], frontend.parse_flags(["--auto-cast", "none"]))[0]
     assert np.asarray(got).astype(bool).tolist() == want
+
+
+def test_an_opcode_the_evaluator_refuses_is_one_error_with_its_record_s_reason():
+    from pyprecision.errors import EmulationError
+
+    text = ("HloModule m\n\nENTRY e {\n  p0 = f32[4] parameter(0)\n"
+            "  ROOT r = f32[4] all-reduce(p0)\n}\n")
+    with pytest.raises(EmulationError) as e:
+        emulate.run_hlo(hlo.parse(text, "t.hlo"), [np.zeros(4, np.float32)])
+    assert str(e.value).endswith("all-reduce " + RECORDS["all-reduce"].evaluation), str(e.value)
