@@ -211,3 +211,66 @@ def test_converts_into_and_out_of_fp8_in_range(src, f8):
             f"  a = {f8}[{n}] convert(p0)\n  b = {src}[{n}] convert(a)\n"
             f"  ROOT out = ({f8}[{n}], {src}[{n}]) tuple(a, b)\n}}\n")
     _same_bits(text, [x])
+
+
+@st.composite
+def movement(draw: st.DrawFn) -> tuple[str, list[np.ndarray]]:
+    """One data-movement instruction with random attributes on a random f32/s8 [r, c] array."""
+    t = draw(st.sampled_from(["f32", "s8", "bf16"]))
+    r, c = draw(st.integers(1, 4)), draw(st.integers(1, 5))
+    x = _values_n(draw, t, r * c).reshape(r, c)
+    op = draw(st.sampled_from(["slice", "pad", "transpose", "reverse", "concatenate",
+                               "broadcast", "reshape", "iota"]))
+    p = f"  p0 = {t}[{r},{c}] parameter(0)"
+    if op == "slice":
+        spec, dims = [], []
+        for n in (r, c):
+            a = draw(st.integers(0, n))
+            b = draw(st.integers(a, n))
+            s = draw(st.integers(1, 3))
+            spec.append(f"[{a}:{b}:{s}]")
+            dims.append((b - a + s - 1) // s)
+        call = f"{t}[{dims[0]},{dims[1]}] slice(p0), slice={{{','.join(spec)}}}"
+    elif op == "pad":
+        spec, dims = [], []
+        for n in (r, c):
+            i = draw(st.integers(0, 2))
+            lo, hi = draw(st.integers(-n, 3)), draw(st.integers(-n, 3))
+            size = lo + hi + n + (n - 1) * i
+            if size < 0:
+                lo, hi = 0, 0
+                size = n + (n - 1) * i
+            spec.append(f"{lo}_{hi}_{i}")
+            dims.append(size)
+        p += f"\n  v = {t}[] constant({draw(st.sampled_from(['-1', '0', '3']))})"
+        call = f"{t}[{dims[0]},{dims[1]}] pad(p0, v), padding={'x'.join(spec)}"
+    elif op == "transpose":
+        call = f"{t}[{c},{r}] transpose(p0), dimensions={{1,0}}"
+    elif op == "reverse":
+        d = draw(st.sampled_from(["{0}", "{1}", "{0,1}"]))
+        call = f"{t}[{r},{c}] reverse(p0), dimensions={d}"
+    elif op == "concatenate":
+        call = f"{t}[{r},{2 * c}] concatenate(p0, p0), dimensions={{1}}"
+    elif op == "broadcast":
+        call = f"{t}[{r},3,{c}] broadcast(p0), dimensions={{0,2}}"
+    elif op == "reshape":
+        call = f"{t}[{r * c}] reshape(p0)"
+    else:
+        call = f"{t}[{r},{c}] iota(), iota_dimension={draw(st.integers(0, 1))}"
+    return f"HloModule mv\n\nENTRY e {{\n{p}\n  ROOT out = {call}\n}}\n", [x]
+
+
+def _values_n(draw: st.DrawFn, t: str, n: int) -> np.ndarray:
+    if t in FLOATS:
+        vals = draw(st.lists(st.sampled_from(_float_edges(FLOATS[t])), min_size=n, max_size=n))
+        return np.array(vals, np.float32).astype(FLOATS[t])
+    vals = draw(st.lists(st.sampled_from(_int_edges(INTS[t])), min_size=n, max_size=n))
+    return np.array(vals, dtype=object).astype(INTS[t])
+
+
+@settings(max_examples=EXAMPLES, deadline=None, derandomize=EXAMPLES <= 200,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(movement())
+def test_data_movement_opcodes_give_the_same_bits(case):
+    text, ins = case
+    _same_bits(text, ins)
