@@ -29,6 +29,7 @@ AREAS = [
     ("numerics.md", "One vocabulary and one numerics module", "issue 10"),
     ("torch.md", "PyTorch tensors and state dicts", "issue 14"),
     ("tune.md", "tune: the cheapest flags within an error budget", "issue 26"),
+    ("opcodes.md", "One table of opcodes, XLA's semantics in both executors", "issue 24"),
 ]
 
 HEADING = re.compile(r"^##\s+(.*\S)\s*$")

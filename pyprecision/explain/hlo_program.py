@@ -22,7 +22,7 @@ from pyprecision.passes import pipeline_pass_names
 
 __all__ = ["HloRow", "explain_hlo_program"]
 
-_PE_OPS = ("dot", "convolution")
+_PE_OPS = hlo.opcodes.names_with(pe=True)
 
 
 @dataclass

@@ -10,6 +10,7 @@ Never imports ``pyprecision.ir`` or ``pyprecision.passes``.
 """
 from __future__ import annotations
 
+from pyprecision.hlo import opcodes, typed_attrs
 from pyprecision.hlo.model import HloComputation, HloInstruction, HloModule, TextStyle
 from pyprecision.hlo.parser import parse, parse_program_shape, parse_shape
 from pyprecision.hlo.passes import PASSES, REGISTRY, get_pass, run_passes
@@ -43,5 +44,5 @@ __all__ = [
     "is_integer", "numpy_dtype",
     "parse", "parse_program_shape", "parse_shape", "run_passes", "to_text", "type_name", "verify",
     "ConvDims", "GatherDims", "ScatterDims", "WindowDim", "conv_output_dims", "gather_dims",
-    "gather_output_dims", "parse_dim_labels", "parse_window", "scatter_dims",
+    "gather_output_dims", "parse_dim_labels", "parse_window", "scatter_dims", "opcodes", "typed_attrs",
 ]

@@ -1,7 +1,7 @@
-"""Every HLO opcode once: its operand count and its shape rule (after XLA's ``ShapeInference`` and
-``ShapeVerifier``), as the verifier checks them.
-
-``OPCODES[name] = Rule(min_operands, max_operands, infer)``. ``infer(inst, operand_shapes)`` returns
+"""The shape rules of the elementwise and data-movement opcodes (after XLA's ``ShapeInference`` and
+``ShapeVerifier``), as the verifier checks them; the records that name them, one per opcode, are
+in :mod:`pyprecision.hlo.opcodes` (``opcodes.OPCODES[name] = Rule(min_operands, max_operands,
+infer)``). ``infer(inst, operand_shapes)`` returns
 the result shape the rule implies (compared with the declared one, layouts ignored) or None where
 the rule constrains the operands only; a violation raises ValueError with the reason. Opcodes with
 ``infer=None`` are known (they parse and print) but their shapes are not checked — collectives,
@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from pyprecision.hlo import typed_attrs as T
 from pyprecision.hlo import window as W
 from pyprecision.hlo.shape import Shape
 from pyprecision.hlo.types import PrimitiveType, is_float, is_integer
@@ -96,9 +97,7 @@ def _binary(inst: Any, ops: list[Shape]) -> Shape:
         raise ValueError(f"{inst.opcode} needs operands of one element type, got {_h(a)} and "
                          f"{_h(b)}")
     if inst.opcode == "compare":
-        if inst.attr("direction") not in ("EQ", "NE", "LT", "LE", "GT", "GE"):
-            raise ValueError(f"compare needs direction=EQ|NE|LT|LE|GT|GE, got "
-                             f"{inst.attr('direction')!r}")
+        T.comparison(inst)
         return _like(a, P.PRED)
     if inst.opcode == "complex":
         return _like(a, P.C64 if a.element_type == P.F32 else P.C128)
@@ -198,22 +197,15 @@ def _transpose(inst: Any, ops: list[Shape]) -> Shape:
 
 
 def _slice(inst: Any, ops: list[Shape]) -> Shape:
-    import re
-
     x = _array(ops[0], "the operand")
-    raw = inst.attr("slice") or ""
-    parts = re.findall(r"\[([^\]]*)\]", raw)
-    if len(parts) != x.rank:
-        raise ValueError(f"slice= has {len(parts)} dimension(s), the operand rank is {x.rank}")
+    spec = T.slice_of(inst)
+    if len(spec) != x.rank:
+        raise ValueError(f"slice= has {len(spec)} dimension(s), the operand rank is {x.rank}")
     dims = []
-    for d, part in enumerate(parts):
-        nums = [int(v) for v in part.split(":")]
-        if len(nums) not in (2, 3):
-            raise ValueError(f"slice dimension '[{part}]' is not [start:limit(:stride)]")
-        start, limit, stride = nums[0], nums[1], nums[2] if len(nums) == 3 else 1
+    for d, (start, limit, stride) in enumerate(spec):
         if not (0 <= start <= limit <= x.dimensions[d]) or stride < 1:
-            raise ValueError(f"slice [{part}] does not fit dimension {d} of size "
-                             f"{x.dimensions[d]}")
+            raise ValueError(f"slice [{start}:{limit}:{stride}] does not fit dimension {d} of "
+                             f"size {x.dimensions[d]}")
         dims.append((limit - start + stride - 1) // stride)
     return _like(x, dims=tuple(dims))
 
@@ -253,20 +245,16 @@ def _pad(inst: Any, ops: list[Shape]) -> Shape:
     x, v = _array(ops[0], "the operand"), _array(ops[1], "the padding value")
     if v.rank or v.element_type != x.element_type:
         raise ValueError(f"pad value must be a {_h(_like(x, dims=()))} scalar, got {_h(v)}")
-    raw = (inst.attr("padding") or "").strip()
-    parts = raw.split("x") if raw else []
-    if len(parts) != x.rank:
-        raise ValueError(f"padding= has {len(parts)} dimension(s), the operand rank is {x.rank}")
+    spec = T.padding_of(inst)
+    if len(spec) != x.rank:
+        raise ValueError(f"padding= has {len(spec)} dimension(s), the operand rank is {x.rank}")
     dims = []
-    for d, part in enumerate(parts):
-        nums = [int(n) for n in part.split("_")]
-        if len(nums) not in (2, 3) or (len(nums) == 3 and nums[2] < 0):
-            raise ValueError(f"padding '{part}' is not lo_hi or lo_hi_interior (interior >= 0)")
-        lo, hi, interior = nums[0], nums[1], nums[2] if len(nums) == 3 else 0
+    for d, (lo, hi, interior) in enumerate(spec):
         n = x.dimensions[d]
         size = lo + hi + n + max(n - 1, 0) * interior
         if size < 0:
-            raise ValueError(f"padding '{part}' leaves a negative size in dimension {d}")
+            raise ValueError(f"padding {lo}_{hi}_{interior} leaves a negative size in dimension "
+                             f"{d}")
         dims.append(size)
     return _like(x, dims=tuple(dims))
 
@@ -320,14 +308,6 @@ def _no_operands(inst: Any, ops: list[Shape]) -> None:
     return None
 
 
-# -- the table ------------------------------------------------------------------------------
-UNARY = ("abs", "cbrt", "ceil", "copy", "cosine", "count-leading-zeros", "erf", "exponential",
-         "exponential-minus-one", "floor", "imag", "is-finite", "log", "log-plus-one", "logistic",
-         "negate", "not", "popcnt", "real", "round-nearest-afz", "round-nearest-even", "rsqrt",
-         "sign", "sine", "sqrt", "tan", "tanh")
-BINARY = ("add", "and", "atan2", "compare", "complex", "divide", "maximum", "minimum", "multiply",
-          "or", "power", "remainder", "shift-left", "shift-right-arithmetic",
-          "shift-right-logical", "subtract", "xor")
 #: Known opcodes whose shapes are not checked (collectives, async, I/O, control).
 UNCHECKED = ("add-dependency", "after-all", "all-gather", "all-gather-done", "all-gather-start",
              "all-reduce", "all-reduce-done", "all-reduce-start", "all-to-all", "async-done",
@@ -339,48 +319,14 @@ UNCHECKED = ("add-dependency", "after-all", "all-gather", "all-gather-done", "al
              "replica-id", "rng", "rng-get-and-update-state", "send", "send-done",
              "set-dimension-size", "stochastic-convert", "triangular-solve")
 
-OPCODES: dict[str, Rule] = {
-    **{op: Rule(1, 1, _unary) for op in UNARY},
-    **{op: Rule(2, 2, _binary) for op in BINARY},
-    **{op: Rule(0, None) for op in UNCHECKED},
-    "select": Rule(3, 3, _select),
-    "clamp": Rule(3, 3, _clamp),
-    "convert": Rule(1, 1, _convert),
-    "bitcast-convert": Rule(1, 1, _bitcast_convert),
-    "reduce-precision": Rule(1, 1, _reduce_precision),
-    "broadcast": Rule(1, 1, _broadcast),
-    "reshape": Rule(1, 1, _reshape),
-    "transpose": Rule(1, 1, _transpose),
-    "slice": Rule(1, 1, _slice),
-    "concatenate": Rule(1, None, _concatenate),
-    "iota": Rule(0, 0, _iota),
-    "reverse": Rule(1, 1, _reverse),
-    "pad": Rule(2, 2, _pad),
-    "dynamic-slice": Rule(2, None, _dynamic_slice),
-    "dynamic-update-slice": Rule(3, None, _dynamic_update_slice),
-    "tuple": Rule(0, None, _tuple),
-    "get-tuple-element": Rule(1, 1, _get_tuple_element),
-    "parameter": Rule(0, 0, _no_operands),
-    "constant": Rule(0, 0, _no_operands),
-}
+
+def __getattr__(name: str) -> Any:
+    """``OPCODES`` and ``infer`` live in :mod:`pyprecision.hlo.opcodes` (one record per opcode)."""
+    if name in ("OPCODES", "infer"):
+        from pyprecision.hlo import opcodes
+
+        return getattr(opcodes, name)
+    raise AttributeError(name)
 
 
-def register(rules: dict[str, Rule]) -> None:
-    """Add rules (the compute opcodes live in ``shape_rules_compute``)."""
-    OPCODES.update(rules)
-
-
-def infer(inst: Any, operand_shapes: list[Shape]) -> Shape | None:
-    """The result shape ``inst``'s rule implies, None when only the operands are constrained.
-    Raises KeyError for an unknown opcode and ValueError for a violated rule."""
-    rule = OPCODES[inst.opcode]
-    n = len(operand_shapes)
-    if n < rule.min_operands or (rule.max_operands is not None and n > rule.max_operands):
-        want = (str(rule.min_operands) if rule.max_operands == rule.min_operands else
-                f"at least {rule.min_operands}" if rule.max_operands is None else
-                f"{rule.min_operands} to {rule.max_operands}")
-        raise ValueError(f"{inst.opcode} takes {want} operand(s), got {n}")
-    return None if rule.infer is None else rule.infer(inst, operand_shapes)
-
-
-__all__ = ["OPCODES", "Rule", "compatible", "infer", "register", "W"]
+__all__ = ["Rule", "UNCHECKED", "compatible", "W"]

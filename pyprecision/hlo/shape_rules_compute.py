@@ -2,7 +2,7 @@
 convolution, reduce, reduce-window, select-and-scatter, gather, scatter, sort, topk, map,
 batch norm, rng-bit-generator, and the signatures of call / fusion / while / conditional.
 
-Registered into :data:`pyprecision.hlo.shape_inference.OPCODES` on import (see that module).
+Named by their records in :mod:`pyprecision.hlo.opcodes`.
 """
 from __future__ import annotations
 
@@ -11,14 +11,12 @@ from typing import Any
 from pyprecision.hlo import window as W
 from pyprecision.hlo.shape import Shape
 from pyprecision.hlo.shape_inference import (
-    Rule,
     _array,
     _dims_in_range,
     _h,
     _ints,
     _like,
     compatible,
-    register,
 )
 from pyprecision.hlo.types import PrimitiveType, is_float, is_integer
 
@@ -290,25 +288,3 @@ def _conditional(inst: Any, ops: list[Shape]) -> Shape:
         if not compatible(r, roots[0]):
             raise ValueError(f"conditional branches return {_h(roots[0])} and {_h(r)}")
     return roots[0]
-
-
-register({
-    "dot": Rule(2, 4, _dot),  # a sparse dot adds one or two metadata operands
-    "convolution": Rule(2, 2, _convolution),
-    "reduce": Rule(2, None, _reduce),
-    "reduce-window": Rule(2, None, _reduce_window),
-    "select-and-scatter": Rule(3, 3, _select_and_scatter),
-    "gather": Rule(2, 2, _gather),
-    "scatter": Rule(3, None, _scatter),
-    "sort": Rule(1, None, _sort),
-    "topk": Rule(1, 1, _topk),
-    "map": Rule(1, None, _map),
-    "batch-norm-training": Rule(3, 3, _batch_norm),
-    "batch-norm-inference": Rule(5, 5, _batch_norm),
-    "batch-norm-grad": Rule(5, 5, _batch_norm),
-    "rng-bit-generator": Rule(1, 1, _rng_bit_generator),
-    "call": Rule(0, None, _call),
-    "fusion": Rule(0, None, _call),
-    "while": Rule(1, 1, _while),
-    "conditional": Rule(2, None, _conditional),
-})

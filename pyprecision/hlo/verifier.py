@@ -10,7 +10,7 @@ Checks, in this order, the first failure being the one reported:
 3. no operand cycle or self-reference (an iterative walk: a cycle is an error, never a hang);
 4. the call graph: no computation calls itself, directly or through others;
 5. every instruction's operand count and result shape against its opcode's rule
-   (``shape_inference.OPCODES``: XLA's ShapeInference; layouts are not compared);
+   (``opcodes.OPCODES``, one record per opcode: XLA's ShapeInference; layouts are not compared);
 6. the module's ``entry_computation_layout`` (when present) against the ENTRY signature.
 
 :func:`verify` raises :class:`VerifyError` ``file:line:col: message`` (the position is known for
@@ -21,10 +21,10 @@ from __future__ import annotations
 from typing import Any
 
 from pyprecision.errors import ParseError, VerifyError
-from pyprecision.hlo import shape_rules_compute  # noqa: F401  (registers the compute rules)
 from pyprecision.hlo.model import HloComputation, HloInstruction, HloModule
+from pyprecision.hlo.opcodes import OPCODES, infer
 from pyprecision.hlo.shape import Shape
-from pyprecision.hlo.shape_inference import OPCODES, compatible, infer
+from pyprecision.hlo.shape_inference import compatible
 
 
 class _Failure(Exception):

@@ -14,12 +14,10 @@ from pyprecision import ir
 from pyprecision.hlo import HloInstruction, gather_dims, scatter_dims
 from pyprecision.lower.context import LV, LoweringContext
 from pyprecision.lower.elementwise import Handler, dims_of, result_dtype
-from pyprecision.lower.shapes import _reducer
+from pyprecision.lower.reducers import reducer_kind as _reducer
 
 __all__ = ["GATHERS", "scatter_kind"]
 
-_KINDS = {"add": "add", "multiply": "mul", "maximum": "max", "minimum": "min", "and": "and",
-          "or": "or"}  # fmt: skip
 
 
 def _indices(ctx: LoweringContext, inst: HloInstruction, v: LV) -> ir.Value:
@@ -48,8 +46,7 @@ def scatter_kind(comp: Any) -> str | None:
     params = sorted(comp.parameters, key=lambda q: q.parameter_number or 0)
     if len(params) == 2 and comp.root is params[1]:
         return "assign"
-    kind = _reducer(comp)
-    return None if kind is None else _KINDS[kind]
+    return _reducer(comp)
 
 
 def _scatter(ctx: LoweringContext, inst: HloInstruction, ops: list[LV]) -> LV:

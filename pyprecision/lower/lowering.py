@@ -13,14 +13,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pyprecision import ir
-from pyprecision.hlo import HloComputation, HloInstruction, HloModule, Shape
+from pyprecision.hlo import HloComputation, HloInstruction, HloModule, Shape, opcodes
 from pyprecision.lower.batchnorm import BATCH_NORM
 from pyprecision.lower.context import LV, LoweringContext, ir_dtype, ir_shape
 from pyprecision.lower.dot import DOTS
 from pyprecision.lower.elementwise import ELEMENTWISE, Handler
 from pyprecision.lower.gather import GATHERS
 from pyprecision.lower.reduce import REDUCES
-from pyprecision.lower.refused import REFUSED
 from pyprecision.lower.shapes import SHAPES
 from pyprecision.lower.sort import SORTS
 from pyprecision.lower.statics import fold
@@ -34,8 +33,7 @@ MAX_UNROLL = 4096
 #: the ops whose float operands ``--enable-saturate-infinity`` clamps first: those that can turn an
 #: infinity into NaN (inf - inf, 0 · inf, inf / inf, rem(inf, y), sin/cos(inf), pow, and the sums
 #: and products inside dot, convolution and reduce) — decision L11
-SATURATE_BEFORE = frozenset({"add", "subtract", "multiply", "divide", "remainder", "power", "sine",
-                             "cosine", "dot", "convolution", "reduce"})  # fmt: skip
+SATURATE_BEFORE = opcodes.names_with(saturate_before=True)
 
 
 @dataclass
@@ -140,11 +138,12 @@ def _lower_one(ctx: LoweringContext, inst: HloInstruction, path: str) -> LV:
         return _conditional(ctx, inst, ops, path)
     handler = _HANDLERS.get(inst.opcode)
     if handler is None:
-        if inst.opcode in REFUSED:  # decision L24
-            raise ctx.error(inst, REFUSED[inst.opcode])
         if inst.opcode == "custom-call":
             raise ctx.error(inst, f"custom-call target {inst.attr('custom_call_target')} is not "
                             "lowered (it runs as an opaque kernel on Neuron)")  # fmt: skip
+        rec = opcodes.record(inst.opcode)
+        if rec is not None and rec.lowering is not None:  # its record's reason (L24, OP1)
+            raise ctx.error(inst, f"{inst.opcode} {rec.lowering}")
         raise ctx.error(inst, f"opcode {inst.opcode!r} is not lowered to the loop IR; supported: "
                         f"{', '.join(supported_opcodes())}")  # fmt: skip
     out = handler(ctx, inst, ops)

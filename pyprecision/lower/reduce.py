@@ -19,20 +19,15 @@ from __future__ import annotations
 from typing import Any
 
 from pyprecision import ir
-from pyprecision.hlo import HloInstruction
+from pyprecision.hlo import HloInstruction, opcodes
 from pyprecision.lower.context import LV, LoweringContext, ir_dtype
 from pyprecision.lower.elementwise import Handler, dims_of, result_dtype
-from pyprecision.lower.shapes import _REDUCERS, _reducer
+from pyprecision.lower.reduce_generic import fold_reduce
+from pyprecision.lower.reducers import reducer_kind
 
 __all__ = ["REDUCES", "arg_reducer", "independent_reducers", "reducer_kind"]
 
 _ARG_DIRECTION = {"GT": "max", "LT": "min"}
-
-
-def reducer_kind(comp: Any) -> str | None:
-    """The IR kind of a reducer ``ROOT op(p0, p1)``, else None."""
-    opcode = _reducer(comp)
-    return None if opcode is None else _REDUCERS[opcode]
 
 
 def _param(x: Any, k: int) -> bool:
@@ -113,12 +108,13 @@ def independent_reducers(comp: Any, n: int) -> list[str] | None:
         return None
     kinds = []
     for k, x in enumerate(comp.root.operands):
-        if x.opcode not in _REDUCERS or len(x.operands) != 2:
+        rec = opcodes.record(x.opcode)
+        if rec is None or rec.reducer is None or len(x.operands) != 2:
             return None
         if sorted(o.parameter_number if o.opcode == "parameter" else -1
                   for o in x.operands) != [k, k + n]:  # fmt: skip
             return None
-        kinds.append(_REDUCERS[str(x.opcode)])
+        kinds.append(rec.reducer)
     return kinds
 
 
@@ -136,6 +132,10 @@ def _reduce(ctx: LoweringContext, inst: HloInstruction, ops: list[LV]) -> LV:
                         "operand on its own)")  # fmt: skip
     x, init = ops
     kind = reducer_kind(inst.called("to_apply"))
+    if kind is None and isinstance(x, ir.Value) and isinstance(init, ir.Value):
+        folded = fold_reduce(ctx, inst, x, init, _dims(ctx, inst))  # decision OP11
+        if folded is not None:
+            return folded
     if kind is None:
         raise ctx.error(inst, "its to_apply computation is not one of add, multiply, maximum, "
                         "minimum, and, or of its two parameters")  # fmt: skip

@@ -2,21 +2,17 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import numpy as np
 
 from pyprecision import ir
-from pyprecision.hlo import HloInstruction
+from pyprecision.hlo import HloInstruction, typed_attrs
 from pyprecision.lower.context import LV, LoweringContext, ir_dtype, ir_shape
 from pyprecision.lower.elementwise import Handler, dims_of, result_dtype
 
 __all__ = ["SHAPES", "constant_tensor", "parse_padding", "parse_slice"]
 
-_REDUCERS = {"add": "add", "multiply": "mul", "maximum": "max", "minimum": "min", "and": "and",
-             "or": "or"}  # fmt: skip
-_SLICE = re.compile(r"\[\s*(-?\d+)\s*:\s*(-?\d+)\s*(?::\s*(-?\d+)\s*)?\]")
 
 
 def _ints(ctx: LoweringContext, inst: HloInstruction, key: str) -> list[int]:
@@ -27,26 +23,19 @@ def _ints(ctx: LoweringContext, inst: HloInstruction, key: str) -> list[int]:
 
 
 def parse_slice(raw: str) -> list[tuple[int, int, int]] | None:
-    """``{[0:2], [1:5:2]}`` → [(0, 2, 1), (1, 5, 2)]; None when malformed."""
-    body = raw.strip()
-    if not (body.startswith("{") and body.endswith("}")):
+    """``{[0:2], [1:5:2]}`` → [(0, 2, 1), (1, 5, 2)]; None when malformed (``typed_attrs``)."""
+    try:
+        return list(typed_attrs.slices(raw))
+    except ValueError:
         return None
-    items = _SLICE.findall(body)
-    if len(items) != body.count("["):
-        return None
-    return [(int(a), int(b), int(c) if c else 1) for a, b, c in items]
 
 
 def parse_padding(raw: str, rank: int) -> list[tuple[int, int, int]] | None:
     """``0_0x1_1_0`` → [(0, 0, 0), (1, 1, 0)] (low, high, interior); None when malformed."""
-    specs = raw.split("x") if raw else []
-    out = []
-    for s in specs:
-        parts = s.split("_")
-        if len(parts) not in (2, 3) or not all(re.fullmatch(r"-?\d+", p) for p in parts):
-            return None
-        lo, hi = int(parts[0]), int(parts[1])
-        out.append((lo, hi, int(parts[2]) if len(parts) == 3 else 0))
+    try:
+        out = list(typed_attrs.padding(raw))
+    except ValueError:
+        return None
     return out if len(out) == rank else None
 
 
@@ -99,18 +88,6 @@ def _pad(ctx: LoweringContext, inst: HloInstruction, ops: list[LV]) -> LV:
 def _iota(ctx: LoweringContext, inst: HloInstruction, ops: list[LV]) -> LV:
     (dim,) = _ints(ctx, inst, "iota_dimension")
     return _emit1(ctx, inst, lambda out: ir.IotaOp(dim, out))
-
-
-def _reducer(comp: Any) -> str | None:
-    if comp is None:
-        return None
-    root = comp.root
-    params = comp.parameters
-    if root.opcode not in _REDUCERS or len(params) != 2:
-        return None
-    if {id(o) for o in root.operands} != {id(p) for p in params}:
-        return None
-    return str(root.opcode)
 
 
 def constant_tensor(ctx: LoweringContext, name: str, inst: HloInstruction) -> ir.Tensor:

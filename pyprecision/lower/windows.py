@@ -10,7 +10,7 @@ from pyprecision import ir
 from pyprecision.hlo import HloInstruction, parse_window
 from pyprecision.lower.context import LV, LoweringContext
 from pyprecision.lower.elementwise import Handler, dims_of, result_dtype
-from pyprecision.lower.shapes import _reducer
+from pyprecision.lower.reducers import reducer_kind as _reducer
 from pyprecision.lower.statics import static_scalar
 
 __all__ = ["MAX_WINDOW", "WINDOWS", "positions", "select_kind", "window_of"]
@@ -18,8 +18,6 @@ __all__ = ["MAX_WINDOW", "WINDOWS", "positions", "select_kind", "window_of"]
 #: a convolution or reduce-window unrolls at most this many window positions
 MAX_WINDOW = 4096
 
-_REDUCERS = {"add": "add", "multiply": "mul", "maximum": "max", "minimum": "min", "and": "and",
-             "or": "or"}  # fmt: skip
 
 
 def _starts(ctx: LoweringContext, inst: HloInstruction, idx: list[LV], sizes: tuple[int, ...],
@@ -112,7 +110,7 @@ def _reduce_window(ctx: LoweringContext, inst: HloInstruction, ops: list[LV]) ->
         ctx.emit(ir.ConcatenateOp(parts, rank, stacked), role="aux")
     narrow = ctx.config is not None and not ctx.config.enable_mixed_precision_accumulation
     out = ctx.value(inst.name, result_dtype(ctx, inst), out_dims)
-    ctx.emit(ir.ReduceOp(_REDUCERS[kind], stacked, init, [rank], out, narrow))
+    ctx.emit(ir.ReduceOp(kind, stacked, init, [rank], out, narrow))
     return out
 
 

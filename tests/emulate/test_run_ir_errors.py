@@ -90,13 +90,19 @@ def test_unknown_opaque_kernel():
         run_ir(m, {"x": np.zeros(1, np.float32)})
 
 
-def test_integer_division_by_zero():
+@pytest.mark.parametrize("dt,kind,x,want", [
+    ("int32", "div", 7, -1), ("int32", "rem", 7, 7), ("uint8", "div", 7, 255),
+    ("uint8", "rem", 7, 7), ("int8", "div", -128, -1),
+])
+def test_integer_division_by_zero_is_xla_s(dt, kind, x, want):
+    """x / 0 = -1 (all ones unsigned), x % 0 = x, as XLA defines them (decision OP6)."""
     m = ir.parse(
-        "func @main {\n  tensor @x : input int32[1]\n  tensor @y : output int32[1]\n"
-        "  %x = affine_load @x : int32[1]\n  %d = div %x, int32 0 : int32[1]\n  affine_store %d, @y\n}\n"
+        f"func @main {{\n  tensor @x : input {dt}[1]\n  tensor @y : output {dt}[1]\n"
+        f"  %x = affine_load @x : {dt}[1]\n  %d = {kind} %x, {dt} 0 : {dt}[1]\n"
+        "  affine_store %d, @y\n}\n"
     )
-    with pytest.raises(EmulationError, match="integer division by zero"):
-        run_ir(m, {"x": np.ones(1, np.int32)})
+    got = run_ir(m, {"x": np.array([x], np.dtype(dt))})
+    assert got["y"].tolist() == [want]
 
 
 def test_broken_module_is_rejected_by_the_verifier():

@@ -31,6 +31,7 @@ from pyprecision.emulate.shared.numeric import check_value, dtype_of
 from pyprecision.emulate.shared.reduce import fast_fold, fold_steps, reduce_layout
 from pyprecision.emulate.shared.sort import topk_op
 from pyprecision.errors import EmulationError
+from pyprecision.hlo import opcodes
 
 Value = Union[np.ndarray, tuple]  # noqa: UP007 -- an array, or a tuple of Values
 
@@ -146,8 +147,10 @@ class Evaluator(CallingOps):
         """The value of one instruction given its operand values."""
         handler = self.handlers.get(inst.opcode)
         if handler is None:
+            rec = opcodes.record(inst.opcode)  # its record says why (decision OP1)
+            why = f": {inst.opcode} {rec.evaluation}" if rec and rec.evaluation else ""
             raise EmulationError(f"unsupported opcode '{inst.opcode}' in instruction "
-                                 f"{inst.name}")
+                                 f"{inst.name}{why}")
         self.budget.check_time(inst.name)
         if id(inst) not in self._sized:
             self.budget.check_bytes(shape_bytes(inst.shape), inst.name,

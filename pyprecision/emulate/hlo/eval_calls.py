@@ -17,10 +17,12 @@ from pyprecision.emulate.shared import sort as hlo_sort
 from pyprecision.emulate.shared import window_ops as hlo_window_ops
 from pyprecision.emulate.shared.window_ops import Fold
 from pyprecision.errors import EmulationError
+from pyprecision.hlo import opcodes
 
 #: opcodes that only look at their operands elementwise (a reducer built from them can be
 #: evaluated on whole arrays at once).
-VECTORIZABLE = set(ELEMENTWISE) | {"parameter", "constant", "tuple", "get-tuple-element"}
+VECTORIZABLE = (set(ELEMENTWISE) & opcodes.names_with(elementwise=True)) | {
+    "parameter", "constant", "tuple", "get-tuple-element"}
 
 
 class CallingOps:

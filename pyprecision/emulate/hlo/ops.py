@@ -49,9 +49,12 @@ def _int_divide(a: np.ndarray, b: np.ndarray, t: PrimitiveType) -> np.ndarray:
     bits, signed = int_bits(t)
     zero = b == 0
     safe = np.where(zero, 1, b)
-    if signed:
-        q = np.abs(a) // np.abs(safe) * np.sign(a) * np.sign(safe)  # truncation toward zero
-        return np.where(zero, -1, q)
+    if signed:  # truncation toward zero, without |INT_MIN| (which overflows int64)
+        minus_one = safe == -1
+        safe = np.where(minus_one, 1, safe)
+        q = a // safe
+        q = q + ((q * safe != a) & ((a < 0) != (safe < 0)))
+        return np.where(zero, -1, np.where(minus_one, -a, q))  # INT_MIN / -1 wraps to INT_MIN
     return np.where(zero, (1 << bits) - 1, a // safe)
 
 
@@ -59,7 +62,7 @@ def _int_remainder(a: np.ndarray, b: np.ndarray, t: PrimitiveType) -> np.ndarray
     zero = b == 0
     safe = np.where(zero, 1, b)
     if int_bits(t)[1]:
-        r = np.abs(a) % np.abs(safe) * np.sign(a)  # sign of the dividend
+        r = np.fmod(a, np.where(safe == -1, 1, safe))  # sign of the dividend; x % -1 = 0
     else:
         r = a % safe
     return np.where(zero, a, r)
@@ -88,13 +91,36 @@ def _shift(kind: str, a: np.ndarray, b: np.ndarray, t: PrimitiveType) -> np.ndar
         return np.where(big, 0, ua << sb)
     if kind == "shift-right-logical":
         return np.where(big, 0, ua >> sb)
-    sa = a.astype(np.int64)
+    sa = _as_signed(a, t)  # an arithmetic shift of an unsigned type works on its bits (XLA)
     return np.where(big, np.where(sa < 0, -1, 0), sa >> sb.astype(np.int64))
+
+
+def _as_signed(a: np.ndarray, t: PrimitiveType) -> np.ndarray:
+    """The two's-complement value of ``a``'s bits (int64): unsigned 0x80 of u8 is -128."""
+    bits, signed = int_bits(t)
+    if signed:
+        return a.astype(np.int64)
+    if bits == 64:
+        return a.astype(np.uint64).view(np.int64)
+    u = a.astype(np.int64)
+    return np.where(u >= 1 << (bits - 1), u - (1 << bits), u)
+
+
+def _float_max(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """NaN-propagating maximum with -0 < +0 (XLA:CPU: max(+0, -0) = max(-0, +0) = +0; OP9)."""
+    m = np.maximum(a, b)
+    return np.where((a == b) & (m == 0), np.where(np.signbit(a), b, a), m)
+
+
+def _float_min(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """NaN-propagating minimum with -0 < +0 (min(+0, -0) = min(-0, +0) = -0; OP9)."""
+    m = np.minimum(a, b)
+    return np.where((a == b) & (m == 0), np.where(np.signbit(a), a, b), m)
 
 
 _FLOAT_BINARY: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
     "add": np.add, "subtract": np.subtract, "multiply": np.multiply, "divide": np.divide,
-    "maximum": np.maximum, "minimum": np.minimum, "remainder": np.fmod,
+    "maximum": _float_max, "minimum": _float_min, "remainder": np.fmod,
 }
 _F64_BINARY: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
     "power": np.power, "atan2": np.arctan2,
@@ -140,7 +166,16 @@ def binary(inst: Any, args: list[np.ndarray]) -> np.ndarray:
 # -- unary ----------------------------------------------------------------------------------
 
 def _round_afz(x: np.ndarray) -> np.ndarray:
-    return np.sign(x) * np.floor(np.abs(x) + 0.5)
+    """Half away from zero, the sign kept: -0.3 and -0.0 give -0 (XLA, decision OP5). ``x - t`` is
+    exact, so no ``|x| + 0.5`` rounding error (0.49999997 stays 0)."""
+    t = np.trunc(x)
+    up = (np.abs(x - t) >= 0.5).astype(x.dtype)
+    return np.copysign(t + np.copysign(up, x), x)
+
+
+def _sign(x: np.ndarray) -> np.ndarray:
+    """-1, +1, or x itself for ±0 and NaN (sign(-0.0) = -0.0, XLA; decision OP5)."""
+    return np.where((x == 0) | np.isnan(x), x, np.sign(x))
 
 
 def _logistic(x: np.ndarray) -> np.ndarray:
@@ -150,7 +185,7 @@ def _logistic(x: np.ndarray) -> np.ndarray:
 # exact in the compute dtype (IEEE-correct or exact operations)
 _FLOAT_UNARY_EXACT: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "negate": np.negative, "abs": np.abs, "sqrt": np.sqrt, "floor": np.floor, "ceil": np.ceil,
-    "round-nearest-even": np.rint, "round-nearest-afz": _round_afz, "sign": np.sign,
+    "round-nearest-even": np.rint, "round-nearest-afz": _round_afz, "sign": _sign,
     "copy": lambda x: x,
 }
 # transcendental: float64, then rounded once

@@ -3,7 +3,6 @@ pad, dynamic-slice, dynamic-update-slice (gather is in hlo_scatter). None of the
 value, so none rounds (iota rounds its indices to the element type)."""
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import Any
 
@@ -11,10 +10,10 @@ import numpy as np
 
 from pyprecision.emulate.shared.numeric import dtype_of, round_to
 from pyprecision.errors import EmulationError
+from pyprecision.hlo import typed_attrs
 
 Handler = Callable[[Any, list[Any]], np.ndarray]
 
-_SLICE_DIM = re.compile(r"\[\s*(-?\d+)\s*:\s*(-?\d+)\s*(?::\s*(-?\d+)\s*)?\]")
 
 
 def _dims(inst: Any) -> tuple[int, ...]:
@@ -62,11 +61,13 @@ def transpose(inst: Any, args: list[np.ndarray]) -> np.ndarray:
 def slice_(inst: Any, args: list[np.ndarray]) -> np.ndarray:
     """slice(x), slice={[start:limit:stride], ...}."""
     (x,) = args
-    raw = inst.attr("slice") or ""
-    parts = _SLICE_DIM.findall(raw)
+    try:
+        parts = typed_attrs.slice_of(inst)
+    except ValueError as e:
+        raise EmulationError(f"{inst.name}: {e}") from None
     if len(parts) != x.ndim:
-        raise EmulationError(f"{inst.name}: cannot read slice={raw}")
-    idx = tuple(slice(int(a), int(b), int(s) if s else 1) for a, b, s in parts)
+        raise EmulationError(f"{inst.name}: cannot read slice={inst.attr('slice')}")
+    idx = tuple(slice(a, b, s) for a, b, s in parts)
     return np.ascontiguousarray(x[idx])
 
 
@@ -95,13 +96,14 @@ def reverse(inst: Any, args: list[np.ndarray]) -> np.ndarray:
 def pad(inst: Any, args: list[np.ndarray]) -> np.ndarray:
     """pad(x, v), padding=lo_hi[_interior]x...; negative padding slices."""
     x, v = args
-    specs = (inst.attr("padding") or "").split("x")
+    try:
+        specs = typed_attrs.padding_of(inst)
+    except ValueError as e:
+        raise EmulationError(f"{inst.name}: {e}") from None
     if len(specs) != x.ndim:
         raise EmulationError(f"{inst.name}: cannot read padding={inst.attr('padding')}")
     out = x
-    for axis, spec in enumerate(specs):
-        lo, hi, *rest = (int(s) for s in spec.split("_"))
-        interior = rest[0] if rest else 0
+    for axis, (lo, hi, interior) in enumerate(specs):
         if interior:
             n = out.shape[axis]
             shape = list(out.shape)

@@ -56,7 +56,7 @@ _NUMPY_UNARY: dict[str, Callable[[Any], Any]] = {
     "floor": np.floor,
     "ceil": np.ceil,
     "round_ne": np.rint,
-    "sign": np.sign,
+    "sign": lambda v: np.where((v == 0) | np.isnan(v), v, np.sign(v)),  # sign(-0) = -0 (OP5)
     "sin": np.sin,
     "cos": np.cos,
     "log1p": np.log1p,
@@ -94,8 +94,10 @@ def binary_values(kind: str, a: np.ndarray, b: np.ndarray, is_float: bool) -> np
                 "sub": np.subtract,
                 "mul": np.multiply,
                 "div": np.divide,
-                "max": np.maximum,
-                "min": np.minimum,
+                "max": lambda p, q: np.where((p == q) & (p == 0), np.where(np.signbit(p), q, p),
+                                             np.maximum(p, q)),  # -0 < +0, as XLA (OP9)
+                "min": lambda p, q: np.where((p == q) & (p == 0), np.where(np.signbit(p), p, q),
+                                             np.minimum(p, q)),
                 "pow": np.power,
                 "rem": np.fmod,
                 "atan2": np.arctan2,
@@ -113,10 +115,13 @@ def binary_values(kind: str, a: np.ndarray, b: np.ndarray, is_float: bool) -> np
 
 
 def int_binop(kind: str, x: int, y: int) -> int:
-    """Integer binary op ``kind`` on Python ints (division truncates toward zero)."""
+    """Integer binary op ``kind`` on Python ints (division truncates toward zero). Division and
+    remainder follow XLA (decision OP6): x / 0 = -1 (all ones once wrapped to an unsigned width),
+    x % 0 = x, INT_MIN / -1 = INT_MIN and INT_MIN % -1 = 0 once wrapped; an arithmetic right
+    shift by a negative or too large amount fills with the sign bit."""
     if kind == "div":
         if y == 0:
-            raise EmulationError("integer division by zero")
+            return -1
         q = abs(x) // abs(y)
         return q if (x >= 0) == (y >= 0) else -q
     table: dict[str, Callable[[int, int], int]] = {
@@ -131,7 +136,7 @@ def int_binop(kind: str, x: int, y: int) -> int:
         "pow": _int_pow,
         "rem": _int_rem,
         "shl": lambda p, q: p << q if 0 <= q < 64 else 0,
-        "shr_a": lambda p, q: p >> min(max(q, 0), 63),
+        "shr_a": lambda p, q: p >> q if 0 <= q < 64 else p >> 63,
         "shr_l": _int_shr_l,
         "cmp_eq": lambda p, q: int(p == q),
         "cmp_ne": lambda p, q: int(p != q),
@@ -162,7 +167,7 @@ def _int_shr_l(x: int, y: int) -> int:
 
 def _int_rem(x: int, y: int) -> int:
     if y == 0:
-        raise EmulationError("integer remainder by zero")
+        return x
     r = abs(x) % abs(y)
     return r if x >= 0 else -r
 
