@@ -102,7 +102,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        return int(args.func(args) or 0)
+        from pyprecision.kernel import thread_limit
+
+        # --threads (and PYPRECISION_THREADS, checked here) cap every parallel part of the command
+        with thread_limit(getattr(args, "threads", None)):
+            return int(args.func(args) or 0)
     except BrokenPipeError:  # the reader left (`| head`): stop quietly, like other tools
         from pyprecision.tools._options import quiet_broken_pipe
 
