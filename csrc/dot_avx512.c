@@ -11,8 +11,9 @@
 #include <immintrin.h>
 #endif
 
-/* Tile shape: PP_DOT512_MR rows by PP_DOT512_NV vectors (docs/decisions/speed.md; 32 zmm
- * registers hold the MR * NV accumulators, NV loads of the panel and a broadcast). */
+/* Tile shape: PP_DOT512_MR rows by PP_DOT512_NV vectors: 24 of the 32 zmm registers hold the
+ * accumulators, the rest the NV panel loads and a broadcast (6 x 4 and 8 x 2 measured alike on Zen
+ * 5, both near 2 multiplies + 2 adds per cycle; docs/decisions/kernel.md K9). */
 #ifndef PP_DOT512_MR
 #define PP_DOT512_MR 6
 #endif
@@ -24,6 +25,37 @@ static inline __mmask16 dot_m16(int n) {
     return n >= 16 ? (__mmask16)0xffffu : (__mmask16)((1u << n) - 1u);
 }
 static inline __mmask8 dot_m8(int n) { return n >= 8 ? (__mmask8)0xffu : (__mmask8)((1u << n) - 1u); }
+#ifdef PP_EMULATE_AVX512
+/* SIMDe 0.7.4 lacks the masked loads and stores: Intel's semantics, one element at a time
+ * (masked-off elements are neither read nor written). */
+static inline __m512 dot_maskz_loadu_ps(__mmask16 m, const float *p) {
+    pp_e512 v;
+    for (int i = 0; i < 16; i++) v.f32[i] = (m >> i) & 1 ? p[i] : 0.0f;
+    return v.f;
+}
+static inline void dot_mask_storeu_ps(float *p, __mmask16 m, __m512 x) {
+    pp_e512 v;
+    v.f = x;
+    for (int i = 0; i < 16; i++)
+        if ((m >> i) & 1) p[i] = v.f32[i];
+}
+static inline __m512d dot_maskz_loadu_pd(__mmask8 m, const double *p) {
+    pp_e512 v;
+    for (int i = 0; i < 8; i++) v.f64[i] = (m >> i) & 1 ? p[i] : 0.0;
+    return v.d;
+}
+static inline void dot_mask_storeu_pd(double *p, __mmask8 m, __m512d x) {
+    pp_e512 v;
+    v.d = x;
+    for (int i = 0; i < 8; i++)
+        if ((m >> i) & 1) p[i] = v.f64[i];
+}
+#else
+#define dot_maskz_loadu_ps _mm512_maskz_loadu_ps
+#define dot_mask_storeu_ps _mm512_mask_storeu_ps
+#define dot_maskz_loadu_pd _mm512_maskz_loadu_pd
+#define dot_mask_storeu_pd _mm512_mask_storeu_pd
+#endif
 static inline __m512 dot_canon_ps(__m512 v) {
     const __mmask16 nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
     return _mm512_mask_mov_ps(v, nan, _mm512_castsi512_ps(_mm512_set1_epi32(0x7fc00000)));
@@ -45,8 +77,8 @@ static inline __m512d dot_canon_pd(__m512d v) {
 #define DK_LOAD(p) _mm512_loadu_ps(p)
 #define DK_MUL(x, y) _mm512_mul_ps(x, y)
 #define DK_ADD(x, y) _mm512_add_ps(x, y)
-#define DK_LOADN(p, n) _mm512_maskz_loadu_ps(dot_m16(n), p)
-#define DK_STOREN(p, v, n) _mm512_mask_storeu_ps(p, dot_m16(n), v)
+#define DK_LOADN(p, n) dot_maskz_loadu_ps(dot_m16(n), p)
+#define DK_STOREN(p, v, n) dot_mask_storeu_ps(p, dot_m16(n), v)
 #define DK_CANON(v) dot_canon_ps(v)
 #include "dot_kern.h"
 #undef DK_T
@@ -71,8 +103,8 @@ static inline __m512d dot_canon_pd(__m512d v) {
 #define DK_LOAD(p) _mm512_loadu_pd(p)
 #define DK_MUL(x, y) _mm512_mul_pd(x, y)
 #define DK_ADD(x, y) _mm512_add_pd(x, y)
-#define DK_LOADN(p, n) _mm512_maskz_loadu_pd(dot_m8(n), p)
-#define DK_STOREN(p, v, n) _mm512_mask_storeu_pd(p, dot_m8(n), v)
+#define DK_LOADN(p, n) dot_maskz_loadu_pd(dot_m8(n), p)
+#define DK_STOREN(p, v, n) dot_mask_storeu_pd(p, dot_m8(n), v)
 #define DK_CANON(v) dot_canon_pd(v)
 #include "dot_kern.h"
 

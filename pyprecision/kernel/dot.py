@@ -7,7 +7,7 @@ accumulator that starts at +0.0, one rounding per addition, no FMA, no reassocia
 N5); a NaN result is the positive quiet NaN (N6). Batch dimensions broadcast as in ``np.matmul``;
 a broadcast operand is read in place, never copied per batch. No Python loop runs over k or over
 the batch: one C call does all of it, vectorised across output columns and threaded over rows,
-columns and batch (docs/decisions/kernel.md K8).
+columns and batch (docs/decisions/kernel.md K9).
 """
 from __future__ import annotations
 

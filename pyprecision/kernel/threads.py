@@ -1,4 +1,4 @@
-"""How many worker threads the C core's parallel parts use (docs/decisions/kernel.md K9).
+"""How many worker threads the C core's parallel parts use (docs/decisions/kernel.md K10).
 
 Every call into the core that can run in parallel (casts, decodes, the PE dot, the integer dot)
 takes its thread count from :func:`resolve`:

@@ -1,4 +1,4 @@
-"""The thread cap (pyprecision.kernel.threads, docs/decisions/kernel.md K9): threads= >
+"""The thread cap (pyprecision.kernel.threads, docs/decisions/kernel.md K10): threads= >
 thread_limit (run_hlo's threads=, the CLI's --threads) > PYPRECISION_THREADS > the cores this
 process may run on; a bad value is one CastError line (CLI: exit 2)."""
 from __future__ import annotations
