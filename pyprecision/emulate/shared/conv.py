@@ -85,7 +85,8 @@ def _as_dot(x: np.ndarray, k: np.ndarray, win: list[WindowDim], sp_out: tuple[in
             shape[d] = sp_out[d]
             idx.append(q.reshape(shape))
             mask = mask & valid.reshape(shape)
-        xs = x[(slice(None), slice(None), *idx)] if idx else x      # [n, c, *sp_out]
+        where: tuple[Any, ...] = (slice(None), slice(None)) + tuple(idx)
+        xs = x[where] if idx else x                                  # [n, c, *sp_out]
         cols[..., p, :] = np.moveaxis(np.where(mask, xs, 0), 1, -1)
     og = o // fgc
     lhs = cols.reshape(n * nsp, npos, fgc, ki).transpose(2, 0, 1, 3).reshape(fgc, n * nsp,
