@@ -113,9 +113,22 @@ def test_cli_threads(no_env: pytest.MonkeyPatch, hlo_files: tuple[Path, Path], t
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and "PYPRECISION_THREADS='abc'" in err, err
     assert not (tmp_path / "x.npz").exists()
-    # --threads wins over the variable
+    # --threads wins over the variable, is exported to worker processes for the command, and
+    # the caller's environment is restored after it
+    seen = []
+    import pyprecision.tools.hlo_cmd as hlo_cmd
+
+    run_run = hlo_cmd.run_run
+
+    def spy(args: object) -> int:
+        seen.append((os.environ.get("PYPRECISION_THREADS"), default_threads()))
+        return run_run(args)  # type: ignore[arg-type]
+
+    no_env.setattr(hlo_cmd, "run_run", spy)
     assert cli.main(["hlo-run", str(module), "--inputs", str(inputs), "-o",
                      str(tmp_path / "y.npz"), "--threads", "1"]) == 0
+    assert seen == [("1", 1)]
+    assert os.environ["PYPRECISION_THREADS"] == "abc"
 
 
 @pytest.mark.parametrize("command", ["hlo-run", "verify", "explain"])
