@@ -171,3 +171,18 @@ def test_result_too_large_is_refused_before_allocation(monkeypatch: pytest.Monke
 def test_bad_thread_count(threads: object) -> None:
     with pytest.raises(CastError, match="threads"):
         pe_dot(np.ones((2, 2), np.float32), np.ones((2, 2), np.float32), threads=threads)  # type: ignore[arg-type]
+
+
+def test_hlo_dot_too_large_is_an_emulation_error_naming_the_op(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from pyprecision import hlo
+    from pyprecision.emulate import run_hlo
+    from pyprecision.errors import EmulationError
+    from pyprecision.kernel import _args
+
+    m = hlo.parse("HloModule m\nENTRY e {\n  a = f32[16,2]{1,0} parameter(0)\n"
+                  "  b = f32[2,16]{1,0} parameter(1)\n  ROOT huge.7 = f32[16,16]{1,0} dot(a, b), "
+                  "lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n")
+    monkeypatch.setattr(_args, "physical_memory", lambda: 1000)
+    with pytest.raises(EmulationError, match=r"huge\.7: pe_dot: the result .* needs 1,024 bytes"):
+        run_hlo(m, [np.ones((16, 2), np.float32), np.ones((2, 16), np.float32)])
