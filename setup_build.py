@@ -29,6 +29,10 @@ SOURCES = [
     "kern_portable.c",
     "kern_avx2.c",
     "kern_avx512.c",
+    "dot.c",
+    "dot_portable.c",
+    "dot_avx2.c",
+    "dot_avx512.c",
 ]
 
 CFLAGS = [

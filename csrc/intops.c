@@ -80,43 +80,6 @@ static float int_to_f32(const void *p, int t, size_t i) {
 }
 
 typedef struct {
-    const float *fa, *fb;
-    float *out;
-    size_t k, n;
-} dot_job;
-
-/* Rows [begin, end) of out = fa (m,k) . fb (k,n). Every out[i][c] is the sum over kk = 0, 1, ...
- * of the float32 product fa[i][kk] * fb[kk][c], added one by one to an accumulator that starts at
- * +0.0 (two roundings per step, no FMA: built with -ffp-contract=off). The loops are tiled (8 rows
- * by 256 columns of accumulators stay in L1 while the rows of fb stream past) without changing that
- * order for any element. */
-#define DOT_TILE_ROWS 8
-#define DOT_TILE_COLS 256
-static void dot_rows(void *ctx, size_t begin, size_t end) {
-    const dot_job *j = ctx;
-    const size_t k = j->k, n = j->n;
-    for (size_t i0 = begin; i0 < end; i0 += DOT_TILE_ROWS) {
-        const size_t i1 = end - i0 > DOT_TILE_ROWS ? i0 + DOT_TILE_ROWS : end;
-        for (size_t c0 = 0; c0 < n; c0 += DOT_TILE_COLS) {
-            const size_t c1 = n - c0 > DOT_TILE_COLS ? c0 + DOT_TILE_COLS : n;
-            for (size_t i = i0; i < i1; i++)
-                for (size_t c = c0; c < c1; c++) j->out[i * n + c] = 0.0f;
-            for (size_t kk = 0; kk < k; kk++) {
-                const float *restrict brow = j->fb + kk * n;
-                for (size_t i = i0; i < i1; i++) {
-                    const float a = j->fa[i * k + kk];
-                    float *restrict acc = j->out + i * n;
-                    for (size_t c = c0; c < c1; c++) {
-                        const float prod = a * brow[c];
-                        acc[c] = acc[c] + prod;
-                    }
-                }
-            }
-        }
-    }
-}
-
-typedef struct {
     const void *src;
     int type;
     float *dst;
@@ -129,13 +92,12 @@ static void i2f_range(void *ctx, size_t begin, size_t end) {
 
 int pp_dot_f32(const float *a, const float *b, size_t m, size_t k, size_t n, float *out,
                int threads) {
-    if ((m && k && !a) || (k && n && !b) || (m && n && !out)) return PP_EINVAL;
-    if (m == 0 || n == 0) return PP_OK;
-    dot_job j = {a, b, out, k, n};
-    size_t grain = k * n != 0 ? (size_t)(1u << 16) / (k * n) + 1 : 1;
-    return pp_parallel_for(m, grain, threads, dot_rows, &j);
+    const int64_t zero = 0;
+    return pp_dot(PP_T_F32, a, m * k, b, k * n, 1, &zero, &zero, m, k, n, out, threads,
+                  PP_ISA_AUTO);
 }
 
+/* The integer operands converted to float32 (RNE), then the PE dot (dot.c). */
 int pp_int_dot_f32(const void *a, int a_type, const void *b, int b_type, size_t m, size_t k,
                    size_t n, float *out, int threads) {
     if (!int_type(a_type) || !int_type(b_type)) return PP_EINVAL;
@@ -147,9 +109,7 @@ int pp_int_dot_f32(const void *a, int a_type, const void *b, int b_type, size_t 
     i2f_job ja = {a, a_type, fa}, jb = {b, b_type, fb};
     int st = pp_parallel_for(m * k, (size_t)1 << 16, threads, i2f_range, &ja);
     if (!st) st = pp_parallel_for(k * n, (size_t)1 << 16, threads, i2f_range, &jb);
-    dot_job j = {fa, fb, out, k, n};
-    size_t grain = k * n != 0 ? (size_t)(1u << 16) / (k * n) + 1 : 1;
-    if (!st) st = pp_parallel_for(m, grain, threads, dot_rows, &j);
+    if (!st) st = pp_dot_f32(fa, fb, m, k, n, out, threads);
     free(fa);
     return st;
 }

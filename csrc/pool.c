@@ -4,6 +4,7 @@
 #include "pyprecision.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <unistd.h>
 
@@ -66,8 +67,15 @@ static void after_fork_child(void) {
 
 static void install_atfork(void) { pthread_atfork(NULL, NULL, after_fork_child); }
 
+/* The cores this process may run on (its affinity mask, which taskset, cgroups' cpusets and
+ * os.sched_setaffinity narrow), else the online cores; at most PP_MAX_THREADS. */
 int pp_cpu_count(void) {
-    long c = sysconf(_SC_NPROCESSORS_ONLN);
+    long c = 0;
+#ifdef __linux__
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0) c = CPU_COUNT(&set);
+#endif
+    if (c < 1) c = sysconf(_SC_NPROCESSORS_ONLN);
     if (c < 1) c = 1;
     if (c > PP_MAX_THREADS) c = PP_MAX_THREADS;
     return (int)c;

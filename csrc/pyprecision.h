@@ -151,6 +151,27 @@ enum {
 };
 int pp_use_streaming(size_t bytes, int kind);
 
+/* The PE dot's register tiles (dot.c drives them; dot_kern.h, dot_portable.c): the uk computes an
+ * mr x nr tile of outputs over kc steps of k from a packed panel of b (dot_kern.h documents the
+ * arguments). PP_DOT_FIRST: start from +0.0 (else from the partial sums in c); PP_DOT_LAST: the
+ * last block of k (NaN results canonicalised). */
+#define PP_DOT_FIRST 1
+#define PP_DOT_LAST 2
+typedef void (*pp_dot_ukernel)(size_t kc, const void *a, size_t lda, const void *bp, void *c,
+                               size_t ldc, int mr, int nr, int flags);
+typedef struct {
+    int mr, nr; /* rows and columns of the tile */
+    pp_dot_ukernel uk;
+} pp_dot_tile;
+typedef struct {
+    pp_dot_tile f32, f64;
+} pp_dot_set;
+extern const pp_dot_set pp_dot_portable;
+extern const pp_dot_set pp_dot_avx2;
+extern const pp_dot_set pp_dot_avx512;
+/* The tiles of an instruction set (PP_ISA_PORTABLE..AVX512), NULL for the reference loop. */
+const pp_dot_set *pp_dot_set_for(int isa);
+
 static inline float pp_bits_to_f32(uint32_t u) {
     union { uint32_t u; float f; } v = { u };
     return v.f;

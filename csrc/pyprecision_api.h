@@ -110,9 +110,21 @@ int pp_int_dot_f32(const void *a, int a_type, const void *b, int b_type,
                    size_t m, size_t k, size_t n, float *out, int threads);
 
 /* The PE's float32 matmul: a (M,K) and b (K,N) float32, products rounded to float32 and summed in
- * increasing k from +0.0 in float32, no FMA (the same loop as the integer dot's F32 route). */
+ * increasing k from +0.0 in float32, no FMA (the same loop as the integer dot's F32 route):
+ * pp_dot of one pair with the automatic instruction set. */
 int pp_dot_f32(const float *a, const float *b, size_t m, size_t k, size_t n, float *out,
                int threads);
+
+/* The PE dot of `batch` pairs: out[i] (M,N) = a[a_off[i] ...] (M,K) . b[b_off[i] ...] (K,N), all
+ * row-major and contiguous, type PP_T_F32 or PP_T_F64 (a, b and out alike); out holds the batch
+ * results one after another. Each element: the products rounded to the type, added in increasing
+ * k to an accumulator starting at +0.0, one rounding per addition, no FMA; a NaN result is the
+ * positive quiet NaN. a_size / b_size: elements in a and b (every offset is checked against
+ * them); offsets may repeat (a broadcast operand). isa: PP_ISA_* (REFERENCE: one element at a
+ * time, the definition every fast path is tested equal to). */
+int pp_dot(int type, const void *a, size_t a_size, const void *b, size_t b_size, size_t batch,
+           const int64_t *a_off, const int64_t *b_off, size_t m, size_t k, size_t n, void *out,
+           int threads, int isa);
 
 /* The stochastic-rounding generator's words (SplitMix64, see srwords.c), for element indices
  * [first, first + n). */

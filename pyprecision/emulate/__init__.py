@@ -54,7 +54,8 @@ def __getattr__(name: str) -> Any:
 
 
 def run_hlo(
-    module: Any, args: list[Any], config: Any = None, target: str = "gen2", limits: Any = None
+    module: Any, args: list[Any], config: Any = None, target: str = "gen2", limits: Any = None,
+    threads: int | None = None,
 ) -> list[Any]:
     """Evaluate an HLO module on ``args`` (its ENTRY parameters in order); outputs in HLO result order.
 
@@ -62,11 +63,16 @@ def run_hlo(
     ``limits`` (an ``emulate.Limits``: while iterations, wall time, call depth, result bytes). With a
     ``PrecisionConfig`` (``pyprecision.frontend.parse_flags(argv)``) the whole neuronx-cc pipeline
     runs: HLO passes → lowering to the loop IR → AutoCast family → DTypeMutator → cast elimination
-    → loop-IR emulation, for ``target`` (gen2/gen3/gen4)."""
-    if config is None:
-        from pyprecision.emulate.hlo.eval import run_hlo as plain
+    → loop-IR emulation, for ``target`` (gen2/gen3/gen4). ``threads`` caps the C core's worker
+    threads for the whole run (None: ``PYPRECISION_THREADS``, else the cores this process may run
+    on; ``pyprecision.kernel.thread_limit``); results never depend on it."""
+    from pyprecision.kernel import thread_limit
 
-        return plain(module, args, limits)
-    from pyprecision.emulate.pipeline.driver import run_hlo_pipeline
+    with thread_limit(threads):
+        if config is None:
+            from pyprecision.emulate.hlo.eval import run_hlo as plain
 
-    return run_hlo_pipeline(module, args, config, target)
+            return plain(module, args, limits)
+        from pyprecision.emulate.pipeline.driver import run_hlo_pipeline
+
+        return run_hlo_pipeline(module, args, config, target)

@@ -9,6 +9,7 @@ from pyprecision.kernel.cast import (
     random_words,
     reinterpret,
 )
+from pyprecision.kernel.dot import pe_dot
 from pyprecision.kernel.intops import IntDotReport, float_to_int, int_dot
 from pyprecision.kernel.numerics import (
     is_nan_code,
@@ -18,6 +19,7 @@ from pyprecision.kernel.numerics import (
     wrap_int,
 )
 from pyprecision.kernel.stats import CastStats, cast_stats
+from pyprecision.kernel.threads import default_threads, thread_limit
 from pyprecision.kernel.torch_interop import (
     array_as_tensor,
     format_of_torch_dtype,
@@ -44,6 +46,7 @@ __all__ = [
     "encode", "decode", "cast", "quantize", "reinterpret", "ReinterpretReport", "random_words",
     "float_to_int", "int_dot", "IntDotReport", "isa_available", "isa_auto",
     "ROUNDINGS", "NAN_POLICIES", "CastStats", "cast_stats",
-    "round_to_format", "wrap_int", "ordered_codes", "is_nan_code", "pe_matmul",
+    "round_to_format", "wrap_int", "ordered_codes", "is_nan_code", "pe_matmul", "pe_dot",
+    "default_threads", "thread_limit",
     "tensor_as_array", "array_as_tensor", "format_of_torch_dtype",
 ]

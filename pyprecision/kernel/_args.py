@@ -72,14 +72,11 @@ def isa_code(isa: str | None) -> int:
 
 
 def threads_arg(threads: Any) -> int:
-    """0 means all cores."""
-    if threads is None:
-        return 0
-    if isinstance(threads, (bool, np.bool_)) or not isinstance(threads, (int, np.integer)):
-        raise CastError(f"threads must be a positive integer or None, got {threads!r}")
-    if threads < 1:
-        raise CastError(f"threads must be >= 1 (None for all cores), got {threads}")
-    return int(threads)
+    """The worker count of one call: ``threads`` (>= 1), or for None the default of
+    :mod:`pyprecision.kernel.threads` (a thread_limit, PYPRECISION_THREADS, the usable cores)."""
+    from pyprecision.kernel.threads import resolve
+
+    return resolve(threads)
 
 
 def physical_memory() -> int:

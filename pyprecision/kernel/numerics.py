@@ -5,8 +5,8 @@
 * ``ordered_codes`` / ``is_nan_code`` — a code's position on its format's number line (the ULP
   ordering) and the NaN test on codes;
 * ``pe_matmul`` — the PE array's matmul: products rounded to the accumulation type, summed in
-  contraction order from a zeroed accumulator (+0), one rounding per addition, no FMA. The C core's
-  ``int_dot`` F32 route is the same sum (csrc/intops.c ``dot_rows``), tested equal to this one.
+  contraction order from a zeroed accumulator (+0), one rounding per addition, no FMA: the C core's
+  PE dot (csrc/dot.c), which ``int_dot``'s F32 route also runs.
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import numpy as np
 
 from pyprecision.formats import format as _format
 from pyprecision.kernel.cast import cast, decode
-from pyprecision.kernel.intops import dot_f32
+from pyprecision.kernel.dot import pe_dot
 
 __all__ = ["is_nan_code", "ordered_codes", "pe_matmul", "round_to_format", "wrap_int"]
 
@@ -77,32 +77,14 @@ def is_nan_code(codes: Any, fmt: Any = None) -> np.ndarray:
     return np.isnan(decode(np.asarray(codes, f.storage_dtype), f))
 
 
-def pe_matmul(a: Any, b: Any, acc_dtype: Any = np.float32) -> np.ndarray:
+def pe_matmul(a: Any, b: Any, acc_dtype: Any = np.float32, *,
+              threads: int | None = None) -> np.ndarray:
     """``[..., M, K] @ [..., K, N]`` summed the way the PE array sums into PSUM.
 
-    Operands are converted to ``acc_dtype`` (exact for every format narrower than it); each product
-    is rounded to it, and the products are added over k = 0, 1, ... to an accumulator that starts
-    at +0.0, one rounding per addition, no FMA and no reassociation. So a sum of -0 products is +0
-    (decision N5: the PSUM accumulator is zeroed; XLA's HloEvaluator starts from 0 too).
-    """
-    x = np.asarray(a).astype(acc_dtype)
-    y = np.asarray(b).astype(acc_dtype)
-    if x.ndim == y.ndim == 2 and np.dtype(acc_dtype) == np.float32 and x.shape[1] == y.shape[0]:
-        return _canonical_nan(dot_f32(x, y))  # the same loop in C
-    shape = np.broadcast_shapes(x.shape[:-2], y.shape[:-2]) + (x.shape[-2], y.shape[-1])
-    acc = np.zeros(shape, dtype=acc_dtype)
-    with np.errstate(all="ignore"):
-        for k in range(x.shape[-1]):
-            acc = acc + x[..., :, k:k + 1] * y[..., k:k + 1, :]
-    return _canonical_nan(acc)
-
-
-def _canonical_nan(acc: np.ndarray) -> np.ndarray:
-    """Every NaN of a PE sum as the positive quiet NaN: which NaN payload and sign an inf − inf or
-    0 · inf inside the sum propagates depends on the order of the operands of each addition, which
-    nothing fixes (a compiler may swap them); decision N6."""
-    nan = np.isnan(acc)
-    if nan.any():
-        acc = np.array(acc)
-        acc[nan] = np.float32(np.nan) if acc.dtype == np.float32 else np.nan
-    return acc
+    Operands are converted to ``acc_dtype`` (float32 or float64; exact for every format narrower
+    than it); each product is rounded to it, and the products are added over k = 0, 1, ... to an
+    accumulator that starts at +0.0, one rounding per addition, no FMA and no reassociation. So a
+    sum of -0 products is +0 (decision N5: the PSUM accumulator is zeroed; XLA's HloEvaluator
+    starts from 0 too), and every NaN is the positive quiet NaN (N6). Batch dimensions broadcast
+    as in ``np.matmul``. One call of the C core's dot (:func:`pyprecision.kernel.dot.pe_dot`)."""
+    return pe_dot(a, b, acc_dtype, threads=threads)

@@ -26,6 +26,7 @@ __all__ = [
     "MAX_THREADS",
     "thread_count",
     "add_cast_options",
+    "add_threads_argument",
     "cast_options",
     "add_target_argument",
     "read_program",
@@ -74,8 +75,15 @@ def add_cast_options(
     p.add_argument("--nan", default="ml_dtypes", choices=list(NAN_CHOICES), help="NaN encoding")
     p.add_argument("--seed", type=int, default=None, help=seed_help)
     if threads:
-        p.add_argument("--threads", type=thread_count, default=None,
-                       help="C core worker threads (default: all cores)")
+        add_threads_argument(p)
+
+
+def add_threads_argument(p: Any) -> None:
+    """``--threads N`` on parser or group ``p``: the worker threads of every parallel part of the
+    command (the CLI's main applies it around the command, pyprecision.kernel.thread_limit)."""
+    p.add_argument("--threads", type=thread_count, default=None, metavar="N",
+                   help="worker threads of the C core (default: PYPRECISION_THREADS, else the "
+                        "cores this process may run on); results never depend on it")
 
 
 def cast_options(args: argparse.Namespace) -> dict[str, Any]:

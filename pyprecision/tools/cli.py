@@ -11,9 +11,11 @@ them numpy and the rooms); only the module of the command that runs is imported.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
+import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from pyprecision.errors import PyPrecisionError
 
@@ -95,6 +97,23 @@ def _command_of(argv: Sequence[str]) -> str:
     return ""
 
 
+@contextlib.contextmanager
+def _threads_in_environment(threads: int | None) -> Iterator[None]:
+    """PYPRECISION_THREADS set to ``threads`` (when given) for the command, restored after."""
+    if threads is None:
+        yield
+        return
+    old = os.environ.get("PYPRECISION_THREADS")
+    os.environ["PYPRECISION_THREADS"] = str(threads)
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop("PYPRECISION_THREADS", None)
+        else:
+            os.environ["PYPRECISION_THREADS"] = old
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script; returns the process exit code."""
     argv = sys.argv[1:] if argv is None else list(argv)
@@ -104,7 +123,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        return int(args.func(args) or 0)
+        from pyprecision.kernel import thread_limit
+
+        # --threads (and PYPRECISION_THREADS, checked here) cap every parallel part of the command,
+        # in the worker processes it starts too (verify's many dumps: they read the variable)
+        threads = getattr(args, "threads", None)
+        with thread_limit(threads), _threads_in_environment(threads):
+            return int(args.func(args) or 0)
     except BrokenPipeError:  # the reader left (`| head`): stop quietly, like other tools
         from pyprecision.tools._options import quiet_broken_pipe
 

@@ -10,6 +10,7 @@ from typing import Any
 from pyprecision.errors import CastError
 from pyprecision.tools._options import (
     add_target_argument,
+    add_threads_argument,
     check_emulation_memory,
     read_program,
 )
@@ -49,6 +50,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--json", action="store_true", help="print JSON")
     p.add_argument("--plot", metavar="PNG", help="with --inputs: draw each op's error in program "
                    "order, coloured by its dtype (matplotlib)")
+    add_threads_argument(p)
     p.set_defaults(func=run)
 
 

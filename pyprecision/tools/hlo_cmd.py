@@ -11,7 +11,7 @@ import numpy as np
 
 from pyprecision.errors import EmulationError, PyPrecisionError
 from pyprecision.tools._files import is_ml_dtype, write_atomic
-from pyprecision.tools._options import read_program, read_program_inputs
+from pyprecision.tools._options import add_threads_argument, read_program, read_program_inputs
 
 if TYPE_CHECKING:
     from pyprecision.hlo import HloModule
@@ -63,6 +63,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="hardware generation (default gen2)")
     neuron.add_argument("--neuron", action="store_true",
                         help="run the neuronx-cc pipeline even with the default flags")
+    add_threads_argument(run)
     run.set_defaults(func=run_run)
 
 

@@ -17,6 +17,7 @@ from pyprecision.errors import CastError
 from pyprecision.tools._options import (
     add_cast_options,
     add_target_argument,
+    add_threads_argument,
     check_emulation_memory,
     read_program,
 )
@@ -78,6 +79,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     from pyprecision.tools._verify_many import add_many_arguments
 
     add_many_arguments(p.add_argument_group("many dumps (--dump DIR or GLOB)"))
+    add_threads_argument(p)
     p.set_defaults(func=run)
 
 

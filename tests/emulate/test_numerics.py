@@ -246,8 +246,8 @@ def test_round_to_format_widens_narrow_sources_and_counts_bools() -> None:
 
 
 def test_pe_matmul_c_route_equals_the_sequential_numpy_loop():
-    """pe_matmul takes C's dot_f32 for 2-D float32 operands; the batched (3-D) call runs the NumPy
-    loop. Both on the same hard inputs (cancellation, ±0, inf, NaN, subnormals) give the same bits."""
+    """pe_matmul (the C core's dot, 2-D and batched) equals the sequential NumPy loop over k
+    written here, on hard inputs (cancellation, ±0, inf, NaN, subnormals), bit for bit."""
     from pyprecision.kernel.numerics import pe_matmul
 
     rng = np.random.default_rng(7)
@@ -259,6 +259,13 @@ def test_pe_matmul_c_route_equals_the_sequential_numpy_loop():
             a.flat[1:: 11] = np.inf
             b.flat[2:: 13] = np.nan
         c = pe_matmul(a, b)
-        loop = pe_matmul(a[None], b[None])[0]
+        batched = pe_matmul(np.stack([b.T, b.T]), np.stack([a.T, a.T]))  # the general batch path
+        loop = np.zeros((m, n), np.float32)
+        with np.errstate(all="ignore"):
+            for kk in range(k):
+                loop = loop + a[:, kk:kk + 1] * b[kk:kk + 1, :]
+        loop[np.isnan(loop)] = np.nan
         assert c.dtype == np.float32
         assert np.array_equal(c.view(np.uint32), loop.view(np.uint32))
+        for t in batched:
+            assert np.array_equal(t.T.view(np.uint32), loop.view(np.uint32))

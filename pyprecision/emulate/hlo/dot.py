@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from pyprecision.emulate.shared.numeric import is_float_type, is_int_type, round_to, widen
-from pyprecision.errors import EmulationError
+from pyprecision.errors import CastError, EmulationError
 from pyprecision.hlo import PrimitiveType
 from pyprecision.kernel import pe_matmul
 
@@ -72,7 +72,10 @@ def dot(inst: Any, args: list[np.ndarray]) -> np.ndarray:
             acc = np.matmul(a.astype(np.int64), b.astype(np.int64))
     else:
         acc_dt = np.float64 if P.F64 in (out_t, *types) else np.float32
-        acc = pe_matmul(widen(a), widen(b), acc_dt)
+        try:
+            acc = pe_matmul(widen(a), widen(b), acc_dt)
+        except CastError as e:  # a result too large for memory, named before allocation
+            raise EmulationError(f"{inst.name}: {e}") from None
     out_dims = [lhs.shape[d] for d in lb] + mdims + ndims
     return round_to(acc.reshape(out_dims), out_t)
 

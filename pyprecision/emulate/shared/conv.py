@@ -9,7 +9,9 @@ addition, no FMA; the sum rounded once to the result type. Window positions that
 padding or between dilated input elements contribute nothing (not a zero product, so an inf
 weight there gives no NaN), as in XLA's HloEvaluator.
 
-Vectorised over every output element: one NumPy step per (kernel position, input feature).
+With finite weights (and batch_group_count 1) it is one PE dot per feature group after im2col
+(``_as_dot``, the same products added in the same order); otherwise vectorised over every output
+element: one NumPy step per (kernel position, input feature).
 """
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from pyprecision.emulate.shared.numeric import is_int_type, round_to, widen
-from pyprecision.errors import EmulationError
+from pyprecision.errors import CastError, EmulationError
 from pyprecision.hlo import (
     PrimitiveType,
     WindowDim,
@@ -26,6 +28,7 @@ from pyprecision.hlo import (
     parse_dim_labels,
     parse_window,
 )
+from pyprecision.kernel import pe_matmul
 
 P = PrimitiveType
 
@@ -46,6 +49,55 @@ def _acc_dtype(inst: Any) -> np.dtype:
     if all(is_int_type(t) or t == P.PRED for t in types):
         return np.dtype(np.int64)
     return np.dtype(np.float64 if P.F64 in types else np.float32)
+
+
+#: The im2col route's largest column matrix; a larger one takes the loop below (same bits).
+DOT_COLUMNS_MAX_BYTES = 256 << 20
+#: Tests turn the im2col route off to compare it with the loop on the same inputs.
+USE_DOT = True
+
+
+def _dot_applies(k: np.ndarray, acc_dt: np.dtype, bgc: int) -> bool:
+    """The im2col route gives the loop's bits when every weight is finite: a window position in
+    the padding (or a hole of lhs dilation) becomes a product 0 · w = ±0, and adding ±0 to a sum
+    that started at +0 changes nothing (such a sum is never -0; decision N5) — unlike 0 · inf."""
+    return USE_DOT and acc_dt != np.int64 and bgc == 1 and bool(np.isfinite(k).all())
+
+
+def _as_dot(x: np.ndarray, k: np.ndarray, win: list[WindowDim], sp_out: tuple[int, ...],
+            fgc: int, name: str) -> np.ndarray | None:
+    """The convolution as one PE dot per feature group (a batched pe_matmul): columns [n·S, P·ki]
+    in the loop's order (kernel positions row-major outside, input features inside) against the
+    weights [P·ki, o/fgc]; None where the columns would exceed DOT_COLUMNS_MAX_BYTES."""
+    n, c = x.shape[:2]
+    o, ki = k.shape[:2]
+    ks = k.shape[2:]
+    npos, nsp = int(np.prod(ks, dtype=np.int64)), int(np.prod(sp_out, dtype=np.int64))
+    if n * nsp * npos * c * x.dtype.itemsize > DOT_COLUMNS_MAX_BYTES or o == 0:
+        return None
+    cols = np.zeros((n, *sp_out, npos, c), x.dtype)
+    for p, pos in enumerate(np.ndindex(*ks)):
+        idx, mask = [], np.ones(sp_out, dtype=bool)
+        for d, (w, kd) in enumerate(zip(win, pos, strict=True)):
+            q, valid = window_positions(w, x.shape[2 + d], sp_out[d],
+                                        w.size - 1 - kd if w.reversal else kd)
+            shape = [1] * len(sp_out)
+            shape[d] = sp_out[d]
+            idx.append(q.reshape(shape))
+            mask = mask & valid.reshape(shape)
+        where: tuple[Any, ...] = (slice(None), slice(None)) + tuple(idx)
+        xs = x[where] if idx else x                                  # [n, c, *sp_out]
+        cols[..., p, :] = np.moveaxis(np.where(mask, xs, 0), 1, -1)
+    og = o // fgc
+    lhs = cols.reshape(n * nsp, npos, fgc, ki).transpose(2, 0, 1, 3).reshape(fgc, n * nsp,
+                                                                             npos * ki)
+    rhs = k.reshape(fgc, og, ki, npos).transpose(0, 3, 2, 1).reshape(fgc, npos * ki, og)
+    try:
+        res = pe_matmul(lhs, rhs, x.dtype)                            # [fgc, n·S, og]
+    except CastError as e:
+        raise EmulationError(f"{name}: {e}") from None
+    res = res.reshape(fgc, n, nsp, og).transpose(1, 0, 3, 2)          # [n, fgc, og, S]
+    return np.ascontiguousarray(res.reshape((n, o) + tuple(sp_out)))
 
 
 def convolution(inst: Any, args: list[np.ndarray]) -> np.ndarray:
@@ -71,10 +123,11 @@ def convolution(inst: Any, args: list[np.ndarray]) -> np.ndarray:
     o_ids = np.arange(o)
     bidx = np.arange(n_out)[:, None] + (o_ids // (o // bgc))[None, :] * n_out  # [n_out, o]
     cbase = (o_ids // (o // fgc)) * (c // fgc)                              # [o]
-    acc = np.zeros((n_out, o) + sp_out, dtype=acc_dt)
+    fast = _as_dot(x, k, win, sp_out, fgc, inst.name) if _dot_applies(k, acc_dt, bgc) else None
+    acc = fast if fast is not None else np.zeros((n_out, o) + sp_out, dtype=acc_dt)
     expand = (slice(None), slice(None)) + (None,) * len(sp_out)
     with np.errstate(all="ignore"):
-        for pos in np.ndindex(*k.shape[2:]):
+        for pos in (() if fast is not None else np.ndindex(*k.shape[2:])):
             idx, mask = [], np.ones(sp_out, dtype=bool)
             for d, (w, kd) in enumerate(zip(win, pos, strict=True)):
                 kk = w.size - 1 - kd if w.reversal else kd

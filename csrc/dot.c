@@ -1,0 +1,176 @@
+/* The PE dot: out[i] = a[i] (M,K) . b[i] (K,N) for each of `batch` matrix pairs, every element the
+ * sum over k = 0, 1, ... of the product a[r][k] * b[k][c] rounded to the element type, added one
+ * by one (one rounding per addition, no FMA: -ffp-contract=off) to an accumulator that starts at
+ * +0.0; a NaN result is the positive quiet NaN (docs/decisions/numerics.md N5, N6).
+ *
+ * dot_reference is that definition, one element at a time. The fast paths (dot_kern.h for AVX2 and
+ * AVX-512, dot_portable.c) keep an MR x NR tile of outputs in registers, each lane its own sum, so
+ * they do exactly the same operations on every element in the same order; the blocking below only
+ * chooses which elements are worked on when:
+ *   - work items: (batch, MB rows, NB columns), handed to the thread pool (pool.c);
+ *   - k in blocks of KC: a tile's partial sums are stored in out and reloaded for the next block
+ *     (an exact round trip), so a block of b stays in L1 / L2;
+ *   - each block of b is copied (exactly) into panels of NR columns, zero-padded past n. */
+#include "pyprecision.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+
+#ifndef DOT_KC
+#define DOT_KC 256 /* k per block */
+#endif
+#ifndef DOT_MB
+#define DOT_MB 128 /* rows per work item */
+#endif
+#ifndef DOT_NB
+#define DOT_NB 256 /* columns per work item */
+#endif
+
+typedef struct {
+    size_t es; /* element size: 4 or 8 */
+    int f64;
+    const char *a, *b;
+    char *out;
+    const int64_t *a_off, *b_off;
+    size_t m, k, n;
+    size_t row_blocks, col_blocks;
+    const pp_dot_tile *tile; /* NULL: dot_reference */
+    atomic_int status;
+} dot_job;
+
+static size_t min_sz(size_t x, size_t y) { return x < y ? x : y; }
+
+/* Rows [r0, r1) and columns [c0, c1) of one product, one element at a time (the definition). */
+static void dot_reference(const dot_job *j, const char *a, const char *b, char *c, size_t r0,
+                          size_t r1, size_t c0, size_t c1) {
+    const size_t k = j->k, n = j->n;
+    for (size_t i = r0; i < r1; i++)
+        for (size_t col = c0; col < c1; col++) {
+            if (j->f64) {
+                const double *x = (const double *)a + i * k, *y = (const double *)b + col;
+                double acc = 0.0;
+                for (size_t kk = 0; kk < k; kk++) {
+                    const double prod = x[kk] * y[kk * n];
+                    acc = acc + prod;
+                }
+                ((double *)c)[i * n + col] =
+                    acc != acc ? pp_bits_to_f64(UINT64_C(0x7ff8000000000000)) : acc;
+            } else {
+                const float *x = (const float *)a + i * k, *y = (const float *)b + col;
+                float acc = 0.0f;
+                for (size_t kk = 0; kk < k; kk++) {
+                    const float prod = x[kk] * y[kk * n];
+                    acc = acc + prod;
+                }
+                ((float *)c)[i * n + col] = acc != acc ? pp_bits_to_f32(0x7fc00000u) : acc;
+            }
+        }
+}
+
+/* The same block through the register tiles; buf holds DOT_KC rows of the block's panels. */
+static void dot_tiled(const dot_job *j, const char *a, const char *b, char *c, size_t r0,
+                      size_t r1, size_t c0, size_t c1, char *buf) {
+    const size_t k = j->k, n = j->n, es = j->es;
+    const size_t mr = (size_t)j->tile->mr, nr = (size_t)j->tile->nr;
+    const size_t panels = (c1 - c0 + nr - 1) / nr;
+    size_t k0 = 0;
+    do { /* once when k == 0: the tiles store +0 */
+        const size_t kc = min_sz(DOT_KC, k - k0);
+        const int flags = (k0 == 0 ? PP_DOT_FIRST : 0) | (k0 + kc == k ? PP_DOT_LAST : 0);
+        for (size_t p = 0; p < panels; p++) {
+            const size_t col = c0 + p * nr, w = min_sz(nr, c1 - col);
+            char *dst = buf + p * kc * nr * es;
+            for (size_t kk = 0; kk < kc; kk++) {
+                memcpy(dst + kk * nr * es, b + ((k0 + kk) * n + col) * es, w * es);
+                if (w < nr) memset(dst + (kk * nr + w) * es, 0, (nr - w) * es);
+            }
+        }
+        for (size_t p = 0; p < panels; p++) {
+            const size_t col = c0 + p * nr, w = min_sz(nr, c1 - col);
+            const char *panel = buf + p * kc * nr * es;
+            for (size_t i = r0; i < r1; i += mr)
+                j->tile->uk(kc, a + (i * k + k0) * es, k, panel, c + (i * n + col) * es, n,
+                            (int)min_sz(mr, r1 - i), (int)w, flags);
+        }
+        k0 += kc;
+    } while (k0 < k);
+}
+
+static size_t dot_buf_bytes(const dot_job *j) {
+    const size_t nr = (size_t)j->tile->nr;
+    return ((DOT_KC * ((DOT_NB + nr - 1) / nr) * nr * j->es) + 63) / 64 * 64;
+}
+
+static void dot_items(void *ctx, size_t begin, size_t end) {
+    dot_job *j = ctx;
+    char *buf = NULL;
+    if (j->tile) {
+        buf = aligned_alloc(64, dot_buf_bytes(j));
+        if (!buf) {
+            atomic_store(&j->status, PP_ENOMEM);
+            return;
+        }
+    }
+    for (size_t it = begin; it < end; it++) {
+        const size_t cb = it % j->col_blocks, rest = it / j->col_blocks;
+        const size_t rb = rest % j->row_blocks, bt = rest / j->row_blocks;
+        const char *a = j->a + (size_t)j->a_off[bt] * j->es;
+        const char *b = j->b + (size_t)j->b_off[bt] * j->es;
+        char *c = j->out + bt * j->m * j->n * j->es;
+        const size_t r0 = rb * DOT_MB, r1 = min_sz(j->m, r0 + DOT_MB);
+        const size_t c0 = cb * DOT_NB, c1 = min_sz(j->n, c0 + DOT_NB);
+        if (buf) dot_tiled(j, a, b, c, r0, r1, c0, c1, buf);
+        else dot_reference(j, a, b, c, r0, r1, c0, c1);
+    }
+    free(buf);
+}
+
+const pp_dot_set *pp_dot_set_for(int isa) {
+    switch (isa) {
+    case PP_ISA_PORTABLE: return &pp_dot_portable;
+    case PP_ISA_AVX2: return &pp_dot_avx2;
+    case PP_ISA_AVX512: return &pp_dot_avx512;
+    default: return NULL;
+    }
+}
+
+/* Whether every offset leaves room for one matrix of `size` elements in an array of `total`. */
+static int offsets_ok(const int64_t *off, size_t batch, size_t size, size_t total) {
+    for (size_t i = 0; i < batch; i++)
+        if (off[i] < 0 || (size && ((uint64_t)off[i] > total || size > total - (size_t)off[i])))
+            return 0;
+    return 1;
+}
+
+int pp_dot(int type, const void *a, size_t a_size, const void *b, size_t b_size, size_t batch,
+           const int64_t *a_off, const int64_t *b_off, size_t m, size_t k, size_t n, void *out,
+           int threads, int isa) {
+    if (type != PP_T_F32 && type != PP_T_F64) return PP_EINVAL;
+    if (threads < 0) return PP_EINVAL;
+    if (isa == PP_ISA_AUTO) isa = pp_isa_auto();
+    if (isa < PP_ISA_REFERENCE || isa > PP_ISA_AVX512) return PP_EINVAL;
+    if (!pp_isa_supported(isa)) return PP_EUNSUPPORTED;
+    size_t mk, kn, mn, total;
+    if (__builtin_mul_overflow(m, k, &mk) || __builtin_mul_overflow(k, n, &kn) ||
+        __builtin_mul_overflow(m, n, &mn) || __builtin_mul_overflow(mn, batch, &total) ||
+        total > SIZE_MAX / 8)
+        return PP_EINVAL;
+    if (batch == 0 || mn == 0) return PP_OK;
+    if (!out || !a_off || !b_off || (mk && !a) || (kn && !b)) return PP_EINVAL;
+    if (!offsets_ok(a_off, batch, mk, a_size) || !offsets_ok(b_off, batch, kn, b_size))
+        return PP_EINVAL;
+    const pp_dot_set *set = pp_dot_set_for(isa);
+    dot_job j = {
+        .es = type == PP_T_F64 ? 8 : 4, .f64 = type == PP_T_F64, .a = a, .b = b, .out = out,
+        .a_off = a_off, .b_off = b_off, .m = m, .k = k, .n = n,
+        .row_blocks = (m + DOT_MB - 1) / DOT_MB, .col_blocks = (n + DOT_NB - 1) / DOT_NB,
+        .tile = set ? (type == PP_T_F64 ? &set->f64 : &set->f32) : NULL,
+    };
+    atomic_init(&j.status, PP_OK);
+    const size_t items = batch * j.row_blocks * j.col_blocks;
+    /* an item's multiply-adds; small items go several to a chunk (about 2^18 per chunk) */
+    const size_t work = min_sz(m, DOT_MB) * min_sz(n, DOT_NB) * (k ? k : 1);
+    const size_t grain = work >= ((size_t)1 << 18) ? 1 : ((size_t)1 << 18) / work;
+    const int st = pp_parallel_for(items, grain, threads, dot_items, &j);
+    return st ? st : atomic_load(&j.status);
+}
