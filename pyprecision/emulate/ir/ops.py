@@ -1,7 +1,8 @@
 """The arithmetic of the IR evaluator: exact results of the unary, binary and matmul instructions.
 
-Floats compute in float64 (correctly rounded for + - * / sqrt of operands of at most fp32 precision),
-integers as Python ints (exact); the evaluator then rounds once to the result dtype.
+Floats compute in float64 (correctly rounded for + - * / sqrt of operands of at most fp32 precision):
+the float32 values are widened inside the ufunc (``dtype=np.float64``, NumPy's buffered loop, no
+temporary copies); integers as Python ints (exact); the evaluator then rounds once to the result dtype.
 """
 
 from __future__ import annotations
@@ -20,9 +21,10 @@ __all__ = ["binary_values", "int_binop", "int_unary", "matmul_fp32", "unary_floa
 
 def unary_float(kind: str, x: np.ndarray) -> np.ndarray:
     """The exact (float64) result of float unary op ``kind`` on ``x``; the caller rounds it."""
+    if kind in ("copy", "cast"):
+        return x
+    x = np.asarray(x, dtype=np.float64)
     with np.errstate(all="ignore"):
-        if kind in ("copy", "cast"):
-            return x
         if kind == "neg":
             return -x
         if kind == "abs":
@@ -48,7 +50,7 @@ def unary_float(kind: str, x: np.ndarray) -> np.ndarray:
         if kind in _NUMPY_UNARY:
             return _NUMPY_UNARY[kind](x)
         if kind == "erf":
-            return np.asarray(np.frompyfunc(math.erf, 1, 1)(x.astype(np.float64)), dtype=np.float64)
+            return np.asarray(np.frompyfunc(math.erf, 1, 1)(x), dtype=np.float64)
     raise EmulationError(f"unknown unary op {kind!r}")
 
 
@@ -84,29 +86,37 @@ def int_unary(kind: str, x: np.ndarray) -> np.ndarray:
     return np.array([fn(int(v)) for v in o.ravel()], dtype=object).reshape(x.shape)
 
 
+_FLOAT_BINARY: dict[str, Callable[..., Any]] = {
+    "add": np.add,
+    "sub": np.subtract,
+    "mul": np.multiply,
+    "div": np.divide,
+    "max": np.maximum,
+    "min": np.minimum,
+    "pow": np.power,
+    "rem": np.fmod,
+    "atan2": np.arctan2,
+}
+#: comparisons are exact in the operands' own precision (no widening needed)
+_FLOAT_COMPARE: dict[str, Callable[..., Any]] = {
+    "cmp_eq": np.equal,
+    "cmp_ne": np.not_equal,
+    "cmp_lt": np.less,
+    "cmp_le": np.less_equal,
+    "cmp_gt": np.greater,
+    "cmp_ge": np.greater_equal,
+}
+
+
 def binary_values(kind: str, a: np.ndarray, b: np.ndarray, is_float: bool) -> np.ndarray:
     """The exact result of binary op ``kind`` (float64 for floats, Python ints for integers; a
     comparison gives 0/1), before rounding to the result dtype."""
     if is_float:
         with np.errstate(all="ignore"):
-            ops: dict[str, Callable[[Any, Any], Any]] = {
-                "add": np.add,
-                "sub": np.subtract,
-                "mul": np.multiply,
-                "div": np.divide,
-                "max": np.maximum,
-                "min": np.minimum,
-                "pow": np.power,
-                "rem": np.fmod,
-                "atan2": np.arctan2,
-                "cmp_eq": np.equal,
-                "cmp_ne": np.not_equal,
-                "cmp_lt": np.less,
-                "cmp_le": np.less_equal,
-                "cmp_gt": np.greater,
-                "cmp_ge": np.greater_equal,
-            }
-            return ops[kind](a.astype(np.float64), b.astype(np.float64))
+            cmp = _FLOAT_COMPARE.get(kind)
+            if cmp is not None:
+                return cmp(a, b)
+            return _FLOAT_BINARY[kind](a, b, dtype=np.float64)
     a, b = np.broadcast_arrays(a.astype(object), b.astype(object))
     out = [int_binop(kind, int(x), int(y)) for x, y in zip(a.ravel(), b.ravel(), strict=True)]
     return np.array(out, dtype=object).reshape(a.shape)
@@ -170,5 +180,5 @@ def _int_rem(x: int, y: int) -> int:
 def matmul_fp32(s: np.ndarray, m: np.ndarray) -> np.ndarray:
     """``s.T @ m`` the way the PE array computes it: operands exact in fp32 (every float dtype is a subset
     of fp32), each product rounded to fp32, summed sequentially over K in fp32 from +0, no FMA
-    (``pyprecision.kernel.pe_matmul``). Returns float64."""
-    return pe_matmul(np.asarray(s).T, m).astype(np.float64)
+    (``pyprecision.kernel.pe_matmul``). Returns float32."""
+    return pe_matmul(np.asarray(s).T, m).astype(np.float32, copy=False)
