@@ -20,7 +20,14 @@ import pyprecision
 from pyprecision.emulate.ir.bits import bit_count, reduce_precision
 from pyprecision.emulate.ir.index import gather, scatter, sort_perm
 from pyprecision.emulate.ir.numbers import convert, from_storage, round_to, to_storage, view_bits
-from pyprecision.emulate.ir.ops import binary_values, int_unary, matmul_fp32, unary_float
+from pyprecision.emulate.ir.ops import (
+    binary_rounded,
+    binary_values,
+    int_unary,
+    matmul_fp32,
+    unary_float,
+    unary_rounded,
+)
 from pyprecision.emulate.ir.reduce import arg_reduce
 from pyprecision.emulate.ir.window import select_and_scatter
 from pyprecision.errors import EmulationError
@@ -59,6 +66,8 @@ NUMERICS = types.SimpleNamespace(
     view_bits=view_bits,
     float_to_int=pyprecision.float_to_int,
     binary_values=binary_values,
+    binary_rounded=binary_rounded,
+    unary_rounded=unary_rounded,
     int_unary=int_unary,
     unary_float=unary_float,
     matmul_fp32=matmul_fp32,

@@ -13,18 +13,58 @@ from typing import Any
 
 import numpy as np
 
+from pyprecision.emulate.ir.numbers import round_to
 from pyprecision.errors import EmulationError
 from pyprecision.kernel import pe_matmul
 
-__all__ = ["binary_values", "int_binop", "int_unary", "matmul_fp32", "unary_float"]
+#: IEEE single operations: on float32 operands, NumPy's float32 result is the correctly rounded one,
+#: which is the float64 result rounded once to fp32 (53 >= 2*24 + 2: the double rounding is
+#: innocuous), so an fp32 result needs no float64 detour (decision EM-10). NaN: these are hardware
+#: arithmetic in both widths, which quiets a signalling NaN alike; abs/neg/max/min are not here
+#: (they may pass a signalling NaN through unquieted in float32 where the float64 route quiets it).
+_F32_BINARY: dict[str, Callable[..., Any]] = {
+    "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide,
+}
+_F32_UNARY: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "sqrt": np.sqrt,
+    "square": lambda x: np.multiply(x, x),
+    "reciprocal": lambda x: np.divide(np.float32(1), x),
+}
+
+
+def _fp32(dt: Any) -> bool:
+    return bool(dt.is_float and dt.fmt is None)
+
+
+def binary_rounded(kind: str, a: np.ndarray, b: np.ndarray, is_float: bool, dt: Any) -> np.ndarray:
+    """``round_to(binary_values(kind, a, b, is_float), dt)``: computed directly in float32 when the
+    result is fp32, both operands are float32 values and ``kind`` is an IEEE single operation."""
+    fast = _F32_BINARY.get(kind) if is_float and _fp32(dt) else None
+    if fast is not None and a.dtype == np.float32 and b.dtype == np.float32:
+        with np.errstate(all="ignore"):
+            return np.asarray(fast(a, b))
+    return round_to(binary_values(kind, a, b, is_float), dt)
+
+
+def unary_rounded(kind: str, x: np.ndarray, dt: Any) -> np.ndarray:
+    """``round_to(unary_float(kind, x), dt)``, in float32 directly for sqrt / square / reciprocal
+    of float32 values to an fp32 result."""
+    fast = _F32_UNARY.get(kind) if _fp32(dt) and x.dtype == np.float32 else None
+    if fast is not None:
+        with np.errstate(all="ignore"):
+            return np.asarray(fast(x))
+    return round_to(unary_float(kind, x), dt)
+
+__all__ = ["binary_rounded", "binary_values", "int_binop", "int_unary", "matmul_fp32",
+           "unary_float", "unary_rounded"]
 
 
 def unary_float(kind: str, x: np.ndarray) -> np.ndarray:
     """The exact (float64) result of float unary op ``kind`` on ``x``; the caller rounds it."""
     if kind in ("copy", "cast"):
         return x
-    x = np.asarray(x, dtype=np.float64)
-    with np.errstate(all="ignore"):
+    with np.errstate(all="ignore"):  # a signalling NaN is quieted by the widening
+        x = np.asarray(x, dtype=np.float64)
         if kind == "neg":
             return -x
         if kind == "abs":
