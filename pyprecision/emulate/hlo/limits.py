@@ -164,7 +164,7 @@ def _peak(comp: Any, budget: Budget, memo: dict[int, tuple[int, Any]],
             budget.check_bytes(size, inst.name, f"the result {inst.shape.to_text(with_layout=False)}")
         inner = 0
         for c in inst.called_computations:
-            p, inner_at = _peak(c, budget, memo, visiting)
+            p, _ = _peak(c, budget, memo, visiting)
             inner = max(inner, p)
         sizes[id(inst)] = size
         live += size
