@@ -191,3 +191,15 @@ def test_operand_cycle_in_an_unverified_module_is_an_error_not_a_hang() -> None:
     m = hlo.parse(text, verify=False)
     with pytest.raises(VerifyError, match="operand cycle"):
         run_hlo(m, [np.zeros(4, np.float32)])
+
+
+def test_hlo_run_time_budget_still_stops_a_loop(tmp_path, capsys) -> None:
+    """No time budget by default, but ``--time-budget`` still sets one (hlo-eval.md §17)."""
+    mod = tmp_path / "w.hlo"
+    mod.write_text(FOREVER)
+    inp = tmp_path / "in.npz"
+    np.savez(inp, arg0=np.int32(0))
+    rc = main(["hlo-run", str(mod), "--inputs", str(inp), "-o", str(tmp_path / "o.npz"),
+               "--max-while-iterations", "1000000000", "--time-budget", "0.2"])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.count("\n") == 1 and "by the time budget of 0.2 s" in err
