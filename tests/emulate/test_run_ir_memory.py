@@ -107,3 +107,32 @@ def test_a_value_is_dropped_after_its_last_reader():
         NUMERICS.binary_rounded = real
     assert alive == [False]
     np.testing.assert_array_equal(got["y"], (np.arange(4, dtype=np.float32) + 1) ** 2 + 1)
+
+
+def test_a_stored_copy_of_a_tensor_is_not_changed_by_a_later_row_store_into_the_original():
+    """@b = @a after one row store; a second row store into @a leaves @b (and the value loaded
+    from @a) as they were, and repeated row stores into a tensor nobody read in between
+    accumulate."""
+    text = """func @main {
+  tensor @x : input float32[3,2]
+  tensor @i : input int32[1]
+  tensor @j : input int32[1]
+  tensor @a : output float32[3,2]
+  tensor @b : output float32[3,2]
+  %x = affine_load @x : float32[3,2]
+  affine_store %x, @a
+  %i = affine_load @i : int32[1]
+  %j = affine_load @j : int32[1]
+  %r = slice %x start=[0,0] limit=[1,2] strides=[1,1] : float32[1,2]
+  generic_store %r, @a[%i]
+  %v = affine_load @a : float32[3,2]
+  affine_store %v, @b
+  %s = mul %r, float32 10.0 : float32[1,2]
+  generic_store %s, @a[%j]
+  generic_store %s, @a[%i]
+}
+"""
+    x = np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], np.float32)
+    got = run1(text, x=x, i=np.array([1], np.int32), j=np.array([2], np.int32))
+    np.testing.assert_array_equal(got["b"], np.array([[1, 2], [1, 2], [5, 6]], np.float32))
+    np.testing.assert_array_equal(got["a"], np.array([[1, 2], [10, 20], [10, 20]], np.float32))

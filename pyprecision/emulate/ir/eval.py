@@ -97,6 +97,9 @@ class _Frame:
         self.module, self.f, self.mem = module, f, mem
         self.vals: dict[int, np.ndarray] = {}
         self.trace = trace
+        #: tensors whose buffer only memory holds (made by a row store, not read since): a row
+        #: store writes into these in place; any other buffer is copied first (EM-9)
+        self.private: set[int] = set()
 
     def operand(self, op: Any, shape: tuple[int, ...] | None = None) -> np.ndarray:
         if isinstance(op, ScalarValue):
@@ -108,6 +111,7 @@ class _Frame:
 
     def read(self, ap: NeuronAP) -> np.ndarray:
         x = self.mem[id(ap.tensor)]
+        self.private.discard(id(ap.tensor))  # handed out: a later row store must not change it
         return view_bits(x, ap.tensor.dtype, ap.reinterpret) if ap.reinterpret is not None else x
 
     def write(
@@ -118,6 +122,7 @@ class _Frame:
             x = view_bits(x, ap.reinterpret, ap.tensor.dtype)
         buf = self.mem[id(ap.tensor)]
         if rows is None:
+            self.private.discard(id(ap.tensor))
             x = np.asarray(x)
             if x.shape == buf.shape and x.dtype == buf.dtype:
                 self.mem[id(ap.tensor)] = _frozen(x)  # shared with the value, never written
@@ -126,8 +131,9 @@ class _Frame:
                     np.broadcast_to(x, buf.shape), dtype=buf.dtype, order="C"
                 )
             return
-        if not buf.flags.writeable:  # shared: copy before writing rows into it
+        if id(ap.tensor) not in self.private:  # shared or handed out: copy, then write rows
             buf = self.mem[id(ap.tensor)] = buf.copy()
+            self.private.add(id(ap.tensor))
         x = np.broadcast_to(x, (len(rows),) + buf.shape[1:])
         for i, r in enumerate(rows):  # sequential: a later row wins on a repeated index
             buf[r] = x[i]
