@@ -123,7 +123,7 @@ class UnaryOp(Instruction):
             return num.saturate_inf(x, rdt)
         if rdt.is_integer:
             return num.round_to(num.int_unary(self.kind, x), rdt)
-        return num.round_to(num.unary_float(self.kind, x), rdt)
+        return num.unary_rounded(self.kind, x, rdt)  # round_to(unary_float(...)), fast for fp32
 
 
 @register
@@ -200,10 +200,12 @@ class BinaryOp(Instruction):
         """Exact, then rounded once to the result dtype; comparisons give 0/1."""
         shape = self.result.shape  # type: ignore[union-attr]
         a, b = (ev.operand(o, shape) for o in self.operands)
-        r = ev.num.binary_values(self.kind, a, b, self.lhs.dtype.is_float)
         if self.is_compare:
+            r = ev.num.binary_values(self.kind, a, b, self.lhs.dtype.is_float)
             return np.asarray(r, dtype=np.int64)
-        return ev.num.round_to(r, self.result.dtype)  # type: ignore[union-attr]
+        # round_to(binary_values(...)), computed in float32 where that is the same (EM-10)
+        return ev.num.binary_rounded(self.kind, a, b, self.lhs.dtype.is_float,
+                                     self.result.dtype)  # type: ignore[union-attr]
 
 
 @register

@@ -49,10 +49,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     run.add_argument("-o", "--output", required=True, help="output .npz")
     run.add_argument("--max-while-iterations", type=int, default=100_000, metavar="N",
                      help="stop a while loop after N iterations (default 100000)")
-    run.add_argument("--time-budget", type=float, default=30.0, metavar="SECONDS",
-                     help="stop the evaluation after this much wall time (default 30)")
+    run.add_argument("--time-budget", type=float, default=None, metavar="SECONDS",
+                     help="stop the evaluation after this much wall time (default: no limit)")
     run.add_argument("--memory-budget", type=int, default=None, metavar="BYTES",
-                     help="refuse any result larger than this (default: half the RAM)")
+                     help="refuse a module whose live values would exceed this (default: half "
+                          "the RAM)")
     from pyprecision.frontend import add_precision_arguments
 
     neuron = run.add_argument_group(

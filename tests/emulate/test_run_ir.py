@@ -377,3 +377,4 @@ def test_run_ir_does_not_mutate_the_module(name):
     f = m.main
     run_ir(m, {t.name: np.ones(t.shape, np.float32) for t in f.inputs})
     assert ir.to_text(m) == before
+

@@ -21,6 +21,8 @@ from pyprecision.emulate.hlo.limits import (
     Budget,
     Limits,
     TimeBudgetExceeded,
+    check_module_memory,
+    schedule,
     shape_bytes,
 )
 from pyprecision.emulate.hlo.ops import ELEMENTWISE
@@ -56,7 +58,9 @@ def run_hlo(module: Any, args: list[np.ndarray], limits: Limits | None = None) -
                              f"got {len(args)} input(s)")
     values = [_check_input(p, a, f"parameter {p.parameter_number} ({p.name})", p.shape)
               for p, a in zip(params, args, strict=True)]
-    result = Evaluator(module, limits).call(entry, values)
+    ev = Evaluator(module, limits)
+    check_module_memory(module, ev.budget)  # before anything is allocated
+    result = ev.call(entry, values)
     return _flatten(result)
 
 
@@ -98,7 +102,7 @@ class Evaluator(CallingOps):
         self.budget = Budget(self.limits)
         self._sized: set[int] = set()  # instructions whose result size was checked
         self._constants: dict[int, np.ndarray] = {}
-        self._order: dict[int, list[Any]] = {}
+        self._order: dict[int, list[tuple[Any, list[int]]]] = {}
         self.handlers: dict[str, Callable[[Any, list[Any]], Value]] = {
             **ELEMENTWISE, **SHAPE_OPS,
             "dot": hlo_dot.dot,
@@ -127,18 +131,19 @@ class Evaluator(CallingOps):
             raise EmulationError(f"computation {comp.name} takes {len(params)} parameter(s), "
                                  f"got {len(args)}")
         env: dict[int, Value] = {id(p): a for p, a in zip(params, args, strict=True)}
-        order = self._order.get(id(comp))
-        if order is None:
-            order = self._order[id(comp)] = comp.post_order([comp.root])
+        plan = self._order.get(id(comp))
+        if plan is None:
+            plan = self._order[id(comp)] = schedule(comp)
         self.budget.enter(comp.name)
         try:
-            for inst in order:
-                if id(inst) in env:
-                    continue
-                if inst.opcode == "parameter":
-                    raise EmulationError(f"{inst.name}: parameter({inst.parameter_number}) of "
-                                         f"{comp.name} has no argument")
-                env[id(inst)] = self.evaluate(inst, [env[id(o)] for o in inst.operands])
+            for inst, drop in plan:
+                if id(inst) not in env:
+                    if inst.opcode == "parameter":
+                        raise EmulationError(f"{inst.name}: parameter({inst.parameter_number}) "
+                                             f"of {comp.name} has no argument")
+                    env[id(inst)] = self.evaluate(inst, [env[id(o)] for o in inst.operands])
+                for key in drop:  # values no later instruction reads (hlo-eval.md §18)
+                    env.pop(key, None)
         finally:
             self.budget.leave()
         return env[id(comp.root)]

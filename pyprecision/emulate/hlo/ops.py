@@ -43,6 +43,14 @@ def _in(x: np.ndarray, t: PrimitiveType) -> np.ndarray:
     return np.asarray(widen(x)).astype(compute_dtype(t), copy=False)
 
 
+def _fresh_f32(r: Any) -> np.ndarray:
+    """The float32 result of a NumPy ufunc on float32 operands as the F32 value: it is already
+    rounded (IEEE single arithmetic is correctly rounded) and is a new array, so no second pass
+    or copy (``round_to`` would copy it)."""
+    r = np.asarray(r)
+    return r if r.dtype == np.float32 else round_to(r, P.F32)
+
+
 # -- binary ---------------------------------------------------------------------------------
 
 def _int_divide(a: np.ndarray, b: np.ndarray, t: PrimitiveType) -> np.ndarray:
@@ -145,7 +153,8 @@ def binary(inst: Any, args: list[np.ndarray]) -> np.ndarray:
             return fn(a, b)
         if is_float_type(t):
             if op in _FLOAT_BINARY:
-                return round_to(_FLOAT_BINARY[op](_in(a, t), _in(b, t)), t)
+                r = _FLOAT_BINARY[op](_in(a, t), _in(b, t))
+                return _fresh_f32(r) if t == P.F32 else round_to(r, t)
             if op in _F64_BINARY:
                 return round_to(_F64_BINARY[op](_in(a, P.F64), _in(b, P.F64)), t)
         elif is_int_type(t):
@@ -211,7 +220,8 @@ def unary(inst: Any, args: list[np.ndarray]) -> np.ndarray:
             return np.logical_not(a) if t == P.PRED else round_to(np.invert(_in(a, t)), t)
         if is_float_type(t):
             if op in _FLOAT_UNARY_EXACT:
-                return round_to(_FLOAT_UNARY_EXACT[op](_in(a, t)), t)
+                r = _FLOAT_UNARY_EXACT[op](_in(a, t))
+                return _fresh_f32(r) if t == P.F32 and op != "copy" else round_to(r, t)
             if op in _FLOAT_UNARY_F64:
                 return round_to(_FLOAT_UNARY_F64[op](_in(a, P.F64)), t)
         elif is_int_type(t):

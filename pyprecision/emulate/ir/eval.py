@@ -3,7 +3,10 @@
 Every instruction computes exactly (float64, which is correctly rounded for + - * / sqrt of operands of at
 most fp32 precision; exact integers) and rounds once to its result dtype through the cast core (RNE, Neuron
 default saturation). Matmul accumulates in fp32 sequentially over K, products rounded to fp32, no FMA.
-Integer results wrap (two's complement). Decisions: docs/decisions/ir.md.
+Integer results wrap (two's complement). Float values are held as float32 arrays (exact: every float
+dtype is a subset of fp32), each value and each memory tensor is dropped after its last use, and memory
+shares the arrays it is given (inputs, constants, stored values) read-only, copying only when a row
+store writes into one (decisions EM-8, EM-9 in docs/decisions/ir.md).
 """
 
 from __future__ import annotations
@@ -17,7 +20,14 @@ import pyprecision
 from pyprecision.emulate.ir.bits import bit_count, reduce_precision
 from pyprecision.emulate.ir.index import gather, scatter, sort_perm
 from pyprecision.emulate.ir.numbers import convert, from_storage, round_to, to_storage, view_bits
-from pyprecision.emulate.ir.ops import binary_values, int_unary, matmul_fp32, unary_float
+from pyprecision.emulate.ir.ops import (
+    binary_rounded,
+    binary_values,
+    int_unary,
+    matmul_fp32,
+    unary_float,
+    unary_rounded,
+)
 from pyprecision.emulate.ir.reduce import arg_reduce
 from pyprecision.emulate.ir.window import select_and_scatter
 from pyprecision.errors import EmulationError
@@ -56,6 +66,8 @@ NUMERICS = types.SimpleNamespace(
     view_bits=view_bits,
     float_to_int=pyprecision.float_to_int,
     binary_values=binary_values,
+    binary_rounded=binary_rounded,
+    unary_rounded=unary_rounded,
     int_unary=int_unary,
     unary_float=unary_float,
     matmul_fp32=matmul_fp32,
@@ -85,6 +97,9 @@ class _Frame:
         self.module, self.f, self.mem = module, f, mem
         self.vals: dict[int, np.ndarray] = {}
         self.trace = trace
+        #: tensors whose buffer only memory holds (made by a row store, not read since): a row
+        #: store writes into these in place; any other buffer is copied first (EM-9)
+        self.private: set[int] = set()
 
     def operand(self, op: Any, shape: tuple[int, ...] | None = None) -> np.ndarray:
         if isinstance(op, ScalarValue):
@@ -96,6 +111,7 @@ class _Frame:
 
     def read(self, ap: NeuronAP) -> np.ndarray:
         x = self.mem[id(ap.tensor)]
+        self.private.discard(id(ap.tensor))  # handed out: a later row store must not change it
         return view_bits(x, ap.tensor.dtype, ap.reinterpret) if ap.reinterpret is not None else x
 
     def write(
@@ -106,10 +122,18 @@ class _Frame:
             x = view_bits(x, ap.reinterpret, ap.tensor.dtype)
         buf = self.mem[id(ap.tensor)]
         if rows is None:
-            self.mem[id(ap.tensor)] = np.array(
-                np.broadcast_to(x, buf.shape), dtype=buf.dtype, order="C"
-            )
+            self.private.discard(id(ap.tensor))
+            x = np.asarray(x)
+            if x.shape == buf.shape and x.dtype == buf.dtype:
+                self.mem[id(ap.tensor)] = _frozen(x)  # shared with the value, never written
+            else:
+                self.mem[id(ap.tensor)] = np.array(
+                    np.broadcast_to(x, buf.shape), dtype=buf.dtype, order="C"
+                )
             return
+        if id(ap.tensor) not in self.private:  # shared or handed out: copy, then write rows
+            buf = self.mem[id(ap.tensor)] = buf.copy()
+            self.private.add(id(ap.tensor))
         x = np.broadcast_to(x, (len(rows),) + buf.shape[1:])
         for i, r in enumerate(rows):  # sequential: a later row wins on a repeated index
             buf[r] = x[i]
@@ -122,12 +146,17 @@ class _Frame:
         return r.astype(np.int64)
 
     def run(self) -> None:
-        for inst in self.f.instructions():
+        insts = list(self.f.instructions())
+        drops = None if self.trace is not None else _last_uses(self.f, insts)
+        for i, inst in enumerate(insts):
             out = inst.evaluate(self)
             if inst.result is not None:
                 self.vals[id(inst.result)] = np.asarray(out)
                 if self.trace is not None:
                     self.trace[id(inst)] = self.vals[id(inst.result)]
+            if drops is not None:
+                for store, key in drops[i]:
+                    (self.vals if store == 0 else self.mem).pop(key, None)
 
     def call(self, inst: CallOp) -> None:
         """Run the callee in a fresh frame; ``ins`` bound to its inputs, its outputs to ``outs``."""
@@ -168,6 +197,34 @@ class _Frame:
             )
 
 
+def _frozen(x: np.ndarray) -> np.ndarray:
+    """A read-only view of ``x`` (a row store copies it before writing)."""
+    v = x.view()
+    v.flags.writeable = False
+    return v
+
+
+def _last_uses(f: Function, insts: list[Instruction]) -> list[list[tuple[int, int]]]:
+    """For each instruction, what to drop after it: (0, id of a value) whose last reader it is (or
+    that nobody reads), (1, id of a tensor) that no later instruction touches and that is not an
+    output of ``f``."""
+    last: dict[tuple[int, int], int] = {}
+    keep = {id(t) for t in f.outputs}
+    for i, inst in enumerate(insts):
+        if inst.result is not None:
+            last[(0, id(inst.result))] = i
+        for op in inst.operands:
+            if not isinstance(op, ScalarValue):
+                last[(0, id(op))] = i
+        for ap in inst.aps:
+            if id(ap.tensor) not in keep:
+                last[(1, id(ap.tensor))] = i
+    drops: list[list[tuple[int, int]]] = [[] for _ in insts]
+    for key, i in last.items():
+        drops[i].append(key)
+    return drops
+
+
 def _need_shape(inst: Instruction, ap: NeuronAP, x: np.ndarray) -> None:
     if tuple(x.shape) != ap.shape:
         raise EmulationError(
@@ -183,7 +240,7 @@ def _initial_memory(f: Function) -> dict[int, np.ndarray]:
             v = np.array(t.value, dtype=np.float64 if t.dtype.is_float else object)
             mem[id(t)] = np.array(np.broadcast_to(round_to(v, t.dtype), t.shape), order="C")
         elif t.is_const:
-            mem[id(t)] = from_storage(t.value, t.dtype)  # type: ignore[arg-type]
+            mem[id(t)] = _frozen(from_storage(t.value, t.dtype))  # type: ignore[arg-type]
         else:
             mem[id(t)] = from_storage(np.zeros(t.shape, dtype=t.dtype.np_dtype), t.dtype)
     return mem
@@ -202,7 +259,7 @@ def _bind_input(t: Tensor, x: Any) -> np.ndarray:
                 f"input @{t.name}: {t.dtype.name} tensor needs a float array, got {a.dtype}"
             )
         if a.dtype == t.dtype.np_dtype and t.dtype.fmt != "fp32r":
-            return from_storage(a, t.dtype)  # already in the declared dtype: bound unchanged
+            return _frozen(from_storage(a, t.dtype))  # already in the declared dtype: unchanged
         return round_to(a.astype(np.float64), t.dtype)
     if a.dtype.kind not in "iub":
         raise EmulationError(
@@ -226,8 +283,8 @@ def run_ir(
     """Run a function (``function``, else ``@main``, else the first) on ``inputs`` (keyed by input tensor
     name) and return ``{output tensor name: array of its storage dtype}``. The module is verified first
     (VerifyError) unless ``check=False``; bad inputs raise EmulationError. With ``trace`` (a dict),
-    every instruction's result is recorded in it as ``id(instruction) → values`` (float64 /
-    int64, already rounded to the result dtype)."""
+    every instruction's result is recorded in it as ``id(instruction) → values`` (float32 /
+    int64, already rounded to the result dtype; with a trace no value is dropped early)."""
     if isinstance(module, Function):
         f, mod = module, module.module
     else:

@@ -37,8 +37,9 @@ def scatter(op: Any, x: np.ndarray, indices: np.ndarray, updates: np.ndarray,
 
 def _key_values(op: Any, k: int, x: np.ndarray) -> tuple[np.ndarray, PrimitiveType]:
     """Key ``k``'s values (JAX's NaN / -0 canonicalisation applied when asked) and the HLO type
-    whose order they follow (internal values are float64 / int64 / uint64)."""
+    whose order they follow (float values widened to float64, exactly; integers are int64 / uint64)."""
     if op.keys[k].dtype.is_float:
+        x = np.asarray(x, dtype=np.float64)
         if op.canonical[k]:
             x = np.where(np.isnan(x), np.nan, np.where(x == 0, 0.0, x))
         return x, PrimitiveType.F64

@@ -1,7 +1,9 @@
 """Numbers of the IR evaluator: rounding exact values to an IR dtype, and the storage arrays of memory.
 
-Internal values are float64 (every float dtype) or int64 / uint64 (integers); ``round_to`` rounds once
-through the cast core (RNE, Neuron default saturation) and wraps integers (two's complement).
+Internal values are float32 arrays (every float dtype: each is a subset of fp32, so float32 holds its
+values exactly, at half the memory of float64) or int64 / uint64 (integers). Arithmetic widens them to
+float64 where it needs to (``ops``); ``round_to`` rounds once through the cast core (RNE, Neuron default
+saturation) and wraps integers (two's complement). Decision EM-8 (docs/decisions/ir.md).
 """
 
 from __future__ import annotations
@@ -19,15 +21,16 @@ __all__ = ["convert", "from_storage", "round_to", "to_storage", "view_bits"]
 def round_to(x: Any, dt: DType) -> np.ndarray:
     """Round exact values ``x`` (float64 array, or integers for int→float) to ``dt``.
 
-    Floats: float32 by numpy (RNE), the narrow formats by the cast core (``round_to_format``: RNE, Neuron
-    default saturation); result float64. Integers: wrap modulo 2**bits; result int64 (uint64 for uint64).
+    Floats: float32 by numpy (RNE; a float32 array is returned as it is), the narrow formats by the
+    cast core (``round_to_format``: RNE, Neuron default saturation); result float32. Integers: wrap
+    modulo 2**bits; result int64 (uint64 for uint64).
     """
     a = np.asarray(x)
     if dt.is_float:
         if dt.fmt is None:
             with np.errstate(over="ignore"):  # past the float32 range RNE gives ±inf, as intended
-                return a.astype(np.float32).astype(np.float64)
-        return round_to_format(a, dt.fmt).astype(np.float64)
+                return a.astype(np.float32, copy=False)
+        return round_to_format(a, dt.fmt).astype(np.float32, copy=False)
     return wrap_int(a, dt.bits, dt.kind == "int")
 
 
@@ -44,14 +47,15 @@ def to_storage(x: np.ndarray, dt: DType) -> np.ndarray:
     """Values (already representable in ``dt``) as an array of ``dt.np_dtype``."""
     if dt.is_float and dt.fmt is not None and dt.np_dtype != np.float32:
         # exact: the values are representable; saturate=False keeps an fp8 ±inf as ±inf
-        return round_to_format(np.asarray(x, dtype=np.float64), dt.fmt, saturate=False)
+        return round_to_format(np.asarray(x), dt.fmt, saturate=False)
     return np.asarray(x).astype(dt.np_dtype)
 
 
 def from_storage(a: np.ndarray, dt: DType) -> np.ndarray:
-    """An array of ``dt.np_dtype`` as internal values (float64, or int64 / uint64)."""
+    """An array of ``dt.np_dtype`` as internal values (float32, or int64 / uint64); a float32 array
+    is returned as it is (no copy)."""
     if dt.is_float:
-        return np.asarray(a).astype(np.float64)
+        return np.asarray(a).astype(np.float32, copy=False)
     return np.asarray(a).astype(np.uint64 if dt.kind == "uint" and dt.bits == 64 else np.int64)
 
 

@@ -1,7 +1,8 @@
 """The arithmetic of the IR evaluator: exact results of the unary, binary and matmul instructions.
 
-Floats compute in float64 (correctly rounded for + - * / sqrt of operands of at most fp32 precision),
-integers as Python ints (exact); the evaluator then rounds once to the result dtype.
+Floats compute in float64 (correctly rounded for + - * / sqrt of operands of at most fp32 precision):
+the float32 values are widened inside the ufunc (``dtype=np.float64``, NumPy's buffered loop, no
+temporary copies); integers as Python ints (exact); the evaluator then rounds once to the result dtype.
 """
 
 from __future__ import annotations
@@ -12,17 +13,58 @@ from typing import Any
 
 import numpy as np
 
+from pyprecision.emulate.ir.numbers import round_to
 from pyprecision.errors import EmulationError
 from pyprecision.kernel import pe_matmul
 
-__all__ = ["binary_values", "int_binop", "int_unary", "matmul_fp32", "unary_float"]
+#: IEEE single operations: on float32 operands, NumPy's float32 result is the correctly rounded one,
+#: which is the float64 result rounded once to fp32 (53 >= 2*24 + 2: the double rounding is
+#: innocuous), so an fp32 result needs no float64 detour (decision EM-10). NaN: these are hardware
+#: arithmetic in both widths, which quiets a signalling NaN alike; abs/neg/max/min are not here
+#: (they may pass a signalling NaN through unquieted in float32 where the float64 route quiets it).
+_F32_BINARY: dict[str, Callable[..., Any]] = {
+    "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide,
+}
+_F32_UNARY: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "sqrt": np.sqrt,
+    "square": lambda x: np.multiply(x, x),
+    "reciprocal": lambda x: np.divide(np.float32(1), x),
+}
+
+
+def _fp32(dt: Any) -> bool:
+    return bool(dt.is_float and dt.fmt is None)
+
+
+def binary_rounded(kind: str, a: np.ndarray, b: np.ndarray, is_float: bool, dt: Any) -> np.ndarray:
+    """``round_to(binary_values(kind, a, b, is_float), dt)``: computed directly in float32 when the
+    result is fp32, both operands are float32 values and ``kind`` is an IEEE single operation."""
+    fast = _F32_BINARY.get(kind) if is_float and _fp32(dt) else None
+    if fast is not None and a.dtype == np.float32 and b.dtype == np.float32:
+        with np.errstate(all="ignore"):
+            return np.asarray(fast(a, b))
+    return round_to(binary_values(kind, a, b, is_float), dt)
+
+
+def unary_rounded(kind: str, x: np.ndarray, dt: Any) -> np.ndarray:
+    """``round_to(unary_float(kind, x), dt)``, in float32 directly for sqrt / square / reciprocal
+    of float32 values to an fp32 result."""
+    fast = _F32_UNARY.get(kind) if _fp32(dt) and x.dtype == np.float32 else None
+    if fast is not None:
+        with np.errstate(all="ignore"):
+            return np.asarray(fast(x))
+    return round_to(unary_float(kind, x), dt)
+
+__all__ = ["binary_rounded", "binary_values", "int_binop", "int_unary", "matmul_fp32",
+           "unary_float", "unary_rounded"]
 
 
 def unary_float(kind: str, x: np.ndarray) -> np.ndarray:
     """The exact (float64) result of float unary op ``kind`` on ``x``; the caller rounds it."""
-    with np.errstate(all="ignore"):
-        if kind in ("copy", "cast"):
-            return x
+    if kind in ("copy", "cast"):
+        return x
+    with np.errstate(all="ignore"):  # a signalling NaN is quieted by the widening
+        x = np.asarray(x, dtype=np.float64)
         if kind == "neg":
             return -x
         if kind == "abs":
@@ -48,7 +90,7 @@ def unary_float(kind: str, x: np.ndarray) -> np.ndarray:
         if kind in _NUMPY_UNARY:
             return _NUMPY_UNARY[kind](x)
         if kind == "erf":
-            return np.asarray(np.frompyfunc(math.erf, 1, 1)(x.astype(np.float64)), dtype=np.float64)
+            return np.asarray(np.frompyfunc(math.erf, 1, 1)(x), dtype=np.float64)
     raise EmulationError(f"unknown unary op {kind!r}")
 
 
@@ -84,31 +126,47 @@ def int_unary(kind: str, x: np.ndarray) -> np.ndarray:
     return np.array([fn(int(v)) for v in o.ravel()], dtype=object).reshape(x.shape)
 
 
+def _signed_zero_max(p: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """max with -0 < +0, as XLA orders them (decision OP9); NaN as np.maximum."""
+    return np.where((p == q) & (p == 0), np.where(np.signbit(p), q, p), np.maximum(p, q))
+
+
+def _signed_zero_min(p: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """min with -0 < +0, as XLA orders them (decision OP9); NaN as np.minimum."""
+    return np.where((p == q) & (p == 0), np.where(np.signbit(p), p, q), np.minimum(p, q))
+
+
+_FLOAT_BINARY: dict[str, Callable[..., Any]] = {
+    "add": np.add,
+    "sub": np.subtract,
+    "mul": np.multiply,
+    "div": np.divide,
+    "max": lambda p, q, dtype: _signed_zero_max(np.asarray(p, dtype), np.asarray(q, dtype)),
+    "min": lambda p, q, dtype: _signed_zero_min(np.asarray(p, dtype), np.asarray(q, dtype)),
+    "pow": np.power,
+    "rem": np.fmod,
+    "atan2": np.arctan2,
+}
+#: comparisons are exact in the operands' own precision (no widening needed)
+_FLOAT_COMPARE: dict[str, Callable[..., Any]] = {
+    "cmp_eq": np.equal,
+    "cmp_ne": np.not_equal,
+    "cmp_lt": np.less,
+    "cmp_le": np.less_equal,
+    "cmp_gt": np.greater,
+    "cmp_ge": np.greater_equal,
+}
+
+
 def binary_values(kind: str, a: np.ndarray, b: np.ndarray, is_float: bool) -> np.ndarray:
     """The exact result of binary op ``kind`` (float64 for floats, Python ints for integers; a
     comparison gives 0/1), before rounding to the result dtype."""
     if is_float:
         with np.errstate(all="ignore"):
-            ops: dict[str, Callable[[Any, Any], Any]] = {
-                "add": np.add,
-                "sub": np.subtract,
-                "mul": np.multiply,
-                "div": np.divide,
-                "max": lambda p, q: np.where((p == q) & (p == 0), np.where(np.signbit(p), q, p),
-                                             np.maximum(p, q)),  # -0 < +0, as XLA (OP9)
-                "min": lambda p, q: np.where((p == q) & (p == 0), np.where(np.signbit(p), p, q),
-                                             np.minimum(p, q)),
-                "pow": np.power,
-                "rem": np.fmod,
-                "atan2": np.arctan2,
-                "cmp_eq": np.equal,
-                "cmp_ne": np.not_equal,
-                "cmp_lt": np.less,
-                "cmp_le": np.less_equal,
-                "cmp_gt": np.greater,
-                "cmp_ge": np.greater_equal,
-            }
-            return ops[kind](a.astype(np.float64), b.astype(np.float64))
+            cmp = _FLOAT_COMPARE.get(kind)
+            if cmp is not None:
+                return cmp(a, b)
+            return _FLOAT_BINARY[kind](a, b, dtype=np.float64)
     a, b = np.broadcast_arrays(a.astype(object), b.astype(object))
     out = [int_binop(kind, int(x), int(y)) for x, y in zip(a.ravel(), b.ravel(), strict=True)]
     return np.array(out, dtype=object).reshape(a.shape)
@@ -175,5 +233,5 @@ def _int_rem(x: int, y: int) -> int:
 def matmul_fp32(s: np.ndarray, m: np.ndarray) -> np.ndarray:
     """``s.T @ m`` the way the PE array computes it: operands exact in fp32 (every float dtype is a subset
     of fp32), each product rounded to fp32, summed sequentially over K in fp32 from +0, no FMA
-    (``pyprecision.kernel.pe_matmul``). Returns float64."""
-    return pe_matmul(np.asarray(s).T, m).astype(np.float64)
+    (``pyprecision.kernel.pe_matmul``). Returns float32."""
+    return pe_matmul(np.asarray(s).T, m).astype(np.float32, copy=False)

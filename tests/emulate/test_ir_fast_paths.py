@@ -1,0 +1,72 @@
+"""The IR evaluator's float32 fast paths (decision EM-10) equal the float64 route they replace,
+bit for bit, on adversarial float32 bit patterns: NaNs with payloads (quiet and signalling, both
+signs), ±inf, ±0, subnormals, the extremes of the normal range and random words."""
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pyprecision import ir
+from pyprecision.emulate.ir.numbers import round_to
+from pyprecision.emulate.ir.ops import binary_rounded, binary_values, unary_float, unary_rounded
+
+SPECIAL = np.array([0x00000000, 0x80000000, 0x7F800000, 0xFF800000, 0x7FC00000, 0xFFC00000,
+                    0x7FC00001, 0x7F800001, 0xFFA00005, 0x00000001, 0x80000001, 0x007FFFFF,
+                    0x00800000, 0x7F7FFFFF, 0xFF7FFFFF, 0x3F800000, 0x3F800001, 0x33800000,
+                    0x4B000000, 0x5F000000, 0x1F000000, 0x0C000000], dtype=np.uint32)
+words = st.one_of(st.sampled_from(SPECIAL.tolist()), st.integers(0, 2**32 - 1))
+arrays = st.lists(words, min_size=1, max_size=64).map(
+    lambda w: np.array(w, dtype=np.uint32).view(np.float32))
+
+
+def _same(x: np.ndarray, y: np.ndarray) -> bool:
+    return x.dtype == y.dtype == np.float32 and np.array_equal(x.view(np.uint32), y.view(np.uint32))
+
+
+@pytest.mark.parametrize("kind", ["add", "sub", "mul", "div", "max", "min", "pow", "rem"])
+@settings(max_examples=120, deadline=None)
+@given(a=arrays, b=arrays)
+def test_binary_fp32_result_equals_the_float64_route(kind: str, a: np.ndarray,
+                                                     b: np.ndarray) -> None:
+    n = min(a.size, b.size)
+    a, b = a[:n], b[:n]
+    want = round_to(binary_values(kind, a, b, True), ir.float32)
+    assert _same(binary_rounded(kind, a, b, True, ir.float32), want)
+
+
+def test_every_special_pair_of_the_fast_binary_kinds() -> None:
+    """All 22 x 22 special operand pairs, each IEEE kind, both operand orders."""
+    s = SPECIAL.view(np.float32)
+    a, b = (x.ravel() for x in np.meshgrid(s, s))
+    for kind in ("add", "sub", "mul", "div"):
+        want = round_to(binary_values(kind, a, b, True), ir.float32)
+        assert _same(binary_rounded(kind, a, b, True, ir.float32), want), kind
+
+
+@pytest.mark.parametrize("kind", ["sqrt", "square", "reciprocal", "neg", "abs", "exp"])
+@settings(max_examples=120, deadline=None)
+@given(x=arrays)
+def test_unary_fp32_result_equals_the_float64_route(kind: str, x: np.ndarray) -> None:
+    want = round_to(unary_float(kind, x), ir.float32)
+    assert _same(unary_rounded(kind, x, ir.float32), want)
+
+
+@settings(max_examples=60, deadline=None)
+@given(a=arrays, b=arrays)
+def test_a_narrow_result_still_rounds_once_from_the_exact_value(a: np.ndarray,
+                                                                b: np.ndarray) -> None:
+    """bf16 = round(exact a + b), never round(round_fp32(a + b)): the fast path is fp32 only."""
+    n = min(a.size, b.size)
+    a, b = a[:n], b[:n]
+    got = binary_rounded("add", a, b, True, ir.bfloat16)
+    with np.errstate(all="ignore"):
+        exact = a.astype(np.float64) + b.astype(np.float64)
+    want = round_to(exact, ir.bfloat16)
+    assert np.array_equal(got.view(np.uint32), want.view(np.uint32))
+    assert got.dtype == np.float32
+    finite = np.isfinite(exact)
+    assert np.array_equal(got[finite].astype(ml_dtypes.bfloat16).astype(np.float32),
+                          got[finite])  # representable in bf16
