@@ -29,11 +29,12 @@ from pyprecision.io import (
     exists,
     input_files,
     is_dir,
+    is_remote,
     join,
     open_tensors,
 )
 from pyprecision.kernel import encode, random_words
-from pyprecision.reencode.folder import FolderPlan, copy_folder, plan_folder
+from pyprecision.reencode.folder import FolderPlan, copy_folder, plan_folder, upcast_dtype
 from pyprecision.reencode.plan import (
     SCALE_SUFFIX,
     ReencodeOptions,
@@ -305,7 +306,9 @@ def reencode(
             if folder is not None:  # the model folder's other files, before the index
                 encoded = any(r.action == "encoded" for r in summary.tensors)
                 summary.notes += copy_folder(
-                    folder, out, d, f, encoded=encoded, overwrite=o.overwrite, inputs=ins
+                    folder, out, d, f, encoded=encoded, overwrite=o.overwrite, inputs=ins,
+                    upcast=upcast_dtype([r.in_dtype for r in summary.tensors
+                                         if r.action == "encoded"]),
                 )
                 summary.copied = [join(out, rel) for rel in folder.copy]
             if index_out is not None:  # the index last: it names only complete shards
@@ -359,10 +362,15 @@ def _folder_plan(
     if len(items) != 1 or not is_dir(items[0]) or pairs[0][1] == out:
         return None
     plan = plan_folder(items[0], [str(p) for p in ins], allow_symlinks=o.allow_symlinks)
-    for rel in plan.copy:
-        dst = join(out, rel)
-        if exists(dst) and not o.overwrite:
-            raise DumpError(f"{dst}: already exists (pass overwrite=True / --force to replace it)")
+    if not o.overwrite:  # name the folder, and the first file in it that would be replaced
+        written = [fout for _, fout in pairs] + [join(out, rel) for rel in plan.copy]
+        there = [w for w in written if exists(w)]
+        if there:
+            more = f" and {len(there) - 1} more of the files it would write" if len(there) > 1 else ""
+            raise DumpError(f"{out}: the output folder already exists and holds "
+                            f"{os.path.relpath(there[0], out) if not is_remote(out) else there[0]}"
+                            f"{more} (pass overwrite=True / --force to replace them, or choose "
+                            "another output folder)")
     return plan
 
 
