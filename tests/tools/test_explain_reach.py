@@ -128,3 +128,13 @@ def test_cli_top_op_sort_and_json_stack(capsys) -> None:
     assert "auto-cast-tc-inputs" in capsys.readouterr().out
     assert cli.main(args[:-4] + ["--op", "nosuch"]) == 2
     assert "kinds here:" in capsys.readouterr().err
+
+
+def test_plot_writes_a_png(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib", reason="--plot needs matplotlib")
+    d = MODELS / "jax-0.10.2"
+    png = tmp_path / "e.png"
+    args = ["explain", str(d / "encoder_block.hlo.txt"), "--auto-cast", "matmult", "--inputs",
+            str(d / "encoder_block.npz"), "--plot", str(png), "--top", "1"]
+    assert cli.main(args) == 0
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

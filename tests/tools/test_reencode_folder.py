@@ -290,3 +290,37 @@ def test_model_folder_on_an_object_store_comes_whole(tmp_path: Path) -> None:
         assert got == want
     finally:
         fs.rm(prefix, recursive=True)
+
+
+def test_cli_names_the_occupied_output_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from pyprecision.tools.cli import main
+
+    src = tmp_path / "bert"
+    make_folder(src)
+    out = tmp_path / "x"
+    assert main(["reencode", "-q", str(src), "-o", str(out), "--to", "bf16"]) == 0
+    before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    capsys.readouterr()
+    assert main(["reencode", "-q", str(src), "-o", str(out), "--to", "fp8e4m3fn"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert err.startswith(f"pyprecision reencode: error: {out}: the output folder already exists "
+                          "and holds ")
+    assert "--force" in err
+    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+
+
+def test_config_note_is_always_there(tmp_path: Path) -> None:
+    src = tmp_path / "bert"
+    make_folder(src)
+    cfg = json.loads((src / "config.json").read_text())
+    del cfg["torch_dtype"]
+    (src / "config.json").write_text(json.dumps(cfg))
+    s = reencode(src, tmp_path / "b", "bf16")
+    assert "config.json: torch_dtype set to bfloat16 (it named no dtype)" in s.notes
+    assert json.loads((tmp_path / "b" / "config.json").read_text())["torch_dtype"] == "bfloat16"
+    s = reencode(src, tmp_path / "f8", "fp8e5")
+    assert any(n.startswith("config.json: torch_dtype set to float32 (it named no dtype)")
+               for n in s.notes)
+    s = reencode(src, tmp_path / "k", "bf16", include=("*position_ids",))
+    assert "config.json: unchanged (no tensor was re-encoded)" in s.notes
