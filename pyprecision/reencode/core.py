@@ -29,12 +29,17 @@ from pyprecision.io import (
     exists,
     input_files,
     is_dir,
-    is_remote,
     join,
     open_tensors,
 )
 from pyprecision.kernel import encode, random_words
-from pyprecision.reencode.folder import FolderPlan, copy_folder, plan_folder, upcast_dtype
+from pyprecision.reencode.folder import (
+    FolderPlan,
+    copy_folder,
+    plan_folder,
+    refuse_occupied,
+    upcast_dtype,
+)
 from pyprecision.reencode.plan import (
     SCALE_SUFFIX,
     ReencodeOptions,
@@ -362,15 +367,8 @@ def _folder_plan(
     if len(items) != 1 or not is_dir(items[0]) or pairs[0][1] == out:
         return None
     plan = plan_folder(items[0], [str(p) for p in ins], allow_symlinks=o.allow_symlinks)
-    if not o.overwrite:  # name the folder, and the first file in it that would be replaced
-        written = [fout for _, fout in pairs] + [join(out, rel) for rel in plan.copy]
-        there = [w for w in written if exists(w)]
-        if there:
-            more = f" and {len(there) - 1} more of the files it would write" if len(there) > 1 else ""
-            raise DumpError(f"{out}: the output folder already exists and holds "
-                            f"{os.path.relpath(there[0], out) if not is_remote(out) else there[0]}"
-                            f"{more} (pass overwrite=True / --force to replace them, or choose "
-                            "another output folder)")
+    if not o.overwrite:
+        refuse_occupied(out, [fout for _, fout in pairs] + [join(out, rel) for rel in plan.copy])
     return plan
 
 

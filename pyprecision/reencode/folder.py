@@ -43,7 +43,8 @@ from pyprecision.io import (
     read_bytes,
 )
 
-__all__ = ["FolderPlan", "plan_folder", "copy_folder", "config_with_dtype", "upcast_dtype",
+__all__ = ["FolderPlan", "plan_folder", "copy_folder", "config_with_dtype", "refuse_occupied",
+           "upcast_dtype",
            "CONFIG_DTYPE_NAMES", "OTHER_WEIGHTS"]
 
 #: The dtype name ``config.json`` gets for each format a model can be *run* in: transformers makes
@@ -179,6 +180,17 @@ def _retag(node: Any, name: str) -> int:
 #: The torch dtype a model's fp8 weights are upcast to, by the dtype they were re-encoded from.
 _UPCAST = {"float32": "float32", "float64": "float32", "bfloat16": "bfloat16", "float16": "float16",
            "bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}
+
+
+def refuse_occupied(out: str, written: list[str]) -> None:
+    """DumpError naming the output folder ``out`` (and the first of ``written`` in it) when any of
+    the files a re-encode would write there exists (R3)."""
+    there = [w for w in written if exists(w)]
+    if there:
+        first = there[0] if is_remote(out) else os.path.relpath(there[0], out)
+        more = f" and {len(there) - 1} more of the files it would write" if len(there) > 1 else ""
+        raise DumpError(f"{out}: the output folder already exists and holds {first}{more} (pass "
+                        "overwrite=True / --force to replace them, or choose another output folder)")
 
 
 def upcast_dtype(in_dtypes: list[str]) -> str:
