@@ -25,6 +25,7 @@ AREAS = [
     ("io.md", "Dump and checkpoint files, reencode", "issue 6"),
     ("reencode.md", "Model folders and our own readers", "issue 14"),
     ("verify.md", "verify and explain", "issue 6"),
+    ("explain.md", "explain's error measure, locations, reasons", "issue 25"),
     ("distributed.md", "Distributed re-encode, many-dump verify", "issue 15"),
     ("numerics.md", "One vocabulary and one numerics module", "issue 10"),
     ("torch.md", "PyTorch tensors and state dicts", "issue 14"),

@@ -10,7 +10,12 @@ from pyprecision.explain.hlo_program import HloRow, explain_hlo_program
 from pyprecision.explain.numerics import OpError, all_fp32_reference, op_errors, probe_values
 from pyprecision.explain.plot import plot_explanation
 from pyprecision.explain.provenance import OpRow, Trace, skip_reason, trace_pipeline
-from pyprecision.explain.render import comparison_json, comparison_lines, explanation_lines
+from pyprecision.explain.render import (
+    comparison_json,
+    comparison_lines,
+    explanation_lines,
+    select_rows,
+)
 
 __all__ = [
     "Explanation",
@@ -28,6 +33,7 @@ __all__ = [
     "explanation_lines",
     "op_errors",
     "probe_values",
+    "select_rows",
     "skip_reason",
     "split_flags",
     "trace_pipeline",

@@ -19,7 +19,10 @@ from pyprecision.explain.numerics import (
 )
 from pyprecision.explain.provenance import OpRow, trace_pipeline
 
-__all__ = ["Explanation", "explain", "explain_hlo", "split_flags"]
+__all__ = ["SORT_KEYS", "Explanation", "explain", "explain_hlo", "split_flags"]
+
+#: ``--sort`` keys.
+SORT_KEYS = ("error", "abs", "rel", "ulp", "order")
 
 
 @dataclass
@@ -39,15 +42,26 @@ class Explanation:
         """The error of an op's output, if measured."""
         return None if self.errors is None else self.errors.get(key)
 
-    def sorted_rows(self) -> list[OpRow]:
-        """Worst relative error first (ties: more ULPs), unmeasured rows last in program order."""
-        if self.errors is None:
+    def sorted_rows(self, sort: str = "error") -> list[OpRow]:
+        """Rows by ``sort`` (one of :data:`SORT_KEYS`): ``error`` (default) worst scaled error
+        first (X2; ties: max rel, ULPs), then rows whose elements reach no output, then unmeasured
+        rows; ``abs``/``rel``/``ulp`` by that column; ``order``: program order."""
+        if sort not in SORT_KEYS:
+            raise PyPrecisionError(f"--sort must be one of {', '.join(SORT_KEYS)}, not {sort!r}")
+        if self.errors is None or sort == "order":
             return list(self.rows)
-        measured = [r for r in self.rows if r.key in self.errors]
-        rest = [r for r in self.rows if r.key not in self.errors]
-        measured.sort(key=lambda r: (-self.errors[r.key].max_rel,  # type: ignore[index]
-                                     -self.errors[r.key].max_ulp))  # type: ignore[index]
-        return measured + rest
+        errs = self.errors
+        measured = [r for r in self.rows if r.key in errs and errs[r.key].reached != 0]
+        dead = [r for r in self.rows if r.key in errs and errs[r.key].reached == 0]
+        rest = [r for r in self.rows if r.key not in errs]
+
+        def key(r: OpRow) -> tuple[float, ...]:
+            e = errs[r.key]
+            first = {"error": e.scaled, "abs": e.max_abs, "rel": e.max_rel,
+                     "ulp": float(e.max_ulp)}[sort]
+            return (-first, -e.scaled, -e.max_rel, -float(e.max_ulp))
+        measured.sort(key=key)
+        return measured + dead + rest
 
     def to_json(self) -> dict[str, Any]:
         """The explanation as a JSON object (rows in :meth:`sorted_rows` order)."""

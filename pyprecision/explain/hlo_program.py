@@ -15,8 +15,10 @@ from pyprecision import hlo, ir
 from pyprecision.emulate import compile_hlo, run_compiled
 from pyprecision.errors import DumpError
 from pyprecision.explain.core import Explanation
+from pyprecision.explain.frames import FrameTable, instruction_stack
 from pyprecision.explain.numerics import OpError, output_error
 from pyprecision.explain.provenance import OpRow
+from pyprecision.explain.reach import reach_masks
 from pyprecision.frontend import parse_flags
 from pyprecision.passes import pipeline_pass_names
 
@@ -32,6 +34,13 @@ class HloRow(OpRow):
     location: str = ""
     operand_dtypes: tuple[str, str] | None = None
     operand_dtypes_before: tuple[str, str] | None = None
+    stack: list[str] = field(default_factory=list)
+    why: str = ""
+
+    @property
+    def plain(self) -> str:
+        """The reason in the user's words (X4); the passes' own texts are under --verbose."""
+        return self.why or self.decided_by
 
 
 @dataclass
@@ -48,6 +57,8 @@ class HloExplanation(Explanation):
         for row in doc["rows"]:
             r = by_key[row["name"]]
             row["location"] = r.location
+            row["stack"] = list(r.stack)
+            row["why"] = r.plain
             if r.operand_dtypes is not None:
                 row["operand_dtypes"] = list(r.operand_dtypes)
                 row["operand_dtypes_before"] = list(r.operand_dtypes_before or ())
@@ -78,7 +89,7 @@ def explain_hlo_program(
     kw: dict[str, Any] = {"hlo_passes": passes, "filename": module_path, "text": text}
     before = compile_hlo(module, None, tgt, **kw)
     after = compile_hlo(module, config, tgt, provenance=log, **kw)
-    rows = _rows(before, after, log, module_path)
+    rows = _rows(before, after, log, module_path, config.fp32_cast_mode)
     result = HloExplanation(module_path, list(flags), tgt, config.fp32_cast_mode,
                             pipeline_pass_names(config), list(rows), hlo_rows=rows)  # fmt: skip
     result.notes.extend(after.lowered.notes)
@@ -88,7 +99,8 @@ def explain_hlo_program(
         tb: dict[int, np.ndarray] = {}
         run_compiled(after, args, ta)
         run_compiled(before, args, tb)
-        result.errors = _errors(before, after, tb, ta)
+        masks = reach_masks(before.hlo_module, _values(before, tb))
+        result.errors = _errors(before, after, tb, ta, masks)
     return result
 
 
@@ -131,7 +143,37 @@ def _subject_path(subject: Any) -> str | None:
     return None
 
 
-def _rows(before: Any, after: Any, log: list[Any], filename: str) -> list[HloRow]:
+def _values(compiled: Any, values: dict[int, np.ndarray]) -> Any:
+    """Row path → that instruction's values in the run ``values`` came from, or None."""
+    groups = _groups(compiled.lowered.function)
+
+    def get(path: str) -> np.ndarray | None:
+        inst = _value_inst(groups.get(path, []))
+        return None if inst is None or id(inst) not in values else np.asarray(values[id(inst)])
+    return get
+
+
+def _plain_reason(row: HloRow, mode: str) -> str:
+    """Why the op runs in its dtype, in the words of the flags the user typed (X4)."""
+    if row.operand_dtypes is not None:
+        a, b = row.operand_dtypes
+        if row.operand_dtypes != row.operand_dtypes_before:
+            was = " × ".join(row.operand_dtypes_before or ())
+            return f"operands cast to {a} × {b} (were {was}); the sum stays {row.after}"
+        return f"operands read as written ({a} × {b})"
+    if row.before != row.after and "-" not in (row.before, row.after):
+        if mode.startswith("matmult") and any("absorbed" in d.text() for d in row.decisions):
+            return (f"runs in {row.after} instead of {row.before}: it feeds a matmul operand "
+                    f"cast to {row.after}, and the cast was folded into it")
+        return f"runs in {row.after} instead of {row.before} (--auto-cast {mode.split('-')[0]})"
+    if not row.decisions:
+        return "not changed by the passes"
+    if mode.startswith("matmult"):
+        return "unchanged: --auto-cast matmult casts only matmul operands"
+    return "unchanged"
+
+
+def _rows(before: Any, after: Any, log: list[Any], filename: str, mode: str) -> list[HloRow]:
     gb, ga = _groups(before.lowered.function), _groups(after.lowered.function)
     decided: dict[str, list[Any]] = {}
     for d in log:
@@ -139,18 +181,27 @@ def _rows(before: Any, after: Any, log: list[Any], filename: str) -> list[HloRow
         if path is not None:
             decided.setdefault(path, []).append(d)
     rows = []
+    frames = FrameTable(before.hlo_module)
+    stacks: dict[str, list[Any]] = {}
     for path, inst in before.lowered.rows:
         b, a = gb.get(path, []), ga.get(path, [])
         loc = b[0].dl if b else None
-        where = loc.source if loc is not None and loc.source else (
-            f"{filename}:{loc.hlo_line}" if loc is not None and loc.hlo_line else "")  # fmt: skip
+        stack = instruction_stack(frames, inst)
+        if not stack and "/" in path:  # a callee's body: where it was called from
+            stack = stacks.get(path.rsplit("/", 1)[0], [])
+        stacks[path] = stack
+        user = frames.user_frame(stack) if frames is not None else None
+        where = user.text() if user is not None else (
+            loc.source if loc is not None and loc.source else (
+                f"{filename}:{loc.hlo_line}" if loc is not None and loc.hlo_line else ""))
         row = HloRow(path, inst.opcode, _dtype(_value_inst(b)), _dtype(_value_inst(a)),
-                     location=where)  # fmt: skip
+                     location=where, stack=[f.text() for f in stack])  # fmt: skip
         if inst.opcode in _PE_OPS:
             row.operand_dtypes, row.operand_dtypes_before = _pe_dtypes(a), _pe_dtypes(b)
         row.decisions = decided.get(path, [])
         row.reasons = _counted([d.text() for d in row.decisions]) or (
             ["no IR instructions (a tuple or a pass-through)"] if not b else ["unchanged"])
+        row.why = _plain_reason(row, mode)
         rows.append(row)
     return rows
 
@@ -164,8 +215,9 @@ def _counted(texts: list[str]) -> list[str]:
     return [t if n == 1 else f"{t} (×{n})" for t, n in counts.items()]
 
 
-def _errors(before: Any, after: Any, tb: dict[int, np.ndarray],
-            ta: dict[int, np.ndarray]) -> dict[str, OpError]:  # fmt: skip
+def _errors(before: Any, after: Any, tb: dict[int, np.ndarray], ta: dict[int, np.ndarray],
+            masks: dict[str, np.ndarray]) -> dict[str, OpError]:  # fmt: skip
+    """Each row's error over the elements that reach an output (X1), on its fp32 scale (X2)."""
     gb, ga = _groups(before.lowered.function), _groups(after.lowered.function)
     out = {}
     for path, group in ga.items():
@@ -176,8 +228,11 @@ def _errors(before: Any, after: Any, tb: dict[int, np.ndarray],
         x, r = np.asarray(ta[id(ia)]), np.asarray(tb[id(ib)])
         if x.shape != r.shape or dt is None:
             continue
+        mask = masks.get(path)
+        if mask is not None and mask.shape != x.shape:
+            mask = None if mask.any() else np.zeros(x.shape, dtype=bool)
         if dt.is_float:
-            out[path] = output_error(x.astype(np.float64), r.astype(np.float64), dt)
+            out[path] = output_error(x.astype(np.float64), r.astype(np.float64), dt, mask)
         else:
-            out[path] = output_error(x.astype(np.int64), r.astype(np.int64), dt)
+            out[path] = output_error(x.astype(np.int64), r.astype(np.int64), dt, mask)
     return out

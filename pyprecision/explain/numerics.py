@@ -24,19 +24,26 @@ __all__ = ["OpError", "all_fp32_reference", "op_errors", "output_error", "probe_
 
 @dataclass(frozen=True)
 class OpError:
-    """Error of one op's output against the reference: max abs, max rel (over non-zero reference
-    elements), max ULPs in the output dtype's code space, and elements whose finiteness differs."""
+    """Error of one op's output against the reference, over the elements that reach an output
+    (all of them unless a mask says otherwise; X1): max abs; ``scaled``, the max abs error in units
+    of the tensor's scale (the largest finite |reference| among those elements; X2); max rel (over
+    non-zero reference elements; for integer and predicate values ``scaled`` is the fraction of
+    those elements that differ); max ULPs in the output dtype's code space; elements whose
+    finiteness differs; ``reached`` of ``elements`` reach an output."""
 
     max_abs: float
     max_rel: float
     max_ulp: int
     nonfinite: int
     elements: int
+    scaled: float = 0.0
+    reached: int = -1
 
     def to_json(self) -> dict[str, Any]:
         """A JSON object."""
-        return {"max_abs": self.max_abs, "max_rel": self.max_rel, "max_ulp": self.max_ulp,
-                "nonfinite": self.nonfinite, "elements": self.elements}
+        return {"max_abs": self.max_abs, "scaled": self.scaled, "max_rel": self.max_rel,
+                "max_ulp": self.max_ulp, "nonfinite": self.nonfinite, "elements": self.elements,
+                "reached": self.elements if self.reached < 0 else self.reached}
 
 
 def probe_values(module: Module, inputs: dict[str, np.ndarray]) -> dict[str, tuple[np.ndarray, Any]]:
@@ -108,18 +115,27 @@ def op_errors(after: dict[str, tuple[np.ndarray, Any]],
     return out
 
 
-def output_error(a: np.ndarray, r: np.ndarray, dt: Any) -> OpError:
-    """The error of values ``a`` (of IR dtype ``dt``) against reference values ``r``."""
+def output_error(a: np.ndarray, r: np.ndarray, dt: Any, mask: np.ndarray | None = None) -> OpError:
+    """The error of values ``a`` (of IR dtype ``dt``) against reference values ``r``, over the
+    elements where ``mask`` (same shape; None: all) is true."""
+    n = int(a.size)
+    if mask is not None and mask.shape == a.shape:
+        a, r = a[mask], r[mask]
+    reached = int(a.size)
     if not dt.is_float:
         diff = np.abs(a.astype(np.float64) - r.astype(np.float64))
         m = float(diff.max()) if diff.size else 0.0
         rel = _max_rel(diff, r.astype(np.float64))
-        return OpError(m, rel, int(m), 0, int(a.size))
+        # discrete values (predicates, indices): the fraction of elements that differ (X2)
+        frac = float(np.count_nonzero(diff)) / reached if reached else 0.0
+        return OpError(m, rel, int(m), 0, n, frac, reached)
     fa, fr = a.astype(np.float64), r.astype(np.float64)
     both = np.isfinite(fa) & np.isfinite(fr)
     same_special = (np.isnan(fa) & np.isnan(fr)) | (np.isinf(fa) & (fa == fr))
     nonfinite = int(np.count_nonzero(~both & ~same_special))
-    diff = np.where(both, np.abs(fa - fr), 0.0)
+    diff = np.zeros(fa.shape)
+    np.subtract(fa, fr, out=diff, where=both)  # inf - inf never computed: no RuntimeWarning
+    diff = np.abs(diff)
     space = code_space(dt.fmt if dt.fmt is not None else "float32")
     if space.fmt is not None:
         got, want = encode(fa, space.fmt, saturate=False), encode(fr, space.fmt, saturate=False)
@@ -127,8 +143,17 @@ def output_error(a: np.ndarray, r: np.ndarray, dt: Any) -> OpError:
         got, want = fa.astype(np.float32).view(np.uint32), fr.astype(np.float32).view(np.uint32)
     cmp = compare_codes(want, got, space)
     ulp = cmp.ulp[both.reshape(-1)]
-    return OpError(float(diff.max()) if diff.size else 0.0, _max_rel(diff, np.where(both, fr, 0.0)),
-                   int(ulp.max()) if ulp.size else 0, nonfinite, int(a.size))
+    m = float(diff.max()) if diff.size else 0.0
+    return OpError(m, _max_rel(diff, np.where(both, fr, 0.0)), int(ulp.max()) if ulp.size else 0,
+                   nonfinite, n, _scaled(m, np.where(both, fr, 0.0)), reached)
+
+
+def _scaled(max_abs: float, ref: np.ndarray) -> float:
+    """``max_abs`` over the largest |ref| (X2); 0 when both are 0, inf when only the error is not."""
+    scale = float(np.abs(ref).max()) if ref.size else 0.0
+    if scale > 0:
+        return max_abs / scale
+    return 0.0 if max_abs == 0 else float("inf")
 
 
 def _max_rel(diff: np.ndarray, ref: np.ndarray) -> float:

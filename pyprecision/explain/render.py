@@ -5,7 +5,7 @@ from typing import Any
 
 from pyprecision.explain.core import Explanation
 
-__all__ = ["comparison_json", "comparison_lines", "explanation_lines"]
+__all__ = ["comparison_json", "comparison_lines", "explanation_lines", "select_rows"]
 
 
 def _g(v: float) -> str:
@@ -19,31 +19,53 @@ def _table(rows: list[list[str]]) -> list[str]:
 
 def _err_cells(e: Any) -> list[str]:
     if e is None:
-        return ["-", "-", "-"]
+        return ["-", "-", "-", "-"]
+    if e.reached == 0:
+        return ["-", "-", "-", "(reaches no output)"]
     ulp = str(e.max_ulp) + (f" (+{e.nonfinite} non-finite)" if e.nonfinite else "")
-    return [_g(e.max_abs), _g(e.max_rel), ulp]
+    return [_g(e.scaled), _g(e.max_abs), _g(e.max_rel), ulp]
 
 
-def explanation_lines(ex: Explanation) -> list[str]:
-    """Header, then one row per op: name, op, dtype before → after, errors, decided by."""
+def select_rows(ex: Explanation, top: int | None = None, sort: str = "error",
+                op: str | None = None) -> list[Any]:
+    """The rows ``explain`` prints: sorted by ``sort``, only kind ``op`` (HLO opcode or IR op,
+    e.g. ``dot``), the first ``top``."""
+    rows = ex.sorted_rows(sort)
+    if op is not None:
+        rows = [r for r in rows if r.op == op]
+    return rows if top is None else rows[:top]
+
+
+def explanation_lines(ex: Explanation, top: int | None = None, sort: str = "error",
+                      op: str | None = None, verbose: bool = False) -> list[str]:
+    """Header, then one row per op: name, kind, location and PE operand dtypes (HLO), dtype
+    before → after, errors, and why (the passes' own texts with ``verbose``)."""
     head = f"explain: {ex.program}"
     if ex.mode != "hlo":
         head += f" [{' '.join(ex.flags) or '--auto-cast none'}] target {ex.target}, mode {ex.mode}"
     out = [head, f"passes: {', '.join(ex.passes) or '-'}"]
     with_err = ex.errors is not None
-    header = ["op", "kind", "before", "after"]
+    hlo_rows = hasattr(ex, "hlo_rows")
+    header = ["op", "kind"] + (["location", "operands"] if hlo_rows else []) + ["before", "after"]
     if with_err:
-        header += ["max abs", "max rel", "ULPs"]
-    rows = [header + ["decided by"]]
-    for r in ex.sorted_rows():
-        cells = [r.key, r.op, r.before, r.after]
+        header += ["scaled", "max abs", "max rel", "ULPs"]
+    rows = [header + ["why" if hlo_rows else "decided by"]]
+    for r in select_rows(ex, top, sort, op):
+        cells = [r.key, r.op]
+        if hlo_rows:
+            pe = getattr(r, "operand_dtypes", None)
+            cells += [getattr(r, "location", "") or "-", " × ".join(pe) if pe else "-"]
+        cells += [r.before, r.after]
         if with_err:
             cells += _err_cells(ex.error(r.key))
-        rows.append(cells + [r.decided_by + (" (derived)" if r.derived else "")])
+        why = r.decided_by if verbose or not hasattr(r, "plain") else r.plain
+        rows.append(cells + [why + (" (derived)" if r.derived else "")])
     out += _table(rows)
     if with_err:
         out.append("errors: each op's output after the passes against an all-fp32 run on the same "
-                   "inputs; ULPs in the output's dtype; worst first")
+                   "inputs, over the elements that reach an output; scaled = max abs error / "
+                   "the tensor's max |fp32 value|; ULPs in the output's dtype; "
+                   + ("in program order" if sort == "order" else f"sorted by {sort}, worst first"))
     out += [f"note: {n}" for n in ex.notes]
     return out
 
@@ -58,11 +80,11 @@ def comparison_lines(a: Explanation, b: Explanation, label_a: str, label_b: str)
     keys = list(ra) + [k for k in rb if k not in ra]
     if with_err:
         def worst(k: str) -> float:
-            return max((e.max_rel for e in (a.error(k), b.error(k)) if e is not None), default=-1.0)
+            return max((e.scaled for e in (a.error(k), b.error(k)) if e is not None), default=-1.0)
         keys.sort(key=lambda k: -worst(k))
     header = ["op", "kind", "before", "A after", "B after"]
     if with_err:
-        header += ["A max rel", "A ULPs", "B max rel", "B ULPs"]
+        header += ["A scaled", "A ULPs", "B scaled", "B ULPs"]
     rows = [header]
     for k in keys:
         r1, r2 = ra.get(k), rb.get(k)
@@ -71,8 +93,8 @@ def comparison_lines(a: Explanation, b: Explanation, label_a: str, label_b: str)
         cells = [k, ref.op, ref.before, r1.after if r1 else "(absent)", r2.after if r2 else "(absent)"]
         if with_err:
             ea, eb = a.error(k), b.error(k)
-            cells += [_g(ea.max_rel) if ea else "-", str(ea.max_ulp) if ea else "-",
-                      _g(eb.max_rel) if eb else "-", str(eb.max_ulp) if eb else "-"]
+            cells += [_g(ea.scaled) if ea else "-", str(ea.max_ulp) if ea else "-",
+                      _g(eb.scaled) if eb else "-", str(eb.max_ulp) if eb else "-"]
         rows.append(cells)
     out += _table(rows)
     out.append("why:")

@@ -33,7 +33,13 @@ from pyprecision.io import (
     open_tensors,
 )
 from pyprecision.kernel import encode, random_words
-from pyprecision.reencode.folder import FolderPlan, copy_folder, plan_folder
+from pyprecision.reencode.folder import (
+    FolderPlan,
+    copy_folder,
+    plan_folder,
+    refuse_occupied,
+    upcast_dtype,
+)
 from pyprecision.reencode.plan import (
     SCALE_SUFFIX,
     ReencodeOptions,
@@ -305,7 +311,9 @@ def reencode(
             if folder is not None:  # the model folder's other files, before the index
                 encoded = any(r.action == "encoded" for r in summary.tensors)
                 summary.notes += copy_folder(
-                    folder, out, d, f, encoded=encoded, overwrite=o.overwrite, inputs=ins
+                    folder, out, d, f, encoded=encoded, overwrite=o.overwrite, inputs=ins,
+                    upcast=upcast_dtype([r.in_dtype for r in summary.tensors
+                                         if r.action == "encoded"]),
                 )
                 summary.copied = [join(out, rel) for rel in folder.copy]
             if index_out is not None:  # the index last: it names only complete shards
@@ -359,10 +367,8 @@ def _folder_plan(
     if len(items) != 1 or not is_dir(items[0]) or pairs[0][1] == out:
         return None
     plan = plan_folder(items[0], [str(p) for p in ins], allow_symlinks=o.allow_symlinks)
-    for rel in plan.copy:
-        dst = join(out, rel)
-        if exists(dst) and not o.overwrite:
-            raise DumpError(f"{dst}: already exists (pass overwrite=True / --force to replace it)")
+    if not o.overwrite:
+        refuse_occupied(out, [fout for _, fout in pairs] + [join(out, rel) for rel in plan.copy])
     return plan
 
 

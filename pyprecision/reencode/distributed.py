@@ -42,7 +42,7 @@ from pyprecision.reencode.core import (
     _write_index,
     reencode,
 )
-from pyprecision.reencode.folder import copy_folder
+from pyprecision.reencode.folder import copy_folder, upcast_dtype
 from pyprecision.reencode.plan import ReencodeOptions
 from pyprecision.reencode.resume import (
     CHECKSUMS,
@@ -346,8 +346,9 @@ def reencode_distributed(
             summary.placement[oc.output] = oc.worker
         if folder is not None:  # as the one-machine path: after the shards, before the index
             encoded = any(r.action == "encoded" for r in summary.tensors)
+            upcast = upcast_dtype([r.in_dtype for r in summary.tensors if r.action == "encoded"])
             summary.notes += copy_folder(folder, out, d, f, encoded=encoded,  # type: ignore[arg-type]
-                                         overwrite=redo, inputs=ins)
+                                         overwrite=redo, inputs=ins, upcast=upcast)
             summary.copied = [join(out, rel) for rel in folder.copy]
         if index_out is not None:
             idx_o = replace(o, overwrite=True) if exists(index_out) else o

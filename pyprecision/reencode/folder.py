@@ -5,8 +5,10 @@ files a loader needs as much: ``config.json``, the tokenizer files, ``generation
 README, sub-folders such as sentence-transformers' ``1_Pooling/``. When the input of a re-encode is a
 directory, every such file is copied unchanged into the output, atomically, and ``config.json``'s
 ``torch_dtype`` (and ``dtype``, the newer spelling, at any depth) is set to the new format when a
-model can run in it (bf16, fp16, fp32r; not fp8, which transformers upcasts on load) — so
-``from_pretrained(OUT)`` finds a complete model (docs/decisions/reencode.md, R1).
+model can run in it (bf16, fp16, fp32r; ``torch_dtype`` is added when the config names none); an fp8
+folder's config keeps its dtype, which transformers upcasts the weights to on load, or gets the one
+the weights were re-encoded from when it names none — so ``from_pretrained(OUT)`` finds a complete
+model that loads (docs/decisions/reencode.md, R1, R3). The summary says what was done to the config.
 
 Not copied: the tensor files being re-encoded and their index (they are written anew), weights of
 the same model in another framework's format (``pytorch_model.bin``, ``*.pt``, ``*.pth``, ``*.h5``,
@@ -41,7 +43,9 @@ from pyprecision.io import (
     read_bytes,
 )
 
-__all__ = ["FolderPlan", "plan_folder", "copy_folder", "CONFIG_DTYPE_NAMES", "OTHER_WEIGHTS"]
+__all__ = ["FolderPlan", "plan_folder", "copy_folder", "config_with_dtype", "refuse_occupied",
+           "upcast_dtype",
+           "CONFIG_DTYPE_NAMES", "OTHER_WEIGHTS"]
 
 #: The dtype name ``config.json`` gets for each format a model can be *run* in: transformers makes
 #: it torch's default dtype while building the model (``torch.set_default_dtype``), which refuses
@@ -173,19 +177,87 @@ def _retag(node: Any, name: str) -> int:
     return n
 
 
-def config_with_dtype(text: str, where: str, f: Format) -> str | None:
-    """``config.json``'s text with its dtype keys set to format ``f``; None when it names none, or
-    when a model cannot run in ``f`` (the fp8 formats: the config is then copied unchanged)."""
-    name = CONFIG_DTYPE_NAMES.get(f.name)
-    if name is None:
-        return None
+#: The torch dtype a model's fp8 weights are upcast to, by the dtype they were re-encoded from.
+_UPCAST = {"float32": "float32", "float64": "float32", "bfloat16": "bfloat16", "float16": "float16",
+           "bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}
+
+
+def refuse_occupied(out: str, written: list[str]) -> None:
+    """DumpError naming the output folder ``out`` (and the first of ``written`` in it) when any of
+    the files a re-encode would write there exists (R3)."""
+    there = [w for w in written if exists(w)]
+    if there:
+        first = there[0] if is_remote(out) else os.path.relpath(there[0], out)
+        more = f" and {len(there) - 1} more of the files it would write" if len(there) > 1 else ""
+        raise DumpError(f"{out}: the output folder already exists and holds {first}{more} (pass "
+                        "overwrite=True / --force to replace them, or choose another output folder)")
+
+
+def upcast_dtype(in_dtypes: list[str]) -> str:
+    """The dtype an fp8 folder's config names (R3): the one the weights were re-encoded from when
+    they all had one, else float32 (every bf16/fp16 value is a float32 value)."""
+    names = {_UPCAST.get(d, "float32") for d in in_dtypes}
+    return names.pop() if len(names) == 1 else "float32"
+
+
+def _dtype_key(cfg: Any) -> str:
+    """The key a config without one gets: ``dtype`` for transformers ≥ 5's configs, else
+    ``torch_dtype`` (read by transformers 4 and 5 alike)."""
+    version = str(cfg.get("transformers_version", "")) if isinstance(cfg, dict) else ""
+    major = version.split(".")[0]
+    return "dtype" if major.isdigit() and int(major) >= 5 else "torch_dtype"
+
+
+def _named(node: Any) -> list[str]:
+    """Every dtype value the config names, at any depth."""
+    out: list[str] = []
+    if isinstance(node, dict):
+        for k, v in node.items():
+            if k in _DTYPE_KEYS and isinstance(v, str):
+                out.append(v)
+            else:
+                out += _named(v)
+    elif isinstance(node, list):
+        for v in node:
+            out += _named(v)
+    return out
+
+
+def config_with_dtype(text: str, where: str, f: Format,
+                      upcast: str = "float32") -> tuple[str | None, str]:
+    """``config.json``'s new text (None: copied unchanged) and a note saying what was done (R3).
+
+    bf16/fp16/fp32r: every dtype key is set to the dtype the model now runs in, or ``torch_dtype``
+    is added when the config names none. fp8: a config that names a dtype keeps it (transformers
+    upcasts the fp8 weights to it on load); one that names none gets ``upcast``, since without it
+    transformers takes the weights' own fp8 dtype as torch's default and fails ("couldn't find
+    storage object Float8_e4m3fnStorage")."""
     try:
         cfg = json.loads(text)
     except json.JSONDecodeError as exc:
         raise DumpError(f"{where}:{exc.lineno}:{exc.colno}: not valid JSON: {exc.msg}") from None
+    old = _named(cfg)
+    was = f" (was {', '.join(dict.fromkeys(old))})" if old else ""
+    name = CONFIG_DTYPE_NAMES.get(f.name)
+    if name is None:  # fp8: a model cannot run in it
+        if old:
+            return None, (f"dtype {', '.join(dict.fromkeys(old))} kept: transformers upcasts the "
+                          f"{f.name} weights to it on load")
+        if not isinstance(cfg, dict):
+            return None, "left unchanged (not a JSON object)"
+        key = _dtype_key(cfg)
+        cfg[key] = upcast
+        return (json.dumps(cfg, indent=2, ensure_ascii=False) + "\n",
+                f"{key} set to {upcast} (it named no dtype): transformers upcasts the {f.name} "
+                f"weights to it on load")
     if _retag(cfg, name) == 0:
-        return None
-    return json.dumps(cfg, indent=2, ensure_ascii=False) + "\n"
+        if not isinstance(cfg, dict):
+            return None, "left unchanged (not a JSON object)"
+        key = _dtype_key(cfg)
+        cfg[key] = name
+        return (json.dumps(cfg, indent=2, ensure_ascii=False) + "\n",
+                f"{key} set to {name} (it named no dtype)")
+    return json.dumps(cfg, indent=2, ensure_ascii=False) + "\n", f"dtype set to {name}{was}"
 
 
 def copy_folder(
@@ -197,10 +269,12 @@ def copy_folder(
     encoded: bool,
     overwrite: bool,
     inputs: list[Path | str],
+    upcast: str = "float32",
 ) -> list[str]:
     """Copy ``plan``'s files into the output directory ``out`` (published through ``d``), with the
-    config's dtype rewritten when ``encoded`` (at least one tensor was re-encoded). Returns notes for
-    the summary (the config rewritten or left)."""
+    config's dtype rewritten when ``encoded`` (at least one tensor was re-encoded; ``upcast``: the
+    dtype an fp8 config names, :func:`upcast_dtype`). Returns notes for the summary: what was done
+    to the config, always."""
     notes: list[str] = []
     for rel in plan.copy:
         src = join(plan.source, rel)
@@ -210,20 +284,17 @@ def copy_folder(
             d.made_dir(parent)
         replaced = exists(dst)
         body: bytes | None = None
-        if rel == plan.config and encoded:
+        if rel == plan.config and not encoded:
+            notes.append(f"{rel}: unchanged (no tensor was re-encoded)")
+        elif rel == plan.config:
             try:
                 text = read_bytes(src).decode("utf-8")
             except UnicodeDecodeError as exc:
                 raise DumpError(f"{src}: not UTF-8 text: {exc.reason}") from None
-            new = config_with_dtype(text, src, f)
+            new, note = config_with_dtype(text, src, f, upcast)
             if new is not None:
                 body = new.encode("utf-8")
-                notes.append(f"{rel}: dtype (torch_dtype) set to {CONFIG_DTYPE_NAMES[f.name]}")
-            elif f.name not in CONFIG_DTYPE_NAMES:
-                notes.append(
-                    f"{rel}: dtype left as it was (a model cannot run in {f.name}; "
-                    "transformers upcasts the weights to the config's dtype on load)"
-                )
+            notes.append(f"{rel}: {note}")
         with atomic_file(dst, inputs, overwrite=overwrite) as fh:
             if body is not None:
                 fh.write(body)

@@ -108,7 +108,8 @@ class ReencodeSummary:
         for o in self.outputs:
             lines.append(f"wrote {o}")
         if self.copied:
-            lines.append(f"copied {len(self.copied)} other files of the model folder unchanged")
+            lines.append(f"copied {len(self.copied)} other files of the model folder "
+                         "(unchanged but for what a config.json line below says)")
         lines += self.notes
         for rel, why in self.skipped:
             lines.append(f"skipped {rel}: {why}")

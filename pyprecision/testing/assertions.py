@@ -77,11 +77,14 @@ def _report(
     for flat in bad[:max_rows]:
         idx = tuple(int(i) for i in np.unravel_index(int(flat), a.shape)) if a.ndim else ()
         dd = int(dist.reshape(-1)[flat])
+        ca, ce = int(a.reshape(-1)[flat]), int(e.reshape(-1)[flat])
+        # two NaNs 0 steps apart whose codes differ: their sign or payload differs, not "ulp 0"
+        nan_bits = dd == 0 and ca != ce and np.isnan(va.reshape(-1)[flat])
         row: tuple[str, ...] = (
             str(idx),
-            _cell(int(a.reshape(-1)[flat]), float(va.reshape(-1)[flat]), f),
-            _cell(int(e.reshape(-1)[flat]), float(ve.reshape(-1)[flat]), f),
-            "nan≠number" if dd == NAN_MISMATCH else str(dd),
+            _cell(ca, float(va.reshape(-1)[flat]), f),
+            _cell(ce, float(ve.reshape(-1)[flat]), f),
+            "nan≠number" if dd == NAN_MISMATCH else ("nan≠nan" if nan_bits else str(dd)),
         )
         if x is not None:
             xv = x.reshape(-1)[flat]

@@ -47,11 +47,28 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--inputs", help=".npz of the program inputs (by input name; HLO: arg0/in0...)")
     p.add_argument("--compare", nargs=2, metavar=("FLAGS_A", "FLAGS_B"),
                    help="two quoted flag sets to show side by side")
-    p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument("--top", type=_positive, metavar="N", help="print only the first N rows")
+    p.add_argument("--sort", default="error", choices=("error", "abs", "rel", "ulp", "order"),
+                   help="row order: error (default: worst error on the tensor's scale first), "
+                   "abs, rel, ulp, or order (program order)")
+    p.add_argument("--op", metavar="KIND", help="only ops of this kind (e.g. dot, multiply)")
+    p.add_argument("--verbose", action="store_true",
+                   help="why: every pass decision in the passes' own words")
+    p.add_argument("--json", action="store_true", help="print JSON (each row's whole stack)")
     p.add_argument("--plot", metavar="PNG", help="with --inputs: draw each op's error in program "
                    "order, coloured by its dtype (matplotlib)")
     add_threads_argument(p)
     p.set_defaults(func=run)
+
+
+def _positive(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive whole number, not {text!r}")
+    return n
 
 
 def _flags(args: argparse.Namespace) -> list[str]:
@@ -80,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
                             "and --compare need the lowering; drop them or drop --as-written")
         passes = [n.strip() for n in (args.passes or "").split(",") if n.strip()]
         result = ex.explain_hlo(args.program, passes, args.inputs)
-        _print(args, ex.explanation_lines(result), result.to_json())
+        _print_one(args, ex, result)
         return 0
 
     def one(flags: list[str], target: str | None) -> Any:
@@ -107,8 +124,21 @@ def run(args: argparse.Namespace) -> int:
     _warn_inert("explain", args)
     if args.plot:
         ex.plot_explanation(result, args.plot)
-    _print(args, ex.explanation_lines(result), result.to_json())
+    _print_one(args, ex, result)
     return 0
+
+
+def _print_one(args: argparse.Namespace, ex: Any, result: Any) -> None:
+    """The table (or JSON) of the rows --sort, --op and --top select."""
+    lines = ex.explanation_lines(result, args.top, args.sort, args.op, args.verbose)
+    doc = result.to_json()
+    keep = [r.key for r in ex.select_rows(result, args.top, args.sort, args.op)]
+    by_name = {row["name"]: row for row in doc["rows"]}
+    doc["rows"] = [by_name[k] for k in keep if k in by_name]
+    if args.op is not None and not keep:
+        kinds = sorted({r.op for r in result.rows})
+        raise CastError(f"--op {args.op}: no op of that kind; kinds here: {', '.join(kinds)}")
+    _print(args, lines, doc)
 
 
 def _warn_inert(command: str, args: argparse.Namespace) -> None:

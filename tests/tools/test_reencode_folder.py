@@ -132,7 +132,7 @@ def test_every_file_of_the_folder_is_accounted_for(tmp_path: Path) -> None:
         assert (out / rel).read_bytes() == (src / rel).read_bytes(), rel
     cfg = json.loads((out / "config.json").read_text())
     assert cfg == {**CONFIG, "torch_dtype": "bfloat16"}
-    assert any("dtype (torch_dtype) set to bfloat16" in n for n in s.notes)
+    assert "config.json: dtype set to bfloat16 (was float32)" in s.notes
 
     # The weights load with the safetensors package, bits equal to ml_dtypes' RNE cast.
     wmap = transformers_index_check(out)
@@ -154,7 +154,8 @@ def test_fp8_keeps_config_dtype_and_says_why(tmp_path: Path, fmt: str) -> None:
     make_folder(src)
     s = reencode(src, tmp_path / "o", fmt)
     assert (tmp_path / "o" / "config.json").read_bytes() == (src / "config.json").read_bytes()
-    assert any(f"a model cannot run in {fmt}" in n for n in s.notes)
+    assert f"config.json: dtype float32 kept: transformers upcasts the {fmt} weights to it on load" \
+        in s.notes
 
 
 @pytest.mark.parametrize(("fmt", "name"), [("fp16", "float16"), ("fp32r", "float32")])
@@ -178,7 +179,7 @@ def test_existing_companion_file_refused_before_anything_is_written(tmp_path: Pa
     out = tmp_path / "o"
     out.mkdir()
     (out / "vocab.txt").write_text("mine\n")
-    with pytest.raises(DumpError, match="vocab.txt: already exists"):
+    with pytest.raises(DumpError, match="o: the output folder already exists and holds vocab.txt"):
         reencode(src, out, "bf16")
     assert sorted(p.name for p in out.iterdir()) == ["vocab.txt"]
     assert (out / "vocab.txt").read_text() == "mine\n"
@@ -289,3 +290,37 @@ def test_model_folder_on_an_object_store_comes_whole(tmp_path: Path) -> None:
         assert got == want
     finally:
         fs.rm(prefix, recursive=True)
+
+
+def test_cli_names_the_occupied_output_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from pyprecision.tools.cli import main
+
+    src = tmp_path / "bert"
+    make_folder(src)
+    out = tmp_path / "x"
+    assert main(["reencode", "-q", str(src), "-o", str(out), "--to", "bf16"]) == 0
+    before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    capsys.readouterr()
+    assert main(["reencode", "-q", str(src), "-o", str(out), "--to", "fp8e4m3fn"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert err.startswith(f"pyprecision reencode: error: {out}: the output folder already exists "
+                          "and holds ")
+    assert "--force" in err
+    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+
+
+def test_config_note_is_always_there(tmp_path: Path) -> None:
+    src = tmp_path / "bert"
+    make_folder(src)
+    cfg = json.loads((src / "config.json").read_text())
+    del cfg["torch_dtype"]
+    (src / "config.json").write_text(json.dumps(cfg))
+    s = reencode(src, tmp_path / "b", "bf16")
+    assert "config.json: torch_dtype set to bfloat16 (it named no dtype)" in s.notes
+    assert json.loads((tmp_path / "b" / "config.json").read_text())["torch_dtype"] == "bfloat16"
+    s = reencode(src, tmp_path / "f8", "fp8e5")
+    assert any(n.startswith("config.json: torch_dtype set to float32 (it named no dtype)")
+               for n in s.notes)
+    s = reencode(src, tmp_path / "k", "bf16", include=("*position_ids",))
+    assert "config.json: unchanged (no tensor was re-encoded)" in s.notes
