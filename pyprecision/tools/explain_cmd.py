@@ -113,8 +113,10 @@ def _warn_inert(command: str, args: argparse.Namespace) -> None:
     from pyprecision.frontend import config_from_namespace
     from pyprecision.io import read_text
     from pyprecision.tools._flag_effects import warn_inert_flags
+    from pyprecision.verify import is_hlo_path
 
-    text = read_text(args.program, "a program")  # a path or a URL
+    hlo = is_hlo_path(args.program)  # a module in any form (text, .hlo.pb, ...), or a .pir
+    text = read_program(args.program, ir=not hlo)[0] if hlo else read_text(args.program, "a program")
     warn_inert_flags(command, text, args.program, config_from_namespace(args), args.target)
 
 

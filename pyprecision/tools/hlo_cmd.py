@@ -4,7 +4,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -167,7 +166,7 @@ def run_run(args: argparse.Namespace) -> int:
     if pipeline and args.module != "-":
         from pyprecision.tools._flag_effects import warn_inert_flags
 
-        warn_inert_flags("hlo-run", Path(args.module).read_text(encoding="utf-8"), args.module,
+        warn_inert_flags("hlo-run", read_program(args.module, ir=False)[0], args.module,
                          config, args.target)  # fmt: skip
     save_outputs(list(outputs), args.output, inputs=(args.inputs, args.module))
     return 0
