@@ -37,6 +37,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False)
     p.add_argument("program", metavar="PROG", help="a .pir program or an HLO text module")
     add_precision_arguments(p)
+    from pyprecision.tools._neuron_flags import add_neuron_flag_arguments
+
+    add_neuron_flag_arguments(p)
     add_target_argument(p, None, "hardware generation (default gen2)")
     p.add_argument("--passes", default=None,
                    help="HLO modules: the HLO passes to run before lowering (default: "

@@ -58,6 +58,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "neuronx-cc pipeline", "with any of these, the module runs the way neuronx-cc compiles it: "
         "HLO passes, lowering to the loop IR, the precision passes the flags choose, emulation")
     add_precision_arguments(neuron)
+    from pyprecision.tools._neuron_flags import add_neuron_flag_arguments
+
+    add_neuron_flag_arguments(neuron)
     neuron.add_argument("--target", choices=["gen2", "gen3", "gen4"], default=None,
                         help="hardware generation (default gen2)")
     neuron.add_argument("--neuron", action="store_true",
