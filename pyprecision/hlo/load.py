@@ -171,10 +171,13 @@ def _is_mlir(text: str) -> bool:
 
 def _mlir_converter() -> Callable[..., Any]:
     try:
-        from jaxlib import _jax  # the converter jax itself uses; needs no jax import
+        from jaxlib import _jax as ext  # the converter jax itself uses; needs no jax import
     except ImportError:
-        return _missing
-    return _jax.mlir.mlir_module_to_xla_computation
+        try:  # jaxlib before 0.6: the same module under its old name
+            from jaxlib import xla_extension as ext  # type: ignore[attr-defined,no-redef,unused-ignore]
+        except ImportError:
+            return _missing
+    return ext.mlir.mlir_module_to_xla_computation
 
 
 def _missing(*_: Any, **__: Any) -> Any:

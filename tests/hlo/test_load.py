@@ -105,7 +105,7 @@ def test_explain_rows_and_locations_are_identical_from_proto() -> None:
     a = explain_hlo_program(str(LOAD / "mlp_param.hlo.txt"), flags).to_json()
     b = explain_hlo_program(str(LOAD / "mlp_param.hlo.pb"), flags).to_json()
     rows_a, rows_b = a["rows"], b["rows"]
-    # an op without source info is located by its line in the module's printed text (L23-4):
+    # an op without source info is located by its line in the module's printed text (LD5):
     # the same line in both, under each file's own name
     text_name, pb_name = str(LOAD / "mlp_param.hlo.txt"), str(LOAD / "mlp_param.hlo.pb")
     for r in rows_a:
