@@ -55,11 +55,15 @@ class Field:
         return s() if callable(s) else s
 
 
+_REPEATED: dict[int, tuple[str, ...]] = {}  # id(schema) → its repeated field names (schemas live
+# for the whole process: module-level constants)
 _WIRE = {"int64": VARINT, "int32": VARINT, "uint64": VARINT, "bool": VARINT, "enum": VARINT,
          "float": I32, "double": I64, "string": LEN, "bytes": LEN, "message": LEN}
 
 
 def _varint(data: bytes, pos: int, end: int) -> tuple[int, int]:
+    if pos < end and data[pos] < 0x80:  # the common one-byte case
+        return data[pos], pos + 1
     result = shift = 0
     for i in range(10):
         if pos + i >= end:
@@ -101,7 +105,10 @@ def decode(data: bytes, schema: dict[int, Field], start: int = 0, end: int | Non
     if depth > MAX_DEPTH:
         raise ProtoError(f"corrupted: messages nested deeper than {MAX_DEPTH} at byte {start}")
     end = len(data) if end is None else end
-    msg: dict[str, Any] = {f.name: [] for f in schema.values() if f.repeated}
+    repeated = _REPEATED.get(id(schema))
+    if repeated is None:
+        repeated = _REPEATED[id(schema)] = tuple(f.name for f in schema.values() if f.repeated)
+    msg: dict[str, Any] = {name: [] for name in repeated}
     pos = start
     while pos < end:
         at = pos

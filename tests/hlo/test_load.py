@@ -194,3 +194,24 @@ def test_missing_file_and_directory(tmp_path: Path) -> None:
         hlo.load(tmp_path / "nope.hlo.pb")
     with pytest.raises(DumpError, match="is a directory"):
         hlo.load(tmp_path)
+
+
+@needs_jaxlib
+def test_from_jax_gives_the_lowered_module_with_locations() -> None:
+    jax = pytest.importorskip("jax")
+    import jax.numpy as jnp
+
+    from pyprecision.emulate import run_hlo
+
+    def f(x, w):  # noqa: ANN001, ANN202
+        return jnp.tanh(x @ w) * 2.0 + 1.0
+
+    x = np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4)
+    w = np.linspace(0.5, -0.5, 8, dtype=np.float32).reshape(4, 2)
+    m = hlo.from_jax(f, x, w)
+    assert m.name == "jit_f" and any(i.opcode == "dot" for i in m.entry.instructions)
+    assert any("jit(f)/" in i.metadata.get("op_name", "") for i in m.entry.instructions)
+    assert "test_load.py" in hlo.to_text(m)  # the source location, from the stack frames
+    assert hlo.to_text(hlo.from_jax(jax.jit(f), x, w)) == hlo.to_text(m)  # a jitted fn too
+    (got,) = run_hlo(m, [x, w])
+    assert got.shape == (3, 2) and got.dtype == np.float32
