@@ -15,13 +15,18 @@ from typing import Any
 from pyprecision.hlo.proto_attrs import attributes, c_escape, frontend_text
 from pyprecision.hlo.proto_literal import literal_text, shape_dims
 from pyprecision.hlo.proto_schema import MODULE, UNRENDERED
-from pyprecision.hlo.proto_wire import ProtoError, ProtoUnsupported, decode
+from pyprecision.hlo.proto_wire import UNKNOWN, ProtoError, ProtoUnsupported, decode
 from pyprecision.hlo.shape import Layout, Shape
 from pyprecision.hlo.types import PrimitiveType
 
 __all__ = ["proto_to_text", "ProtoError"]
 
 _MAX_SHAPE_DEPTH = 64
+#: Set fields that only describe (no effect on what the module computes or prints):
+#: statistics_viz (82).
+_IGNORED_INSTRUCTION = frozenset({82})
+#: HloModuleProto: profile_info (13), device_assignment (15).
+_IGNORED_MODULE = frozenset({13, 15})
 
 
 def shape_from_proto(s: dict[str, Any], depth: int = 0) -> Shape:
@@ -102,7 +107,16 @@ def _instruction_line(inst: dict[str, Any], names: dict[int, str], comp_names: d
     return "  " + ", ".join([text, *attrs])
 
 
+def _check_unknown(msg: dict[str, Any], what: str, ignorable: frozenset[int]) -> None:
+    """Refuse a message that sets a field this reader's schema does not know (a newer XLA's):
+    it might change what the module means."""
+    unknown = [n for n in msg.get(UNKNOWN, []) if n not in ignorable]
+    if unknown:
+        raise ProtoUnsupported(f"{what} sets proto field {unknown[0]}, unknown to the reader")
+
+
 def _check_instruction(inst: dict[str, Any], comp: str) -> None:
+    _check_unknown(inst, f"instruction {inst.get('name')!r} in {comp!r}", _IGNORED_INSTRUCTION)
     for name in UNRENDERED.values():
         if inst.get(name):
             raise ProtoUnsupported(f"instruction {inst.get('name')!r} in {comp!r} sets {name}")
@@ -161,9 +175,17 @@ def _tables(sfi: dict[str, Any] | None) -> str:
 def _header(m: dict[str, Any], entry: dict[str, Any]) -> str:
     if m.get("input_output_alias") or m.get("schedule"):
         raise ProtoUnsupported("input/output aliasing or a schedule")
-    ps = m.get("host_program_shape") or entry.get("program_shape") or {}
-    params = [shape_from_proto(p) for p in ps.get("parameters", [])]
-    result = shape_from_proto(ps.get("result") or {"element_type": PrimitiveType.TUPLE})
+    ps = m.get("host_program_shape") or entry.get("program_shape")
+    if ps:
+        params = [shape_from_proto(p) for p in ps.get("parameters", [])]
+        result = shape_from_proto(ps.get("result") or {"element_type": PrimitiveType.TUPLE})
+    else:  # neither given: the entry computation's own (XLA's ComputeProgramShape)
+        insts = entry["instructions"]
+        params = [shape_from_proto(i.get("shape") or {}) for i in sorted(
+            (i for i in insts if i.get("opcode") == "parameter"),
+            key=lambda i: i.get("parameter_number", 0))]
+        root = next((i for i in insts if i["id"] == entry.get("root_id")), insts[-1])
+        result = shape_from_proto(root.get("shape") or {})
     layout = ", ".join((f"/*index={i}*/" if i and i % 5 == 0 else "") + p.to_text()
                        for i, p in enumerate(params))
     text = f"HloModule {m.get('name', '')}, entry_computation_layout={{({layout})->" \
@@ -178,6 +200,7 @@ def proto_to_text(data: bytes) -> str:
     comps = m.get("computations", [])
     if not m.get("name") or not comps:
         raise ProtoError("not an HloModuleProto: it has no module name or no computations")
+    _check_unknown(m, f"module {m['name']!r}", _IGNORED_MODULE)
     comp_names: dict[int, str] = {}
     inst_index: dict[int, dict[int, dict[str, Any]]] = {}
     for c in comps:
@@ -186,6 +209,7 @@ def proto_to_text(data: bytes) -> str:
             raise ProtoError("not an HloModuleProto: a computation has no name, no "
                              "instructions or a repeated id")
         comp_names[c["id"]] = c["name"]
+        _check_unknown(c, f"computation {c['name']!r}", frozenset())
         idx: dict[int, dict[str, Any]] = {}
         for inst in c["instructions"]:
             inst.setdefault("id", 0)

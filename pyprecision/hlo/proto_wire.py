@@ -2,7 +2,9 @@
 
 A schema is ``{field number: Field}``; a decoded message is a ``dict`` from field name to value
 (repeated fields: lists, always present; absent singular fields: absent). Unknown field numbers are
-skipped (their wire type still checked), as protobuf itself does. Every malformation — a length
+skipped (their wire type still checked), as protobuf itself does, and their numbers listed under
+:data:`UNKNOWN` (those that hold anything: an empty message or a zero is "not set") so that a
+caller can refuse what it does not understand. Every malformation — a length
 past the end, a varint longer than 10 bytes, wire type 3/4/6/7, a wire type that does not match
 the schema, nesting deeper than :data:`MAX_DEPTH`, a string that is not UTF-8 — is a
 :class:`ProtoError` with the byte offset; nothing else escapes, and the work is linear in the input.
@@ -16,7 +18,10 @@ from typing import Any
 
 from pyprecision.errors import DumpError
 
-__all__ = ["Field", "ProtoError", "ProtoUnsupported", "decode", "MAX_DEPTH"]
+__all__ = ["Field", "ProtoError", "ProtoUnsupported", "decode", "MAX_DEPTH", "UNKNOWN"]
+
+#: Key of a decoded message's list of field numbers its schema does not know (absent when none).
+UNKNOWN = "_unknown"
 
 MAX_DEPTH = 64  # nested messages (tuple shapes, tuple literals); XLA's own modules use < 10
 
@@ -136,6 +141,11 @@ def decode(data: bytes, schema: dict[int, Field], start: int = 0, end: int | Non
             raise ProtoError(f"corrupted: wire type {wire} (field {number}) at byte {at}")
         f = schema.get(number)
         if f is None:
+            empty = payload == 0 if wire == VARINT else (
+                payload[0] == payload[1] if wire == LEN else not any(payload))
+            unknown = msg.setdefault(UNKNOWN, []) if not empty else None
+            if unknown is not None and number not in unknown:
+                unknown.append(number)
             continue
         value = _field_value(data, f, wire, payload, at, depth)
         if f.repeated:
