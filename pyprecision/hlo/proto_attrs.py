@@ -16,8 +16,10 @@ from pyprecision.hlo.types import PrimitiveType, is_float
 
 __all__ = ["attributes", "c_escape"]
 
-_DIMENSIONS_OPS = {"broadcast", "reduce", "transpose", "reverse", "concatenate", "map", "sort",
-                   "reduce-scatter", "all-gather", "all-to-all"}
+_DIMENSIONS_OPS = {"broadcast", "reduce", "transpose", "reverse", "concatenate", "map", "sort"}
+#: HloCollectiveInstruction's opcodes: channel_id, replica_groups (always), their dimensions
+_COLLECTIVES = {"all-reduce", "all-reduce-start", "all-gather", "all-gather-start",
+                "reduce-scatter", "all-to-all", "collective-broadcast"}
 _TO_APPLY_OPS = {"call", "map", "reduce-window", "reduce", "all-reduce", "reduce-scatter",
                  "all-reduce-start", "scatter", "sort", "topk"}
 _PRECISIONS = ("default", "high", "highest")
@@ -153,8 +155,50 @@ def _default_comparison(t: PrimitiveType) -> str:
     return "SIGNED" if t.name.startswith("S") else "UNSIGNED"
 
 
+def _replica_groups(inst: dict[str, Any]) -> str:
+    """``{{0,2},{1,3}}``, ``{}``, or the iota form ``[2,2]<=[4]`` / ``[2,2]<=[2,2]T(1,0)``."""
+    dl = inst.get("collective_device_list") or {}
+    iota = inst.get("iota_replica_groups") or dl.get("iota_replica_group_list")
+    if iota:
+        perm = iota.get("iota_transpose_perm", [])
+        dims = iota.get("iota_reshape_dims", [])
+        text = (f"[{iota.get('num_replica_groups', 0)},{iota.get('num_devices_per_group', 0)}]"
+                f"<=[{','.join(map(str, dims))}]")
+        if perm and perm != list(range(len(perm))):
+            text += f"T({','.join(map(str, perm))})"
+        return text
+    groups = dl.get("replica_groups") or inst.get("replica_groups", [])
+    return "{" + ",".join(ints(g.get("replica_ids", [])) for g in groups) + "}"
+
+
+def _collective(inst: dict[str, Any], op: str) -> list[str]:
+    out = []
+    if inst.get("channel_id", 0) > 0:
+        out.append(f"channel_id={inst['channel_id']}")
+    if op == "collective-permute":
+        pairs = inst.get("source_target_pairs", [])
+        out.append("source_target_pairs={" + ",".join(
+            f"{{{p.get('source', 0)},{p.get('target', 0)}}}" for p in pairs) + "}")
+        return out
+    out.append("replica_groups=" + _replica_groups(inst))
+    if inst.get("constrain_layout"):
+        out.append("constrain_layout=true")
+    dims = ["dimensions=" + ints(inst.get("dimensions", []))] if op in (
+        "all-gather", "all-gather-start", "reduce-scatter") or (
+        op == "all-to-all" and inst.get("dimensions")) else []
+    flag = ["use_global_device_ids=true"] if inst.get("use_global_device_ids") else []
+    # reduce-scatter is an all-reduce (its base prints the flag first); all-gather the reverse
+    return out + (flag + dims if op == "reduce-scatter" else dims + flag)
+
+
 def _own(inst: dict[str, Any], op: str, operand_types: list[PrimitiveType]) -> list[str]:
     """The opcode's own attributes (HloInstruction subclasses' PrintExtraAttributesImpl)."""
+    if op in _COLLECTIVES or op == "collective-permute":
+        return _collective(inst, op)
+    for key in ("channel_id", "use_global_device_ids", "constrain_layout", "replica_groups",
+                "collective_device_list", "iota_replica_groups", "source_target_pairs"):
+        if inst.get(key):
+            raise ProtoUnsupported(f"{key} on a {op}")
     out: list[str] = []
     if op in _DIMENSIONS_OPS:
         out.append("dimensions=" + ints(inst.get("dimensions", [])))
@@ -207,6 +251,15 @@ def _own(inst: dict[str, Any], op: str, operand_types: list[PrimitiveType]) -> l
         out.append(f"kind={inst.get('fusion_kind', '')}")
     elif op == "custom-call":
         out.append(f'custom_call_target="{c_escape(inst.get("custom_call_target", ""))}"')
+        if inst.get("custom_call_has_side_effect"):
+            out.append("custom_call_has_side_effect=true")
+        version = inst.get("custom_call_api_version", 0)
+        if version not in (0, 1):  # API_VERSION_ORIGINAL (1) is not printed
+            names = {2: "API_VERSION_STATUS_RETURNING", 3: "API_VERSION_STATUS_RETURNING_UNIFIED",
+                     4: "API_VERSION_TYPED_FFI"}
+            if version not in names:
+                raise ProtoError(f"corrupted: custom-call api version {version}")
+            out.append(f"api_version={names[version]}")
     elif op == "rng-bit-generator":
         algorithms = ("rng_default", "rng_three_fry", "rng_philox")
         a = inst.get("rng_algorithm", 0)
@@ -259,7 +312,10 @@ def frontend_text(fa: dict[str, Any] | None) -> str:
     entries = sorted((e.get("key", ""), e.get("value", "")) for e in (fa or {}).get("map", []))
     if not entries:
         return ""
-    return "{" + ",".join(f'{k}="{c_escape(v)}"' for k, v in dict(entries).items()) + "}"
+    def value(v: str) -> str:  # a braced value prints raw (XLA's FrontendAttributesToString)
+        return v if len(v) > 1 and v[0] == "{" and v[-1] == "}" else f'"{c_escape(v)}"'
+
+    return "{" + ",".join(f"{k}={value(v)}" for k, v in dict(entries).items()) + "}"
 
 
 def attributes(inst: dict[str, Any], called: list[str],

@@ -100,6 +100,15 @@ PRECISION = {1: _r("operand_precision", "enum"), 2: _f("algorithm", "enum")}
 MAP_ENTRY = {1: _f("key", "string"), 2: _f("value", "string")}
 FRONTEND_ATTRS = {1: _r("map", "message", MAP_ENTRY)}
 
+REPLICA_GROUP = {1: _r("replica_ids", "int64")}
+#: IotaReplicaGroupListProto (inside CollectiveDeviceListProto as field 2, and — jaxlib 0.10.2 —
+#: as instruction field 92): [num_groups, group_size] <= [reshape_dims] T(perm)
+IOTA_GROUPS = {1: _f("num_replica_groups", "int64"), 2: _f("num_devices_per_group", "int64"),
+               3: _r("iota_reshape_dims", "int64"), 4: _r("iota_transpose_perm", "int32")}
+DEVICE_LIST = {1: _r("replica_groups", "message", REPLICA_GROUP),
+               2: _f("iota_replica_group_list", "message", IOTA_GROUPS)}
+SOURCE_TARGET = {1: _f("source", "int64"), 2: _f("target", "int64")}
+
 INSTRUCTION: dict[int, Field] = {
     1: _f("name", "string"), 2: _f("opcode", "string"), 3: _f("shape", "message", SHAPE),
     7: _f("metadata", "message", METADATA), 8: _f("literal", "message", LITERAL),
@@ -123,22 +132,27 @@ INSTRUCTION: dict[int, Field] = {
     68: _f("frontend_attributes", "message", FRONTEND_ATTRS), 69: _f("unique_indices", "bool"),
     72: _f("comparison_type", "string"), 81: _f("k", "int64"), 85: _f("largest", "bool"),
     89: _f("is_composite", "bool"), 70: _f("rng_algorithm", "enum"),
+    # collectives: channel, replica groups (legacy list, device list, iota list), pairs
+    26: _f("channel_id", "int64"), 71: _f("use_global_device_ids", "bool"),
+    56: _f("constrain_layout", "bool"), 49: _r("replica_groups", "message", REPLICA_GROUP),
+    87: _f("collective_device_list", "message", DEVICE_LIST),
+    92: _f("iota_replica_groups", "message", IOTA_GROUPS),
+    52: _r("source_target_pairs", "message", SOURCE_TARGET),
+    65: _f("custom_call_has_side_effect", "bool"), 77: _f("custom_call_api_version", "enum"),
 }
 
 #: Instruction fields that change what a module means but that the reader does not print: a
 #: module that sets one is refused by name (number: name), never read without it.
-UNRENDERED = {22: "outfeed_config", 23: "distribution", 26: "channel_id", 27: "infeed_config",
+UNRENDERED = {22: "outfeed_config", 23: "distribution", 27: "infeed_config",
               29: "outfeed_shape", 31: "fft_type", 32: "fft_length", 40: "sharding",
-              45: "all_reduce_id", 47: "is_host_transfer", 49: "replica_groups",
-              52: "source_target_pairs", 56: "constrain_layout", 59: "triangular_solve_options",
-              62: "cholesky_options", 65: "custom_call_has_side_effect",
-              71: "use_global_device_ids", 74: "output_operand_aliasing",
-              76: "custom_call_schedule", 77: "custom_call_api_version", 86: "dot_sparsity",
-              87: "collective_device_list", 90: "ragged_dot_dimension_numbers",
+              45: "all_reduce_id", 47: "is_host_transfer", 59: "triangular_solve_options",
+              62: "cholesky_options",
+              74: "output_operand_aliasing",
+              76: "custom_call_schedule", 86: "dot_sparsity",
+              90: "ragged_dot_dimension_numbers",
               91: "result_accuracy"}
 for _n, _name in UNRENDERED.items():
-    INSTRUCTION[_n] = _f(_name, "bytes") if _n not in (23, 26, 31, 45, 47, 56, 65, 71, 76,
-                                                       77) else _f(_name, "int64")
+    INSTRUCTION[_n] = _f(_name, "bytes") if _n not in (23, 31, 45, 47, 76) else _f(_name, "int64")
 
 COMPUTATION = {1: _f("name", "string"), 2: _r("instructions", "message", INSTRUCTION),
                4: _f("program_shape", "message", PROGRAM_SHAPE), 5: _f("id", "int64"),
