@@ -289,6 +289,50 @@ def _called(op: str, names: list[str], operand_types: list[PrimitiveType]) -> li
     return ["calls=" + ", ".join(names)]
 
 
+_SHARDING_TYPES = ("replicated", "maximal", "tuple", "other", "manual", "unknown", "unreduced")
+
+
+def sharding_text(s: dict[str, Any], depth: int = 0) -> str:
+    """HloSharding::ToString of a decoded OpSharding: ``{replicated}``, ``{maximal device=0}``,
+    ``{devices=[2,2]<=[4]}``, ``{devices=[2,1,2]<=[2,2]T(1,0) last_tile_dim_replicate}``,
+    ``{devices=[2,2]0,2,1,3}``, ``{manual}``, ``{{replicated}, {manual}}``."""
+    if depth > 32:
+        raise ProtoError("corrupted: tuple shardings nested too deeply")
+    for key in ("tile_shape", "metadata", "is_shard_group", "shard_group_id", "named_sharding"):
+        if s.get(key):
+            raise ProtoUnsupported(f"a sharding with {key}")
+    t = s.get("type", 0)
+    if not 0 <= t < len(_SHARDING_TYPES):
+        raise ProtoError(f"corrupted: sharding type {t}")
+    kind = _SHARDING_TYPES[t]
+    if kind == "tuple":
+        return "{" + ", ".join(sharding_text(e, depth + 1) for e in s.get("tuple_shardings", [])) + "}"
+    if kind in ("replicated", "manual", "unknown", "unreduced"):
+        return "{" + kind + "}"
+    devices = s.get("tile_assignment_devices", [])
+    if kind == "maximal":
+        if len(devices) != 1:
+            raise ProtoError(f"corrupted: a maximal sharding on {len(devices)} devices")
+        return f"{{maximal device={devices[0]}}}"
+    dims = s.get("tile_assignment_dimensions", [])
+    text = "{devices=[" + ",".join(map(str, dims)) + "]"
+    if s.get("iota_reshape_dims"):
+        perm = s.get("iota_transpose_perm", [])
+        text += "<=[" + ",".join(map(str, s["iota_reshape_dims"])) + "]"
+        if perm and perm != list(range(len(perm))):
+            text += "T(" + ",".join(map(str, perm)) + ")"
+    else:
+        text += ",".join(map(str, devices))
+    if s.get("replicate_on_last_tile_dim"):
+        text += " last_tile_dim_replicate"
+    last = s.get("last_tile_dims", [])
+    if last:
+        if any(not 0 <= x < len(_SHARDING_TYPES) for x in last):
+            raise ProtoError(f"corrupted: last tile dims {last}")
+        text += " last_tile_dims={" + ", ".join(_SHARDING_TYPES[x] for x in last) + "}"
+    return text + "}"
+
+
 def metadata_text(md: dict[str, Any]) -> str:
     """XLA's OpMetadataToString (empty when nothing is set)."""
     parts = []
@@ -325,6 +369,8 @@ def attributes(inst: dict[str, Any], called: list[str],
     out = _own(inst, op, operand_types) + _called(op, called, operand_types)
     if op == "call" and inst.get("is_composite"):
         out.append("is_composite=true")
+    if inst.get("sharding") is not None:
+        out.append("sharding=" + sharding_text(inst["sharding"]))
     fa = frontend_text(inst.get("frontend_attributes"))
     if fa:
         out.append("frontend_attributes=" + fa)

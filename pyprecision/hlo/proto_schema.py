@@ -109,6 +109,23 @@ DEVICE_LIST = {1: _r("replica_groups", "message", REPLICA_GROUP),
                2: _f("iota_replica_group_list", "message", IOTA_GROUPS)}
 SOURCE_TARGET = {1: _f("source", "int64"), 2: _f("target", "int64")}
 
+def _sharding() -> dict[int, Field]:
+    return SHARDING
+
+
+#: OpSharding: type (REPLICATED 0, MAXIMAL 1, TUPLE 2, OTHER 3, MANUAL 4, UNKNOWN 5, UNREDUCED 6),
+#: the tile assignment (explicit devices or an iota), the tuple's elements; what the reader does
+#: not print (tile_shape, metadata, shard groups, named sharding) is kept as bytes to refuse.
+SHARDING: dict[int, Field] = {
+    1: _f("type", "enum"), 2: _f("tile_shape", "bytes"),
+    3: _r("tile_assignment_dimensions", "int64"), 4: _r("tile_assignment_devices", "int64"),
+    5: _r("tuple_shardings", "message", _sharding), 6: _f("replicate_on_last_tile_dim", "bool"),
+    7: _r("metadata", "bytes"), 8: _r("last_tile_dims", "enum"),
+    9: _r("iota_reshape_dims", "int64"), 10: _r("iota_transpose_perm", "int32"),
+    11: _f("is_shard_group", "bool"), 12: _f("shard_group_id", "int64"),
+    13: _f("shard_group_type", "enum"), 14: _f("named_sharding", "bytes"),
+}
+
 INSTRUCTION: dict[int, Field] = {
     1: _f("name", "string"), 2: _f("opcode", "string"), 3: _f("shape", "message", SHAPE),
     7: _f("metadata", "message", METADATA), 8: _f("literal", "message", LITERAL),
@@ -139,12 +156,13 @@ INSTRUCTION: dict[int, Field] = {
     92: _f("iota_replica_groups", "message", IOTA_GROUPS),
     52: _r("source_target_pairs", "message", SOURCE_TARGET),
     65: _f("custom_call_has_side_effect", "bool"), 77: _f("custom_call_api_version", "enum"),
+    40: _f("sharding", "message", SHARDING),
 }
 
 #: Instruction fields that change what a module means but that the reader does not print: a
 #: module that sets one is refused by name (number: name), never read without it.
 UNRENDERED = {22: "outfeed_config", 23: "distribution", 27: "infeed_config",
-              29: "outfeed_shape", 31: "fft_type", 32: "fft_length", 40: "sharding",
+              29: "outfeed_shape", 31: "fft_type", 32: "fft_length",
               45: "all_reduce_id", 47: "is_host_transfer", 59: "triangular_solve_options",
               62: "cholesky_options",
               74: "output_operand_aliasing",

@@ -177,16 +177,11 @@ def test_mlir_without_jaxlib_names_the_extra(monkeypatch: pytest.MonkeyPatch) ->
 
 
 def test_unsupported_field_is_refused_by_name_not_dropped() -> None:
-    """A proto with sharding (here spliced into an instruction) is refused, naming the field."""
-    from pyprecision.hlo.proto_schema import MODULE
-    from pyprecision.hlo.proto_wire import decode
-
-    assert decode(PROTO, MODULE)["computations"]
-    # append OpSharding (field 40, an empty-but-present message is not "set"; give it a byte)
-    from pyprecision.hlo import proto_text
-
-    with pytest.raises(DumpError, match="sets sharding"):
-        proto_text._check_instruction({"name": "x", "sharding": b"\x08\x01"}, "main")
+    """An instruction that sets a field the reader does not print (custom-call output aliasing,
+    field 74, here hand-encoded) is refused, naming the field."""
+    data = _hand_module(_msg(74, _key(2, 0) + _uvarint(1)))
+    with pytest.raises(DumpError, match="sets output_operand_aliasing"):
+        hlo.load(data, name="alias.hlo.pb")
 
 
 def test_missing_file_and_directory(tmp_path: Path) -> None:
