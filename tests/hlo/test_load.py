@@ -252,3 +252,20 @@ def test_a_set_field_unknown_to_the_reader_is_refused() -> None:
     assert "p.1" in proto_to_text(_hand_module(_key(999, 0) + _uvarint(0)))
     with pytest.raises(DumpError, match="sets proto field 999, unknown to the reader"):
         hlo.load(_hand_module(_key(999, 0) + _uvarint(5)), name="new.hlo.pb")
+
+
+@needs_jaxlib
+def test_mlir_with_mhlo_attributes_from_jaxlib_loads_and_runs_the_same() -> None:
+    """jaxlib's own HLO → MLIR conversion (mhlo.* module attributes) reads back; its locations are
+    regrouped by that conversion, the computation is the same: identical bits."""
+    from jaxlib import _hlo, _jax
+
+    from pyprecision.emulate import run_hlo
+
+    pb = (LOAD / "scan_rnn.hlo.pb").read_bytes()
+    text = _jax.mlir.xla_computation_to_mlir_module(_hlo.XlaComputation(pb))
+    assert "mhlo." in text
+    args = _inputs("scan_rnn")
+    got = run_hlo(hlo.load(text), args)
+    ref = run_hlo(hlo.load(pb), args)
+    assert [a.tobytes() for a in got] == [b.tobytes() for b in ref]
