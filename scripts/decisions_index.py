@@ -21,6 +21,7 @@ AREAS = [
     ("frontend.md", "The frontend precision flags", "note 003"),
     ("hlo.md", "The HLO layer and its passes", "note 004"),
     ("hlo-eval.md", "The HLO evaluator", "note 004, CAST_SEMANTICS.md §8"),
+    ("load.md", "Loading modules: text, proto, gzip, StableHLO", "issue 23"),
     ("lower.md", "The HLO → loop-IR lowering", "notes 000, 002, 003, 004; issue 11"),
     ("io.md", "Dump and checkpoint files, reencode", "issue 6"),
     ("reencode.md", "Model folders and our own readers", "issue 14"),

@@ -121,11 +121,9 @@ def explain_hlo(module_path: str, passes: list[str], inputs: str | None = None) 
     after, and the pass that changed it. With ``inputs``, the outputs' error against the module
     under ``upcast-all-to-fp32`` (per-op errors are measured for .pir programs only)."""
     from pyprecision import hlo
+    from pyprecision.verify import read_module_text
 
-    p = Path(module_path)
-    if not p.is_file():
-        raise DumpError(f"{module_path}: no such file")
-    text = p.read_text(encoding="utf-8")
+    text = read_module_text(module_path)[0]  # any form: text, .hlo.pb, gzip, StableHLO
     module = hlo.parse(text, filename=module_path)
     for name in passes:
         hlo.get_pass(name)

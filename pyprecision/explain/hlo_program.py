@@ -6,14 +6,12 @@ and rule; with inputs, each op's error against an all-fp32 run of the same lower
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from pyprecision import hlo, ir
 from pyprecision.emulate import compile_hlo, run_compiled
-from pyprecision.errors import DumpError
 from pyprecision.explain.core import Explanation
 from pyprecision.explain.frames import FrameTable, instruction_stack
 from pyprecision.explain.numerics import OpError, output_error
@@ -75,12 +73,9 @@ def explain_hlo_program(
     """Explain ``module_path`` under the precision ``flags`` on ``target`` (gen2 default);
     ``inputs`` (arrays keyed arg<n>/in<n>/parameter name) add per-op errors, worst first."""
     from pyprecision.emulate import DEFAULT_HLO_PASSES
-    from pyprecision.verify import hlo_arguments
+    from pyprecision.verify import hlo_arguments, read_module_text
 
-    p = Path(module_path)
-    if not p.is_file():
-        raise DumpError(f"{module_path}: no such file")
-    text = p.read_text(encoding="utf-8")
+    text = read_module_text(module_path)[0]  # any form: text, .hlo.pb, gzip, StableHLO
     module = hlo.parse(text, filename=module_path)
     config = parse_flags(flags)
     tgt = target or "gen2"

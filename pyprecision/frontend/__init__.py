@@ -18,6 +18,13 @@ from pyprecision.frontend.canonical import (
     mode_to_pair,
     pair_to_mode,
 )
+from pyprecision.frontend.command_line import (
+    NEURON_TARGETS,
+    NeuronCommand,
+    neuron_target_generation,
+    parse_neuron_command,
+    split_neuron_argv,
+)
 from pyprecision.frontend.config import (
     NATIVE_INT64_TOKEN,
     PENGUIN_MAC_COUNT_TOKEN,
@@ -39,6 +46,11 @@ __all__ = [
     "USER_SPELLING",
     "config_to_argv",
     "fast_math_mode",
+    "NEURON_TARGETS",
+    "NeuronCommand",
+    "neuron_target_generation",
+    "parse_neuron_command",
+    "split_neuron_argv",
     "AUTO_CAST_CHOICES",
     "AUTO_CAST_TYPE_CHOICES",
     "CANONICAL_DTYPES",

@@ -113,17 +113,22 @@ def _has_content(text: str) -> bool:
 
 
 def read_program(path: str, *, ir: bool = True) -> tuple[str, str]:
-    """(text, file name) of a program (``ir``: a .pir loop-IR program, else an HLO module);
-    ``-`` reads stdin. Not UTF-8 (a .npy given as a program), missing: DumpError; an IR program
+    """(text, file name) of a program (``ir``: a .pir loop-IR program, else an HLO module in any
+    form ``hlo.load`` reads — text, .hlo.pb, gzip, StableHLO — as HLO text); ``-`` reads stdin.
+    Not UTF-8 (a .npy given as a program), not a module, missing: DumpError; an IR program
     with nothing but comments: ParseError at 1:1 (it has no function to run)."""
     from pyprecision.io import decode_text, read_text
 
+    if not ir:
+        from pyprecision.verify import read_module_text
+
+        return read_module_text(path)
     if path == "-":
         name = "<stdin>"
         text = decode_text(sys.stdin.buffer.read(), name, "a program")
     else:
         name = path
-        text = read_text(path, "a program" if ir else "an HLO module")
+        text = read_text(path, "a program")
     if ir:
         check_ir_text(text, name)
     return text, name

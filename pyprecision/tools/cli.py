@@ -117,6 +117,18 @@ def _threads_in_environment(threads: int | None) -> Iterator[None]:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script; returns the process exit code."""
     argv = sys.argv[1:] if argv is None else list(argv)
+    if any(a.startswith(("--neuron-cc-flags", "--from-command")) for a in argv):
+        try:  # they become the flags they hold (tools/_neuron_flags); imported only then
+            from pyprecision.tools._neuron_flags import expand_neuron_options
+
+            argv, notes = expand_neuron_options(argv)
+        except PyPrecisionError as exc:
+            from pyprecision.tools._options import printable
+
+            print(f"pyprecision {argv[0]}: error: {printable(str(exc))}", file=sys.stderr)
+            return 2
+        for note in notes:
+            print(note, file=sys.stderr)
     parser = build_parser(_command_of(argv))
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):

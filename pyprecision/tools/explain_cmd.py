@@ -38,6 +38,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False)
     p.add_argument("program", metavar="PROG", help="a .pir program or an HLO text module")
     add_precision_arguments(p)
+    from pyprecision.tools._neuron_flags import add_neuron_flag_arguments
+
+    add_neuron_flag_arguments(p)
     add_target_argument(p, None, "hardware generation (default gen2)")
     p.add_argument("--passes", default=None,
                    help="HLO modules: the HLO passes to run before lowering (default: "
@@ -145,8 +148,10 @@ def _warn_inert(command: str, args: argparse.Namespace) -> None:
     from pyprecision.frontend import config_from_namespace
     from pyprecision.io import read_text
     from pyprecision.tools._flag_effects import warn_inert_flags
+    from pyprecision.verify import is_hlo_path
 
-    text = read_text(args.program, "a program")  # a path or a URL
+    hlo = is_hlo_path(args.program)  # a module in any form (text, .hlo.pb, ...), or a .pir
+    text = read_program(args.program, ir=not hlo)[0] if hlo else read_text(args.program, "a program")
     warn_inert_flags(command, text, args.program, config_from_namespace(args), args.target)
 
 

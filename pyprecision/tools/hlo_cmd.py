@@ -4,7 +4,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -60,6 +59,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "neuronx-cc pipeline", "with any of these, the module runs the way neuronx-cc compiles it: "
         "HLO passes, lowering to the loop IR, the precision passes the flags choose, emulation")
     add_precision_arguments(neuron)
+    from pyprecision.tools._neuron_flags import add_neuron_flag_arguments
+
+    add_neuron_flag_arguments(neuron)
     neuron.add_argument("--target", choices=["gen2", "gen3", "gen4"], default=None,
                         help="hardware generation (default gen2)")
     neuron.add_argument("--neuron", action="store_true",
@@ -148,7 +150,7 @@ def run_run(args: argparse.Namespace) -> int:
     if pipeline and args.module != "-":
         from pyprecision.tools._flag_effects import warn_inert_flags
 
-        warn_inert_flags("hlo-run", Path(args.module).read_text(encoding="utf-8"), args.module,
+        warn_inert_flags("hlo-run", read_program(args.module, ir=False)[0], args.module,
                          config, args.target)  # fmt: skip
     save_outputs(list(outputs), args.output, inputs=(args.inputs, args.module))
     return 0

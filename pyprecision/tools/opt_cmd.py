@@ -74,7 +74,9 @@ def run(args: argparse.Namespace) -> int:
         passes = parse_pass_list(args.passes, target)
     else:
         passes = [make_pass(name, target) for name in pipeline_pass_names(config)]
-    text, filename = read_program(args.prog, ir=False)
+    # a .pir is read as a program; anything else as a module in any form (hlo.load), whose
+    # text is then HLO, or passed through unchanged when it is loop-IR text under another name
+    text, filename = read_program(args.prog, ir=args.prog.lower().endswith(".pir"))
     if text.lstrip().startswith("HloModule"):
         module = _lowered(text, filename, args, config)
         if args.emit_lowered:

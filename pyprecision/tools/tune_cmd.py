@@ -9,7 +9,7 @@ import re
 import sys
 from typing import Any
 
-from pyprecision.tools._options import add_target_argument, read_program
+from pyprecision.tools._options import add_target_argument
 
 _EPILOG = """\
 examples:
@@ -55,8 +55,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def read_module(path: str) -> Any:
     """The module MODEL names (the one place the command reads it)."""
     from pyprecision import hlo
+    from pyprecision.verify import read_module_text
 
-    text, name = read_program(path, ir=False)
+    text, name = read_module_text(path)  # text, proto (gzipped too) or StableHLO: hlo.load's forms
     return hlo.parse(text, filename=name)
 
 

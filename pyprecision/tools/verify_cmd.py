@@ -87,6 +87,9 @@ def _add_program_arguments(group: Any) -> None:
     from pyprecision.frontend import add_precision_arguments
 
     add_precision_arguments(group)
+    from pyprecision.tools._neuron_flags import add_neuron_flag_arguments
+
+    add_neuron_flag_arguments(group)
     add_target_argument(group, None, "hardware generation of the passes (default gen2)")
     group.add_argument("--passes", default=None,
                        help="HLO modules: the HLO passes to run before lowering (default: "

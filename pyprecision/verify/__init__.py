@@ -45,6 +45,7 @@ from pyprecision.verify.many import (
     summary_lines,
     write_reports,
 )
+from pyprecision.verify.module_source import read_module_text
 from pyprecision.verify.policy import CastPolicy
 from pyprecision.verify.program import verify_program
 from pyprecision.verify.program_check import (
@@ -99,6 +100,7 @@ __all__ = [
     "read_array",
     "read_arrays",
     "read_inputs",
+    "read_module_text",
     "as_logical",
     "report_json",
     "report_lines",

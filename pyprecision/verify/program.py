@@ -56,8 +56,9 @@ def verify_program(program: str, inputs: str, dump: str, *, flags: list[str] | N
     name; the check names the first where device and emulation part (HLO through the pipeline).
     """
     from pyprecision.io import read_text
+    from pyprecision.verify.module_source import read_module_text
 
-    text = read_text(program, "a program")
+    text = read_module_text(program)[0] if is_hlo_path(program) else read_text(program, "a program")
     ins = read_inputs(inputs)
     dumped = read_arrays(dump)  # __dtypes__ (if any) relabels raw bits of bf16/fp8 outputs
     flags = list(flags or [])
