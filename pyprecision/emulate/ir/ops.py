@@ -42,7 +42,14 @@ def binary_rounded(kind: str, a: np.ndarray, b: np.ndarray, is_float: bool, dt: 
     fast = _F32_BINARY.get(kind) if is_float and _fp32(dt) else None
     if fast is not None and a.dtype == np.float32 and b.dtype == np.float32:
         with np.errstate(all="ignore"):
-            return np.asarray(fast(a, b))
+            out = np.asarray(fast(a, b))
+        nan = np.isnan(out)
+        if nan.any():  # which NaN survives NaN op NaN depends on NumPy's loop (it may commute the
+            # operands): those lanes take the float64 route, whose payload is the reference
+            x, y = np.broadcast_arrays(a, b)
+            out = np.array(out)
+            out[nan] = round_to(binary_values(kind, x[nan], y[nan], is_float), dt)
+        return out
     return round_to(binary_values(kind, a, b, is_float), dt)
 
 
