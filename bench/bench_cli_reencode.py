@@ -7,9 +7,11 @@ of N user + system CPU times), the commands alternated. Also
 
     python bench/bench_cli_reencode.py [--repeat 5] [--dir DIR]
 
-The checkpoint and the outputs go to DIR (default: the system temp dir). The tree this script
-lives in is put first on PYTHONPATH for every process, its bytecode compiled first (as pip does
-at install time). A benchmark, never a test."""
+The checkpoint and the outputs go to DIR (default: the system temp dir). Where the tree this
+script lives in has its C core built in place (`python setup_build.py`), the tree is put first on
+PYTHONPATH for every process, its bytecode compiled first (as pip does at install time); otherwise
+the processes run the installed package (`pip install .`), from a directory outside the tree. A
+benchmark, never a test."""
 from __future__ import annotations
 
 import argparse
@@ -61,6 +63,33 @@ def bert_small() -> dict[str, tuple[int, ...]]:
     return shapes
 
 
+def tree_is_built(root: Path) -> bool:
+    """Whether root's pyprecision has its C core built in place (else: the installed package)."""
+    return any((root / "pyprecision").glob("_core*.so")) or any(
+        (root / "pyprecision").glob("_core*.pyd"))
+
+
+def package_env() -> tuple[dict[str, str], Path]:
+    """The environment of the timed processes and the pyprecision package they import: the tree
+    when it is built in place, else the installed one (the tree never shadows it: every process
+    runs from the temp dir, and the tree is not on PYTHONPATH)."""
+    env = dict(os.environ)
+    if tree_is_built(ROOT):
+        env["PYTHONPATH"] = os.pathsep.join([str(ROOT)] + [q for q in [env.get("PYTHONPATH")] if q])
+    else:
+        keep = [q for q in env.get("PYTHONPATH", "").split(os.pathsep)
+                if q and Path(q).resolve() != ROOT]
+        env["PYTHONPATH"] = os.pathsep.join(keep)
+    probe = subprocess.run([sys.executable, "-c", "import pyprecision._core, pyprecision;"
+                            " print(pyprecision.__file__)"], env=env, capture_output=True,
+                           text=True, cwd=tempfile.gettempdir())
+    if probe.returncode != 0:
+        sys.exit("bench_cli_reencode: no usable pyprecision (build the tree in place with "
+                 "`python setup_build.py`, or `pip install .`): "
+                 + (probe.stderr.strip().splitlines() or ["?"])[-1])
+    return env, Path(probe.stdout.strip()).parent
+
+
 def timed(cmd: list[str], env: dict[str, str]) -> tuple[float, float]:
     """One run of a whole process: (wall seconds, user + system CPU seconds of the child); fails
     loudly if the command fails."""
@@ -80,13 +109,14 @@ def main() -> None:
     a = ap.parse_args()
     from safetensors.numpy import save_file
 
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env, pkg = package_env()
     # What an installed package has: pip compiles its bytecode at install time. A tree used in
     # place under PYTHONDONTWRITEBYTECODE=1 (set on some machines) would otherwise recompile every
     # module of pyprecision in every process, ~60 ms, and measure that instead.
     import compileall
 
-    compileall.compile_dir(str(ROOT / "pyprecision"), quiet=1)
+    if pkg.resolve() == (ROOT / "pyprecision").resolve():
+        compileall.compile_dir(str(pkg), quiet=1)
     cli = shutil.which("pyprecision", path=str(Path(sys.executable).parent)) or "pyprecision"
     work = Path(tempfile.mkdtemp(prefix="pp_cli_", dir=a.dir))
     try:
@@ -98,7 +128,7 @@ def main() -> None:
         plain.write_text(PLAIN)
         size = src.stat().st_size
         print(f"checkpoint: {len(ckpt)} tensors, {size / 1e6:.1f} MB float32 in {work.parent}; "
-              f"load {os.getloadavg()[0]:.2f}; best of {a.repeat} wall times")
+              f"load {os.getloadavg()[0]:.2f}; best of {a.repeat} wall times; pyprecision from {pkg}")
         py = sys.executable
         cases = {
             "python -c pass": [py, "-c", "pass"],

@@ -207,10 +207,14 @@ static void encode_range(void *ctx, size_t begin, size_t end) {
     encode_job jl = *j0;
     const encode_job *j = &jl;
     jl.pr.fp_default = fp_env_default();
-    /* F16C: fp16, rne, inf for overflow and inf, ml_dtypes NaNs, and an MXCSR that is exactly
-     * the default (no FTZ, no DAZ; the exception flags aside) */
-    jl.pr.hw_fp16 = j0->opt->format == PP_FMT_FP16 && j0->pr.rounding == PP_RNE &&
-                    j0->pr.ovf[0] == 0x7c00u && j0->pr.inf[0] == 0x7c00u &&
+    /* F16C: fp16, inf for inf, ml_dtypes NaNs, an MXCSR that is exactly the default (no FTZ, no
+     * DAZ; the exception flags aside), and the overflow result the instruction gives: inf under
+     * rne and rna (no saturation), max under rtz (its result without saturation, §2) */
+    const int rnd16 = j0->pr.rounding;
+    const uint32_t ovf16 = rnd16 == PP_RTZ ? 0x7bffu : 0x7c00u;
+    jl.pr.hw_fp16 = j0->opt->format == PP_FMT_FP16 &&
+                    (rnd16 == PP_RNE || rnd16 == PP_RTZ || rnd16 == PP_RNA) &&
+                    j0->pr.ovf[0] == ovf16 && j0->pr.inf[0] == 0x7c00u &&
                     j0->pr.nan[0] == 0x7e00u && j0->pr.nan[1] == 0xfe00u && fp_env_exact_default();
     const pp_kernel_set *ks = j->ks;
     const int t = j->src_type;
@@ -270,6 +274,9 @@ static void encode_range(void *ctx, size_t begin, size_t end) {
             /* done: through float32 rounded to odd and the float32 kernels (speed.md §18) */
         } else if (t == PP_T_F64) {
             ks->enc64[oi](&j->pr, in, n, rnd, kout);
+        } else if (t == PP_T_I32 && ks->narrow_i32(&j->pr, in, n, rbuf, kout, ob)) {
+            /* done: int32 under rne / rtz / rna through float32 rounded to odd and the float32
+             * kernels (rbuf is free: not stochastic) */
         } else if (t == PP_T_I32 || t == PP_T_U32 || t == PP_T_I64 || t == PP_T_U64) {
             const int big = ks->widen64(t, in, n, wide);
             ks->enc64[oi](&j->pr, wide, n, rnd, kout);

@@ -66,26 +66,42 @@ static inline void srw16_avx2(uint64_t seed, uint64_t j, uint32_t *out) {
 #define PP_SRW_WORDS 16
 #define PP_SRW_VEC srw16_avx2
 
-/* float32 -> fp16 with F16C, rne given in the instruction; NaNs first become the quiet NaN with
- * their sign (see kern_body.h enc16_ for when this is exact). With stream set (dst 32-byte
- * aligned: f16c_stream_avx2), 16 codes per streaming store. */
-static inline __m128i f16c8(__m256i u) {
+/* float32 -> fp16 with F16C, the rounding given in the instruction (rne or rtz; rna: |x| + half
+ * the quantum, truncated, then truncated by the conversion); NaNs first become the quiet NaN with
+ * their sign. f16c16_avx512 in kern_avx512.c has why each is exact; here the addition of rna
+ * rounds toward zero by MXCSR, which f16c_avx2 sets for it (every exception masked, FTZ and DAZ
+ * off, as the caller's already were: pr->hw_fp16) and gives back, flags included. With stream set
+ * (dst 32-byte aligned: f16c_stream_avx2), 16 codes per streaming store. */
+static inline __attribute__((always_inline)) __m128i f16c8(__m256i u, const int rnd) {
     const __m256i absm = _mm256_set1_epi32(0x7fffffff), inf = _mm256_set1_epi32(0x7f800000);
     const __m256i qnan = _mm256_set1_epi32(0x7fc00000), sign = _mm256_set1_epi32((int)0x80000000u);
     const __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(u, absm), inf);
+    if (rnd == PP_RNA) {
+        const __m256i e = _mm256_max_epu32(_mm256_and_si256(u, inf), _mm256_set1_epi32(113 << 23));
+        const __m256i h = _mm256_or_si256(_mm256_sub_epi32(e, _mm256_set1_epi32(11 << 23)),
+                                          _mm256_and_si256(u, sign));
+        const __m256i s = _mm256_castps_si256(_mm256_add_ps(_mm256_castsi256_ps(u),
+                                                            _mm256_castsi256_ps(h)));
+        /* |s| >= 65536 (signed compare: |s| < 2^31) -> inf with the sign */
+        const __m256i big = _mm256_cmpgt_epi32(_mm256_and_si256(s, absm), _mm256_set1_epi32(0x477fffff));
+        u = _mm256_blendv_epi8(s, _mm256_or_si256(_mm256_and_si256(s, sign), inf), big);
+    }
     u = _mm256_blendv_epi8(u, _mm256_or_si256(_mm256_and_si256(u, sign), qnan), nan);
-    return _mm256_cvtps_ph(_mm256_castsi256_ps(u), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    if (rnd == PP_RNE)
+        return _mm256_cvtps_ph(_mm256_castsi256_ps(u), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    return _mm256_cvtps_ph(_mm256_castsi256_ps(u), _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
 }
-static inline __attribute__((always_inline)) void f16c_avx2(const uint32_t *src, size_t n,
-                                                            uint16_t *dst, const int stream) {
+static inline __attribute__((always_inline)) void f16c_loop_avx2(const uint32_t *src, size_t n,
+                                                                 uint16_t *dst, const int stream,
+                                                                 const int rnd) {
     size_t i = 0;
     if (stream) {
         for (; i + 16 <= n; i += 16) {
 #if PP_PREFETCH_AVX2 > 0
             _mm_prefetch((const char *)(src + i) + PP_PREFETCH_AVX2, _MM_HINT_T0);
 #endif
-            const __m128i h0 = f16c8(_mm256_loadu_si256((const __m256i *)(const void *)(src + i)));
-            const __m128i h1 = f16c8(_mm256_loadu_si256((const __m256i *)(const void *)(src + i + 8)));
+            const __m128i h0 = f16c8(_mm256_loadu_si256((const __m256i *)(const void *)(src + i)), rnd);
+            const __m128i h1 = f16c8(_mm256_loadu_si256((const __m256i *)(const void *)(src + i + 8)), rnd);
             _mm256_stream_si256((__m256i *)(void *)(dst + i), _mm256_set_m128i(h1, h0));
         }
     }
@@ -93,18 +109,35 @@ static inline __attribute__((always_inline)) void f16c_avx2(const uint32_t *src,
 #if PP_PREFETCH_AVX2 > 0
         if (!(i & 15)) _mm_prefetch((const char *)(src + i) + PP_PREFETCH_AVX2, _MM_HINT_T0);
 #endif
-        const __m128i h = f16c8(_mm256_loadu_si256((const __m256i *)(const void *)(src + i)));
+        const __m128i h = f16c8(_mm256_loadu_si256((const __m256i *)(const void *)(src + i)), rnd);
         _mm_storeu_si128((__m128i *)(void *)(dst + i), h);
     }
-    for (; i < n; i++) {
-        uint32_t u = src[i];
-        if ((u & 0x7fffffffu) > 0x7f800000u) u = (u & 0x80000000u) | 0x7fc00000u;
-        const __m128 v = _mm_castsi128_ps(_mm_cvtsi32_si128((int)u));
-        dst[i] = (uint16_t)_mm_extract_epi16(_mm_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), 0);
+    if (i < n) { /* the last 1-7 through a zero-padded buffer: the same instructions */
+        uint32_t in[8] = {0};
+        uint16_t o[8];
+        memcpy(in, src + i, (n - i) * sizeof(uint32_t));
+        _mm_storeu_si128((__m128i *)(void *)o, f16c8(_mm256_loadu_si256((const __m256i *)(void *)in), rnd));
+        memcpy(dst + i, o, (n - i) * sizeof(uint16_t));
     }
 }
-static void f16c_plain_avx2(const uint32_t *src, size_t n, uint16_t *dst) {
-    f16c_avx2(src, n, dst, 0);
+/* The rounding (rne, rtz or rna: pr->hw_fp16 allows no other) as a constant of the loop; rna under
+ * RC = toward zero. */
+static inline __attribute__((always_inline)) void f16c_avx2(const pp_params *pr,
+                                                            const uint32_t *src, size_t n,
+                                                            uint16_t *dst, const int stream) {
+    if (pr->rounding == PP_RNE) {
+        f16c_loop_avx2(src, n, dst, stream, PP_RNE);
+    } else if (pr->rounding == PP_RTZ) {
+        f16c_loop_avx2(src, n, dst, stream, PP_RTZ);
+    } else {
+        const unsigned csr = _mm_getcsr();
+        _mm_setcsr(0x7f80u); /* RC = toward zero, every exception masked, FTZ and DAZ off */
+        f16c_loop_avx2(src, n, dst, stream, PP_RNA);
+        _mm_setcsr(csr);
+    }
+}
+static void f16c_plain_avx2(const pp_params *pr, const uint32_t *src, size_t n, uint16_t *dst) {
+    f16c_avx2(pr, src, n, dst, 0);
 }
 #define PP_F16C f16c_plain_avx2
 
@@ -274,8 +307,8 @@ static size_t fp32r_avx2(const pp_params *pr, const uint32_t *src, size_t n, uin
 static int f16c_stream_avx2(const pp_params *pr, const uint32_t *src, size_t n, uint16_t *dst) {
     if (!pr->hw_fp16 || ((uintptr_t)dst & 1u)) return 0;
     const size_t head = pp_head_to(dst, n, 2, 32);
-    f16c_avx2(src, head, dst, 0);
-    f16c_avx2(src + head, n - head, dst + head, 1);
+    f16c_avx2(pr, src, head, dst, 0);
+    f16c_avx2(pr, src + head, n - head, dst + head, 1);
     return 1;
 }
 
@@ -293,6 +326,7 @@ static int enc_stream_avx2(const pp_params *pr, const uint32_t *src, size_t n, v
 #define PP_SR_FUSED sr_avx2
 #include "kern_narrow_avx2.h"
 #define PP_NARROW64 narrow64_avx2
+#define PP_NARROW_I32 narrow_i32_avx2
 #include "kern_body.h"
 #else
 const pp_kernel_set pp_kernels_avx2;

@@ -98,58 +98,147 @@ static void decode8_avx512(int format, const uint8_t *in, size_t n, uint32_t *ou
     decode8_body(format, in, n, out, 0);
 }
 
+/* 16 float32 (bits) of the 2- and 4-byte codes of elements [i, i + 16) under mask m (masked
+ * loads: lanes outside m read nothing), as the reference decodes them (kern_aux.h decode_): bf16
+ * codes are a float32's upper half; fp32r codes a float32 whose low 13 bits are ignored, NaNs
+ * made the quiet NaN with their sign; fp16 by the conversion instruction (exact, dec16_avx512 has
+ * when), NaNs the quiet NaN with their sign. */
+static inline __attribute__((always_inline)) __m512i dec_wide16(const void *in, size_t i,
+                                                                __mmask16 m, const int format) {
+    const __m512i sign = _mm512_set1_epi32((int)0x80000000u), qnan = _mm512_set1_epi32(0x7fc00000);
+    if (format == PP_FMT_BF16)
+        return _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(
+                                     m, (const void *)((const uint16_t *)in + i))), 16);
+    if (format == PP_FMT_FP32R) {
+        const __m512i u = _mm512_and_si512(
+            _mm512_maskz_loadu_epi32(m, (const void *)((const uint32_t *)in + i)),
+            _mm512_set1_epi32((int)0xffffe000u));
+        const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_andnot_si512(sign, u),
+                                                      _mm512_set1_epi32(0x7f800000));
+        return _mm512_mask_ternarylogic_epi32(u, nan, sign, qnan, 0xEA); /* (u & sign) | qnan */
+    }
+    const __m256i h = _mm256_maskz_loadu_epi16(m, (const void *)((const uint16_t *)in + i));
+    const __mmask16 nan = _mm256_cmpgt_epu16_mask(_mm256_and_si256(h, _mm256_set1_epi16(0x7fff)),
+                                                  _mm256_set1_epi16(0x7c00));
+    const __m512i f = _mm512_castps_si512(_mm512_cvtph_ps(h));
+    return _mm512_mask_ternarylogic_epi32(f, nan, sign, qnan, 0xEA);
+}
+
+/* bf16, fp16 or fp32r codes straight to the destination: masked plain stores up to its first
+ * 64-byte boundary and after the last whole vector, streaming stores between. */
+static inline __attribute__((always_inline)) void dec_wide_stream(const void *in, size_t n,
+                                                                  uint32_t *out, const int format,
+                                                                  const int cb) {
+    size_t i = pp_head_to(out, n, 4, 64); /* < 16 */
+    if (i) _mm512_mask_storeu_epi32((void *)out, (__mmask16)((1u << i) - 1u), dec_wide16(in, 0, (__mmask16)((1u << i) - 1u), format));
+    for (; i + 32 <= n; i += 32) {
+        PF512((const char *)in + i * (size_t)cb, cb / 2);
+        const __m512i d0 = dec_wide16(in, i, (__mmask16)0xffff, format);
+        const __m512i d1 = dec_wide16(in, i + 16, (__mmask16)0xffff, format);
+        _mm512_stream_si512((void *)(out + i), d0);
+        _mm512_stream_si512((void *)(out + i + 16), d1);
+    }
+    for (; i < n; i += 16) {
+        const __mmask16 m = n - i >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - i)) - 1u);
+        _mm512_mask_storeu_epi32((void *)(out + i), m, dec_wide16(in, i, m, format));
+    }
+}
+
 /* The same, writing straight to the destination with streaming stores (no block buffer); the
- * caller issues the sfence. */
+ * caller issues the sfence. fp16 only where its conversion is exact (dec16_avx512); 0, having
+ * written nothing, when not this case. */
 static int decode_stream_avx512(int format, const void *in, size_t n, uint32_t *out) {
-    if (!pp_format_is_fp8(format)) return 0;
-    decode8_body(format, (const uint8_t *)in, n, out, 1);
+    if (pp_format_is_fp8(format)) {
+        decode8_body(format, (const uint8_t *)in, n, out, 1);
+        return 1;
+    }
+    if ((uintptr_t)out & 3u) return 0;
+    if (format == PP_FMT_BF16) dec_wide_stream(in, n, out, PP_FMT_BF16, 2);
+    else if (format == PP_FMT_FP32R) dec_wide_stream(in, n, out, PP_FMT_FP32R, 4);
+    else if (format == PP_FMT_FP16 && (_mm_getcsr() & 0x1fc0u) == 0x1f80u)
+        dec_wide_stream(in, n, out, PP_FMT_FP16, 2);
+    else return 0;
     return 1;
 }
 #define PP_DECODE_STREAM decode_stream_avx512
 
 #define PP_DECODE8 decode8_avx512
 
-/* float32 -> fp16 with the conversion instruction, rne given in the instruction; NaNs first
- * become the quiet NaN with their sign (see kern_body.h enc16_ for when this is exact). With
- * stream set (dst 64-byte aligned: f16c_stream_avx512), 32 codes per streaming store. */
-static inline __m256i f16c16_avx512(__m512i u) {
+/* float32 -> fp16 with the conversion instruction, the rounding given in the instruction (rne or
+ * rtz); NaNs first become the quiet NaN with their sign (see kern_body.h enc16_ for when this is
+ * exact). rtz: the instruction's finite overflow is max, the reference's too (§2: rtz stops at
+ * max), and inf stays inf. rna: |x| + half the fp16 quantum of x's binade, truncated in float32
+ * (one fused h * 1 + x, rounding toward zero in the instruction), then truncated by the conversion: the
+ * float32 grid there is finer than fp16's and contains it, so the two truncations are one, of
+ * |x| + ulp/2 (ties away); a sum that crosses into the next binade truncates to its power of two,
+ * which is the rounded result. h = sign(x) 2^(max(e, -14) - 11): x's sign and exponent bits with
+ * the exponent clamped below at fp16's emin, less 11 (never below float32's normals); zero and
+ * float32 subnormals take 2^-25, below half the smallest subnormal. A sum of 65536 or more
+ * (x >= 65520, whose rna is past max) becomes inf first, which the conversion keeps (the
+ * reference's rna overflow is inf: no saturation on this path). No operand but x is subnormal, the
+ * sum is normal and {sae} raises nothing: the caller's MXCSR (exactly the default here) cannot
+ * change a bit. With stream set (dst 64-byte aligned: f16c_stream_avx512), 32 codes per streaming
+ * store. */
+static inline __attribute__((always_inline)) __m256i f16c16_avx512(__m512i u, const int rnd) {
     const __m512i absm = _mm512_set1_epi32(0x7fffffff), inf = _mm512_set1_epi32(0x7f800000);
     const __m512i qnan = _mm512_set1_epi32(0x7fc00000);
     const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, absm), inf);
+    if (rnd == PP_RNA) {
+        const __m512i e = _mm512_max_epu32(_mm512_and_si512(u, inf), _mm512_set1_epi32(113 << 23));
+        const __m512i h = _mm512_ternarylogic_epi32(_mm512_sub_epi32(e, _mm512_set1_epi32(11 << 23)),
+                                                    u, absm, 0xE4); /* (h & abs) | (u & ~abs) */
+        /* h * 1 + x: the product exact, the sum rounded once, toward zero */
+        __m512i s = _mm512_castps_si512(_mm512_fmadd_round_ps(
+            _mm512_castsi512_ps(h), _mm512_set1_ps(1.0f), _mm512_castsi512_ps(u),
+            _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC));
+        const __mmask16 big = _mm512_cmpge_epu32_mask(_mm512_and_si512(s, absm),
+                                                      _mm512_set1_epi32(0x47800000));
+        u = _mm512_mask_ternarylogic_epi32(s, big, absm, inf, 0xBA); /* (s & ~abs) | inf */
+    }
     u = _mm512_mask_ternarylogic_epi32(u, nan, absm, qnan, 0xBA); /* (u & ~abs) | qnan */
-    return _mm512_cvtps_ph(_mm512_castsi512_ps(u), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    if (rnd == PP_RNE)
+        return _mm512_cvtps_ph(_mm512_castsi512_ps(u), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    return _mm512_cvtps_ph(_mm512_castsi512_ps(u), _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
 }
 static inline __attribute__((always_inline)) void f16c_body512(const uint32_t *src, size_t n,
-                                                               uint16_t *dst, const int stream) {
+                                                               uint16_t *dst, const int stream,
+                                                               const int rnd) {
     size_t i = 0;
     if (stream) {
         for (; i + 32 <= n; i += 32) {
             PF512(src + i, 2);
-            const __m256i h0 = f16c16_avx512(_mm512_loadu_si512((const void *)(src + i)));
-            const __m256i h1 = f16c16_avx512(_mm512_loadu_si512((const void *)(src + i + 16)));
+            const __m256i h0 = f16c16_avx512(_mm512_loadu_si512((const void *)(src + i)), rnd);
+            const __m256i h1 = f16c16_avx512(_mm512_loadu_si512((const void *)(src + i + 16)), rnd);
             _mm512_stream_si512((void *)(dst + i), _mm512_inserti64x4(_mm512_castsi256_si512(h0), h1, 1));
         }
     }
     for (; i + 16 <= n; i += 16) {
         PF512(src + i, 1);
-        const __m256i h = f16c16_avx512(_mm512_loadu_si512((const void *)(src + i)));
+        const __m256i h = f16c16_avx512(_mm512_loadu_si512((const void *)(src + i)), rnd);
         _mm256_storeu_si256((__m256i *)(void *)(dst + i), h);
     }
     if (i < n) {
         const __mmask16 m = (__mmask16)((1u << (n - i)) - 1u);
-        const __m256i h = f16c16_avx512(_mm512_maskz_loadu_epi32(m, (const void *)(src + i)));
+        const __m256i h = f16c16_avx512(_mm512_maskz_loadu_epi32(m, (const void *)(src + i)), rnd);
         _mm256_mask_storeu_epi16((void *)(dst + i), m, h);
     }
 }
-static void f16c_avx512(const uint32_t *src, size_t n, uint16_t *dst) {
-    f16c_body512(src, n, dst, 0);
+/* The rounding (rne, rtz or rna: pr->hw_fp16 allows no other) as a constant of the loop. */
+#define F16C_ROUNDINGS512(SRC, N, DST, STREAM)                                                     \
+    do {                                                                                           \
+        if (pr->rounding == PP_RNE) f16c_body512(SRC, N, DST, STREAM, PP_RNE);                     \
+        else if (pr->rounding == PP_RTZ) f16c_body512(SRC, N, DST, STREAM, PP_RTZ);                \
+        else f16c_body512(SRC, N, DST, STREAM, PP_RNA);                                            \
+    } while (0)
+static void f16c_avx512(const pp_params *pr, const uint32_t *src, size_t n, uint16_t *dst) {
+    F16C_ROUNDINGS512(src, n, dst, 0);
 }
 /* The same with streaming stores from dst's first 64-byte boundary on; 0 when not this case. */
 static int f16c_stream_avx512(const pp_params *pr, const uint32_t *src, size_t n, uint16_t *dst) {
     if (!pr->hw_fp16 || ((uintptr_t)dst & 1u)) return 0;
     const size_t head = pp_head_to(dst, n, 2, 64);
-    f16c_body512(src, head, dst, 0);
-    f16c_body512(src + head, n - head, dst + head, 1);
+    F16C_ROUNDINGS512(src, head, dst, 0);
+    F16C_ROUNDINGS512(src + head, n - head, dst + head, 1);
     return 1;
 }
 #define PP_F16C f16c_avx512
@@ -421,6 +510,7 @@ static size_t rne_avx512(const pp_params *pr, const uint32_t *src, size_t n, voi
 #define PP_SR_FUSED sr_avx512
 #include "kern_narrow_avx512.h"
 #define PP_NARROW64 narrow64_avx512
+#define PP_NARROW_I32 narrow_i32_avx512
 #include "kern_body.h"
 #else
 const pp_kernel_set pp_kernels_avx512;

@@ -193,15 +193,16 @@ static void PP_K(enc8_)(const pp_params *pr, const void *src, size_t n, const ui
 }
 
 /* float32 -> 16-bit codes. Where the set has F16C and the call allows it (pr->hw_fp16: fp16, rne,
- * no saturation, ml_dtypes NaNs, this thread's MXCSR exactly the default), the hardware converts:
- * with the rounding given in the instruction (nearest even), FTZ and DAZ off, it rounds every
+ * rtz or rna, no saturation, ml_dtypes NaNs, this thread's MXCSR exactly the default), the
+ * hardware converts: with the rounding given in the instruction (nearest even or toward zero; rna:
+ * |x| + ulp/2 truncated first, kern_avx512.c f16c16_avx512), FTZ and DAZ off, it rounds every
  * non-NaN input exactly as the reference; NaNs are first made the quiet NaN with their sign,
  * which converts to the policy's 0x7e00 | sign. Otherwise the integer kernel. */
 static void PP_K(enc16_)(const pp_params *pr, const void *src, size_t n, const uint32_t *rnd,
                          void *dst) {
 #ifdef PP_F16C
     if (pr->hw_fp16) {
-        PP_F16C((const uint32_t *)src, n, (uint16_t *)dst);
+        PP_F16C(pr, (const uint32_t *)src, n, (uint16_t *)dst);
         return;
     }
 #endif
@@ -268,6 +269,15 @@ static int PP_K(narrow64_)(const pp_params *pr, const void *src, size_t n, uint3
 #define PP_NARROW64 PP_K(narrow64_)
 #endif
 
+#ifndef PP_NARROW_I32
+static int PP_K(narrow_i32_)(const pp_params *pr, const void *src, size_t n, uint32_t *buf,
+                             void *dst, int out_bytes) {
+    (void)pr, (void)src, (void)n, (void)buf, (void)dst, (void)out_bytes;
+    return 0; /* no int32 narrowing in this set: int32 sources take the 64-bit lanes */
+}
+#define PP_NARROW_I32 PP_K(narrow_i32_)
+#endif
+
 const pp_kernel_set PP_K(pp_kernels_) = {
     {PP_K(enc8_), PP_K(enc16_), PP_K(enc32_)},
     {PP_K(enc64to8_), PP_K(enc64to16_), PP_K(enc64to32_)},
@@ -281,4 +291,5 @@ const pp_kernel_set PP_K(pp_kernels_) = {
     PP_K(sfence_),
     PP_SR_FUSED,
     PP_NARROW64,
+    PP_NARROW_I32,
 };

@@ -44,7 +44,8 @@ static inline __attribute__((always_inline)) void narrow8_avx2(const uint64_t *s
 
 /* Narrows n float64 elements (bits) to float32 bits in out, rounding to odd, under the kernel's own
  * MXCSR (the caller's given back). */
-static void narrow_avx2(const uint64_t *src, size_t n, uint32_t *out) {
+static void narrow_avx2(const void *src_, size_t n, uint32_t *out) {
+    const uint64_t *src = (const uint64_t *)src_;
     const unsigned csr = _mm_getcsr();
     _mm_setcsr(0x7f80u); /* RC = toward zero, every exception masked, FTZ and DAZ off */
     size_t i = 0;
@@ -70,5 +71,14 @@ static void narrow_avx2(const uint64_t *src, size_t n, uint32_t *out) {
  * rounding. */
 static int narrow64_avx2(const pp_params *pr, const void *src, size_t n, uint32_t *buf,
                           void *dst, int out_bytes) {
-    return pp_narrow64_run(pr, src, n, buf, dst, out_bytes, narrow_avx2, &pp_kernels_avx2);
+    return pp_narrow64_run(pr, src, n, buf, dst, out_bytes, 8, narrow_avx2, &pp_kernels_avx2);
+}
+
+#include "kern_i32odd.h"
+
+/* int32 -> codes for rne, rtz and rna through pp_i32odd (kern_i32odd.h) and the float32 kernels; 0 (nothing
+ * written) for stochastic rounding. */
+static int narrow_i32_avx2(const pp_params *pr, const void *src, size_t n, uint32_t *buf,
+                           void *dst, int out_bytes) {
+    return pp_narrow64_run(pr, src, n, buf, dst, out_bytes, 4, pp_i32odd, &pp_kernels_avx2);
 }

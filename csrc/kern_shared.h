@@ -6,8 +6,9 @@
  *   element (the heads and tails of kern_wide_avx2.h's and kern_wide_avx512.h's loops), and the
  *   entry point that checks the case and calls the set's loop with constant rounding, S, PLAIN and
  *   stream (kern_wide_avx2.h has the arithmetic and why it is exact).
- * - pp_narrow64_run: the float64 driver (kern_narrow_avx2.h has the proof): each step of
- *   PP_NARROW_STEP elements narrowed to float32 rounded to odd, then the set's float32 kernel. */
+ * - pp_narrow64_run: the float64 (and int32) driver (kern_narrow_avx2.h has the proof): each
+ *   step of PP_NARROW_STEP elements narrowed to float32 rounded to odd, then the set's float32
+ *   kernel. */
 #ifndef PP_KERN_SHARED_H
 #define PP_KERN_SHARED_H
 
@@ -93,13 +94,14 @@ PP_KFN void pp_wide_scalar(const pp_params *pr, const uint32_t *src, size_t i, s
 #define PP_NARROW_STEP 256
 #endif
 
-/* float64 bits -> codes (out_bytes each): each step narrowed to float32 rounded to odd in buf
- * (room for PP_NARROW_STEP) by narrow, then set->enc32 with has_sub as for a float32 source.
+/* float64 bits (src_bytes 8) or int32 (4) -> codes (out_bytes each): each step narrowed to float32
+ * rounded to odd in buf (room for PP_NARROW_STEP) by narrow, then set->enc32 with has_sub as for
+ * a float32 source.
  * Returns 1, or 0 (nothing written) for stochastic rounding, which must see the float64 value
  * (speed.md §18). */
 PP_KFN int pp_narrow64_run(const pp_params *pr, const void *src, size_t n, uint32_t *buf,
-                           void *dst, int out_bytes,
-                           void (*narrow)(const uint64_t *, size_t, uint32_t *),
+                           void *dst, int out_bytes, size_t src_bytes,
+                           void (*narrow)(const void *, size_t, uint32_t *),
                            const pp_kernel_set *set) {
     if (pr->rounding != PP_RNE && pr->rounding != PP_RTZ && pr->rounding != PP_RNA) return 0;
     pp_params pr32 = *pr;
@@ -107,7 +109,7 @@ PP_KFN int pp_narrow64_run(const pp_params *pr, const void *src, size_t n, uint3
     const pp_enc_kernel enc = set->enc32[out_bytes == 1 ? 0 : out_bytes == 2 ? 1 : 2];
     for (size_t k = 0; k < n; k += PP_NARROW_STEP) {
         const size_t m = n - k < PP_NARROW_STEP ? n - k : PP_NARROW_STEP;
-        narrow((const uint64_t *)src + k, m, buf);
+        narrow((const char *)src + k * src_bytes, m, buf);
         enc(&pr32, buf, m, NULL, (char *)dst + k * (size_t)out_bytes);
     }
     return 1;

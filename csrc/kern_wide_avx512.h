@@ -102,10 +102,12 @@ PP_KFN void wide5_loop(const pp_params *pr, const uint32_t *src, size_t n, void 
  * quiets NaNs its own way; it rounds every other float32 to nearest even, a carry moving into the
  * exponent and past max to inf with the sign (a normal float32 never rounds to a bf16 subnormal:
  * both have float32's exponent range); it raises no exception and does not consult MXCSR (DAZ,
- * FTZ and RC do not apply; Intel SDM, VCVTNEPS2BF16). One vfpclassps per vector finds the lanes
- * it cannot do; such a vector takes wide16. Its own function: the only one compiled for
- * AVX512_BF16, called only where the CPU has it (pp_isa_avx512_bf16). */
-#define PP_BF16_GUARD 0xA1 /* vfpclassps: QNaN 0x01 | denormal 0x20 | SNaN 0x80 */
+ * FTZ and RC do not apply; Intel SDM, VCVTNEPS2BF16). Two integer compares per vector find the
+ * lanes it cannot do (0 < |u| < 2^-126, or |u| above inf's bits); such a vector takes wide16.
+ * Integer, not vfpclassps: on the real hardware (AMD Zen 5, issue 28) a caller's MXCSR.DAZ made
+ * vfpclassps miss subnormal lanes, which then converted to zero (speed.md §22); the emulated
+ * vfpclassps had not consulted DAZ. Its own function: the only one compiled for AVX512_BF16,
+ * called only where the CPU has it (pp_isa_avx512_bf16). */
 #ifndef PP_CVTNEPS_SI256
 #define PP_CVTNEPS_SI256(f) ((__m256i)_mm512_cvtneps_pbh(f))
 #endif
@@ -114,7 +116,9 @@ PP_KFN void wide5_loop(const pp_params *pr, const uint32_t *src, size_t n, void 
     __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512bf16,avx2,f16c,bmi,bmi2,popcnt")))
 #endif
 PP_TARGET_BF16 PP_KFN __m256i bf16hw16(const wide5_consts *k, __m512i u) {
-    if (_mm512_fpclass_ps_mask(_mm512_castsi512_ps(u), PP_BF16_GUARD))
+    const __m512i a = _mm512_and_si512(u, k->absm);
+    const __mmask16 sub = _mm512_cmplt_epu32_mask(_mm512_sub_epi32(a, k->one), _mm512_set1_epi32(0x7fffff));
+    if (sub | _mm512_cmpgt_epu32_mask(a, k->inf))
         return _mm512_cvtepi32_epi16(wide16(k, u, PP_RNE, 16, 1));
     return PP_CVTNEPS_SI256(_mm512_castsi512_ps(u));
 }

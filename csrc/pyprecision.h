@@ -114,6 +114,10 @@ typedef struct {
      * rna; docs/decisions/speed.md §18); 0: not this set or this rounding (nothing written) */
     int (*narrow64)(const pp_params *pr, const void *src, size_t n, uint32_t *buf, void *dst,
                     int out_bytes);
+    /* int32 -> 1-, 2- or 4-byte codes the same way (float32 rounded to odd in buf, then enc32;
+     * kern_i32odd.h pp_i32odd8); 0: not this set or this rounding (nothing written) */
+    int (*narrow_i32)(const pp_params *pr, const void *src, size_t n, uint32_t *buf, void *dst,
+                      int out_bytes);
 } pp_kernel_set;
 
 /* The fp8 kernels' dispatch (kern_avx512.c fp8_avx512, kern_avx2.c fp8_avx2): one loop per

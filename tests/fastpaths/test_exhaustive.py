@@ -27,13 +27,14 @@ NVIDIA_NAN = {"bf16": 0x7FFF, "fp16": 0x7FFF, "fp32r": 0x7FFFE000, "fp8e4": 0x7F
 CHUNK = 1 << 24
 
 
-def _sweep(fmt: str, rounding: str, saturate: bool, nan: str = "ml_dtypes") -> None:
+def _sweep(fmt: str, rounding: str, saturate: bool, nan: str = "ml_dtypes",
+           source: type = np.float32) -> None:
     kw = {"seed": 12345} if rounding == "stochastic" else {}
     mismatches = {isa: 0 for isa in FAST_ISAS}
     first: dict[str, int] = {}
     t0 = time.perf_counter()
     for start in range(0, 1 << 32, CHUNK):
-        x = np.arange(start, start + CHUNK, dtype=np.uint64).astype(np.uint32).view(np.float32)
+        x = np.arange(start, start + CHUNK, dtype=np.uint64).astype(np.uint32).view(source)
         # the words are keyed by the element index within the call: same call shape for all
         ref = pyprecision.encode(x, fmt, rounding=rounding, saturate=saturate, nan=nan,
                                  isa="reference", **kw)
@@ -54,7 +55,8 @@ def _sweep(fmt: str, rounding: str, saturate: bool, nan: str = "ml_dtypes") -> N
             if bad.size:
                 mismatches[isa] += int(bad.size)
                 first.setdefault(isa, start + int(bad[0]))
-    print(f"\n{fmt} {rounding} saturate={saturate} nan={nan}: 2^32 inputs x {FAST_ISAS}: mismatches "
+    print(f"\n{np.dtype(source).name} -> {fmt} {rounding} saturate={saturate} nan={nan}: 2^32 "
+          f"inputs x {FAST_ISAS}: mismatches "
           f"{mismatches} ({time.perf_counter() - t0:.0f} s)")
     assert not any(mismatches.values()), f"mismatches {mismatches}, first inputs {first}"
 
@@ -86,3 +88,12 @@ def test_every_float32_saturating_wide(fmt: str, rounding: str) -> None:
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_every_float32_nvidia(fmt: str, rounding: str) -> None:
     _sweep(fmt, rounding, saturate=False, nan="nvidia")
+
+
+@pytest.mark.exhaustive
+@pytest.mark.parametrize("rounding", ["rne", "rtz", "rna"])
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_every_int32(fmt: str, rounding: str) -> None:
+    """All 2^32 int32 sources: the fast sets narrow them to float32 rounded to odd and run the
+    float32 kernels (issue 28; the 64-bit lanes before), against the reference's exact rounding."""
+    _sweep(fmt, rounding, saturate=False, source=np.int32)
