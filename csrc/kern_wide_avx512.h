@@ -148,11 +148,9 @@ PP_TARGET_BF16 static void bf16hw_loop(const pp_params *pr, const uint32_t *src,
     pp_wide_scalar(pr, src, i, n, dst, PP_RNE, 16);
 }
 
-/* bf16 rne with PLAIN specials by vcvtneps2bf16 where the CPU has it, and only while the caller's
- * MXCSR has DAZ off: the guard's vfpclassps obeys DAZ (seen on AMD Zen 5, family 26: a subnormal
- * lane is classed as zero, passes the guard, and vcvtneps2bf16 flushes it), so under DAZ the
- * integer loop, which reads bits, does every lane (tests/kernel/test_fpenv.py). */
-#define WIDE5_HW(S, PL) (S == 16 && PL && pp_isa_avx512_bf16() && !(_mm_getcsr() & 0x40u))
+/* bf16 rne with PLAIN specials by vcvtneps2bf16 where the CPU has it (the guard in bf16hw16 reads
+ * bits, so the caller's MXCSR.DAZ cannot let a subnormal lane through). */
+#define WIDE5_HW(S, PL) (S == 16 && PL && pp_isa_avx512_bf16())
 #define WIDE5_HW_CALL() bf16hw_loop(pr, src, n, (uint16_t *)dst, stream)
 
 /* wide_avx512(pr, src, n, dst, out_bytes, stream): n when it encoded the n elements (fp32r or bf16
