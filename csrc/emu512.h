@@ -595,10 +595,7 @@ PP_EMU __m512d pp_emu_mm512_cvtps_pd(__m256 a) {
 
 /* ---- VFPCLASSPS: imm8 bit 0 QNaN, 1 +0, 2 -0, 3 +inf, 4 -inf, 5 subnormal, 6 finite negative
  * (not -0), 7 SNaN; the encoding is classified as it is (MXCSR.DAZ not consulted) ---- */
-/* VFPCLASSPS as the hardware does it: under MXCSR.DAZ a subnormal input is classed as the zero of
- * its sign (seen on AMD Zen 5; kern_wide_avx512.h's bf16 guard depends on it). */
 PP_EMU int pp_emu_fpclass(uint32_t u, int imm8) {
-    if ((_mm_getcsr() & 0x40u) && ((u >> 23) & 0xffu) == 0) u &= 0x80000000u;
     const uint32_t ex = (u >> 23) & 0xffu, fr = u & 0x7fffffu;
     const int neg = (int)(u >> 31);
     int c = 0;

@@ -92,7 +92,7 @@ def bind_inputs(module: Any, path: str) -> list[Any]:
         p = missing[0]
         raise TuneError(f"{path}: no input for parameter {p.parameter_number} '{p.name}' "
                         f"({len(params) - len(missing)} of {len(params)} given)")  # fmt: skip
-    return hlo_arguments(module, arrays)
+    return hlo_arguments(module, arrays, source=path)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -29,13 +29,14 @@ _KEPT = (("enable_saturate_infinity", "--enable-saturate-infinity"),
           "--experimental-unsafe-fp8e4m3fn-as-fp8e4m3"))  # fmt: skip
 
 
-def hlo_arguments(module: Any, inputs: dict[str, np.ndarray]) -> list[np.ndarray]:
+def hlo_arguments(module: Any, inputs: dict[str, np.ndarray], source: str = "inputs"
+                  ) -> list[np.ndarray]:
     """ENTRY arguments in parameter order from arrays keyed ``arg<n>``, ``in<n>`` or the parameter
     name (raw bits of bf16/fp8 parameters allowed; narrower floats widened exactly), checked by
-    ``emulate.bind_arguments``."""
+    ``emulate.bind_arguments``; an error starts with ``source`` (the file the arrays came from)."""
     from pyprecision.emulate import bind_arguments
 
-    return bind_arguments(module, inputs, widen=True).args
+    return bind_arguments(module, inputs, source=source, widen=True).args
 
 
 def lowered_outputs(

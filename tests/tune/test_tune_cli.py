@@ -75,7 +75,7 @@ def _bad_cases(tmp: Path) -> dict[str, tuple[list[str], str]]:
     return {
         "count": (["--inputs", few, "--budget", "0.1"], "no input for parameter 6"),
         "extra": (["--inputs", more, "--budget", "0.1"], "input 7 given"),
-        "shape": (["--inputs", shape, "--budget", "0.1"], "has shape (2, 16), parameter 0 'x.1' needs f32[4,16]"),
+        "shape": (["--inputs", shape, "--budget", "0.1"], "shape.npz: input 'in0' has shape (2, 16), parameter 0 'x.1' needs f32[4,16]"),
         "dtype": (["--inputs", dtype, "--budget", "0.1"], "has dtype float64, parameter 0"),
         "negative": (["--inputs", NPZ, "--budget", "-0.1"], "--budget must be a number"),
         "nan": (["--inputs", NPZ, "--budget", "nan"], "--budget must be a number"),

@@ -17,6 +17,7 @@ import numpy as np
 
 from pyprecision.emulate.shared.numeric import (
     compute_dtype,
+    first_nan,
     int_bits,
     is_float_type,
     is_int_type,
@@ -153,10 +154,12 @@ def binary(inst: Any, args: list[np.ndarray]) -> np.ndarray:
             return fn(a, b)
         if is_float_type(t):
             if op in _FLOAT_BINARY:
-                r = _FLOAT_BINARY[op](_in(a, t), _in(b, t))
+                x, y = _in(a, t), _in(b, t)
+                r = first_nan(_FLOAT_BINARY[op](x, y), x, y)
                 return _fresh_f32(r) if t == P.F32 else round_to(r, t)
             if op in _F64_BINARY:
-                return round_to(_F64_BINARY[op](_in(a, P.F64), _in(b, P.F64)), t)
+                x, y = _in(a, P.F64), _in(b, P.F64)
+                return round_to(first_nan(_F64_BINARY[op](x, y), x, y), t)
         elif is_int_type(t):
             x, y = _in(a, t), _in(b, t)
             if op in _INT_BINARY:

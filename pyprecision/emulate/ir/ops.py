@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from pyprecision.emulate.ir.numbers import round_to
+from pyprecision.emulate.shared.numeric import first_nan
 from pyprecision.errors import EmulationError
 from pyprecision.kernel import pe_matmul
 
@@ -42,14 +43,7 @@ def binary_rounded(kind: str, a: np.ndarray, b: np.ndarray, is_float: bool, dt: 
     fast = _F32_BINARY.get(kind) if is_float and _fp32(dt) else None
     if fast is not None and a.dtype == np.float32 and b.dtype == np.float32:
         with np.errstate(all="ignore"):
-            out = np.asarray(fast(a, b))
-        nan = np.isnan(out)
-        if nan.any():  # which NaN survives NaN op NaN depends on NumPy's loop (it may commute the
-            # operands): those lanes take the float64 route, whose payload is the reference
-            x, y = np.broadcast_arrays(a, b)
-            out = np.array(out)
-            out[nan] = round_to(binary_values(kind, x[nan], y[nan], is_float), dt)
-        return out
+            return first_nan(np.asarray(fast(a, b)), a, b)
     return round_to(binary_values(kind, a, b, is_float), dt)
 
 
@@ -173,7 +167,7 @@ def binary_values(kind: str, a: np.ndarray, b: np.ndarray, is_float: bool) -> np
             cmp = _FLOAT_COMPARE.get(kind)
             if cmp is not None:
                 return cmp(a, b)
-            return _FLOAT_BINARY[kind](a, b, dtype=np.float64)
+            return first_nan(_FLOAT_BINARY[kind](a, b, dtype=np.float64), a, b)
     a, b = np.broadcast_arrays(a.astype(object), b.astype(object))
     out = [int_binop(kind, int(x), int(y)) for x, y in zip(a.ravel(), b.ravel(), strict=True)]
     return np.array(out, dtype=object).reshape(a.shape)

@@ -149,3 +149,31 @@ def check_value(x: np.ndarray, t: PrimitiveType, what: str) -> None:
         lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if signed else (0, (1 << bits) - 1)
         if x.size and (int(x.min()) < lo or int(x.max()) > hi):
             raise EmulationError(f"{what}: values of {type_name(t)} must lie in [{lo}, {hi}]")
+
+
+_QUIET_BIT = {np.dtype(np.float32): (np.uint32, 1 << 22), np.dtype(np.float64): (np.uint64, 1 << 51)}
+
+
+def first_nan(r: np.ndarray, a: Any, b: Any) -> np.ndarray:
+    """``r`` (the float32 or float64 result of a binary op on ``a``, ``b``) with each NaN lane that
+    an operand NaN reached replaced by the first operand's NaN where it is one, else the second's,
+    quieted: the x86
+    SSE/AVX rule for the first source (decision OP12). NumPy's loops may commute the operands of
+    NaN op NaN, differently for float32 and float64 and by array length, so without this the
+    payload of a NaN result depended on the loop, not on the program."""
+    r = np.asarray(r)
+    if r.dtype not in _QUIET_BIT:
+        return r
+    nan = np.isnan(r)
+    if not nan.any():
+        return r
+    with np.errstate(all="ignore"):
+        x = np.broadcast_to(np.asarray(a, dtype=r.dtype), r.shape)
+        y = np.broadcast_to(np.asarray(b, dtype=r.dtype), r.shape)
+        xn = np.isnan(x)
+        nan &= xn | np.isnan(y)  # a NaN the operation made (inf - inf, (-1) ** 0.5) stays as it is
+        pick = np.where(xn, x, y)
+    uint, q = _QUIET_BIT[r.dtype]
+    out = np.array(r)
+    out[nan] = (pick.view(uint)[nan] | uint(q)).view(r.dtype)
+    return out
