@@ -4,6 +4,7 @@ no effect there (issue 11: no flag is dropped silently)."""
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import sys
 from collections.abc import Callable
@@ -82,3 +83,15 @@ def warn_inert_flags(command: str, text: str, filename: str, config: Any, target
     """Print ``pyprecision COMMAND: note: ...`` on stderr for every inert flag."""
     for note in inert_flag_notes(compile_text(text, filename), config, target):
         print(f"pyprecision {command}: note: {note}", file=sys.stderr)
+
+
+def warn_inert(command: str, args: argparse.Namespace) -> None:
+    """Warn about the precision flags that change nothing in ``args.program`` (verify, explain)."""
+    from pyprecision.frontend import config_from_namespace
+    from pyprecision.io import read_text
+    from pyprecision.tools._options import read_program
+    from pyprecision.verify import is_hlo_path
+
+    hlo = is_hlo_path(args.program)  # a module in any form (text, .hlo.pb, ...), or a .pir
+    text = read_program(args.program, ir=not hlo)[0] if hlo else read_text(args.program, "a program")
+    warn_inert_flags(command, text, args.program, config_from_namespace(args), args.target)

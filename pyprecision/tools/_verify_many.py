@@ -35,17 +35,17 @@ def add_many_arguments(group: Any) -> None:
 
 
 def _cast_doc(args: argparse.Namespace) -> tuple[bool, dict[str, Any], dict[str, Any]]:
-    from pyprecision.tools.verify_cmd import _policy, _read_pair
+    from pyprecision.tools._verify_common import cast_policy, read_pair
     from pyprecision.verify import report_json, verify_cast
 
-    policy = _policy(args)
-    x, d = _read_pair(args, policy.fmt)
+    policy = cast_policy(args)
+    x, d = read_pair(args, policy.fmt)
     rep = verify_cast(x, d, policy, max_ulp=args.max_ulp, run_diagnosis=not args.no_diagnosis)
     return rep.ok, report_json(rep, args.show), {"kind": "cast"}
 
 
 def _program_doc(args: argparse.Namespace) -> tuple[bool, dict[str, Any], dict[str, Any]]:
-    from pyprecision.tools.verify_cmd import _program_json, program_flags, tolerance_options
+    from pyprecision.tools._verify_common import program_flags, program_json, tolerance_options
     from pyprecision.verify import verify_program
 
     passes = None if args.passes is None else [
@@ -58,7 +58,7 @@ def _program_doc(args: argparse.Namespace) -> tuple[bool, dict[str, Any], dict[s
     if extra.get("divergence") is not None:
         extra["divergence"] = extra["divergence"].to_json()
     extra["diagnosis"] = check.diagnosis.to_json() if check.diagnosis else None
-    return check.ok, _program_json(check.reports, args.show, extra), {"kind": "program"}
+    return check.ok, program_json(check.reports, args.show, extra), {"kind": "program"}
 
 
 def check_one(job: tuple[dict[str, Any], str, str]) -> Any:

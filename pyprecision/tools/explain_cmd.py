@@ -75,7 +75,7 @@ def _positive(text: str) -> int:
 
 
 def _flags(args: argparse.Namespace) -> list[str]:
-    from pyprecision.tools.verify_cmd import program_flags
+    from pyprecision.tools._verify_common import program_flags
 
     return program_flags(args)
 
@@ -93,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
         raise CastError("--passes and --as-written apply to HLO modules; .pir programs take "
                         "precision flags")
     if hlo and args.as_written:
-        from pyprecision.tools.verify_cmd import precision_flags_given
+        from pyprecision.tools._verify_common import precision_flags_given
 
         if args.target or args.compare or precision_flags_given(args):
             raise CastError("--as-written explains the HLO passes only: precision flags, --target "
@@ -124,7 +124,9 @@ def run(args: argparse.Namespace) -> int:
                ex.comparison_json(a, b, *args.compare))
         return 0
     result = one(_flags(args), args.target)
-    _warn_inert("explain", args)
+    from pyprecision.tools._flag_effects import warn_inert
+
+    warn_inert("explain", args)
     if args.plot:
         ex.plot_explanation(result, args.plot)
     _print_one(args, ex, result)
@@ -143,16 +145,6 @@ def _print_one(args: argparse.Namespace, ex: Any, result: Any) -> None:
         raise CastError(f"--op {args.op}: no op of that kind; kinds here: {', '.join(kinds)}")
     _print(args, lines, doc)
 
-
-def _warn_inert(command: str, args: argparse.Namespace) -> None:
-    from pyprecision.frontend import config_from_namespace
-    from pyprecision.io import read_text
-    from pyprecision.tools._flag_effects import warn_inert_flags
-    from pyprecision.verify import is_hlo_path
-
-    hlo = is_hlo_path(args.program)  # a module in any form (text, .hlo.pb, ...), or a .pir
-    text = read_program(args.program, ir=not hlo)[0] if hlo else read_text(args.program, "a program")
-    warn_inert_flags(command, text, args.program, config_from_namespace(args), args.target)
 
 
 def _split_target(argv: list[str]) -> tuple[list[str], str | None]:

@@ -11,8 +11,6 @@ import json
 import sys
 from typing import Any
 
-import numpy as np
-
 from pyprecision.errors import CastError
 from pyprecision.tools._options import (
     add_cast_options,
@@ -20,6 +18,14 @@ from pyprecision.tools._options import (
     add_threads_argument,
     check_emulation_memory,
     read_program,
+)
+from pyprecision.tools._verify_common import (
+    cast_policy,
+    precision_flags_given,
+    program_flags,
+    program_json,
+    read_pair,
+    tolerance_options,
 )
 
 _EPILOG = """\
@@ -126,15 +132,6 @@ def _check_tolerances(args: argparse.Namespace) -> None:
         raise CastError(f"--exact makes every output bit-exact; drop {', '.join(given)} or --exact")
 
 
-def tolerance_options(args: argparse.Namespace) -> dict[str, Any]:
-    """The keyword arguments of ``verify_program`` that set what passes."""
-    from pyprecision.verify import TRANSCENDENTAL_RTOL
-
-    return {"rtol": args.rtol, "atol": args.atol, "exact": args.exact,
-            "transcendental_rtol": TRANSCENDENTAL_RTOL if args.transcendental_rtol is None
-            else args.transcendental_rtol, "intermediates": args.intermediates}
-
-
 def run(args: argparse.Namespace) -> int:
     """Dispatch to the cast or the program check and print the report."""
     if args.max_ulp < 0:
@@ -169,6 +166,12 @@ def run(args: argparse.Namespace) -> int:
     return _run_many(args) if _many(args) else _run_cast(args)
 
 
+_CAST_ONLY = {"--rounding": "rne", "--saturate": None, "--nan": "ml_dtypes", "--seed": None,
+              "--dtype": None, "--shape": None, "--offset": 0, "--dump-key": None,
+              "--input-dtype": "float32", "--input-shape": None, "--input-offset": 0,
+              "--input-key": None}
+
+
 def _many(args: argparse.Namespace) -> bool:
     from pyprecision.verify import is_many
 
@@ -182,53 +185,13 @@ def _run_many(args: argparse.Namespace) -> int:
 
 
 #: Options of the cast check with their defaults (a program check refuses them when set).
-_CAST_ONLY = {"--rounding": "rne", "--saturate": None, "--nan": "ml_dtypes", "--seed": None,
-              "--dtype": None, "--shape": None, "--offset": 0, "--dump-key": None,
-              "--input-dtype": "float32", "--input-shape": None, "--input-offset": 0,
-              "--input-key": None}
-
-
-def _policy(args: argparse.Namespace) -> Any:
-    from pyprecision.verify import CastPolicy
-
-    if args.rounding == "stochastic" and args.seed is None:
-        raise CastError("--rounding stochastic needs --seed: the random words decide every result "
-                        "(without them, verify with rne and read the diagnosis)")
-    if args.rounding != "stochastic" and args.seed is not None:
-        raise CastError("--seed is only used with --rounding stochastic")
-    return CastPolicy(args.format, rounding=args.rounding, saturate=args.saturate, nan=args.nan,
-                      seed=args.seed)
-
-
-def _read_pair(args: argparse.Namespace, fmt: Any) -> tuple[np.ndarray, np.ndarray]:
-    from pyprecision.verify import RawSpec, is_container, parse_dtype, parse_shape, read_array
-
-    shape = parse_shape(args.shape) if args.shape is not None else None
-    in_shape = parse_shape(args.input_shape) if args.input_shape is not None else shape
-    if is_container(args.input):
-        in_spec = RawSpec(None, in_shape if args.input_shape is not None else None)
-    else:
-        in_spec = RawSpec(parse_dtype(args.input_dtype), in_shape, args.byte_order,
-                          args.input_offset)
-    x = read_array(args.input, args.input_key, in_spec)
-    dtype = parse_dtype(args.dtype) if args.dtype else None
-    if is_container(args.dump):
-        d_spec = RawSpec(dtype, shape)
-    else:
-        if shape is None and x.ndim != 1:
-            shape = tuple(x.shape)  # a raw dump defaults to the input's shape
-        d_spec = RawSpec(dtype or fmt.storage_dtype, shape, args.byte_order, args.offset)
-    d = read_array(args.dump, args.dump_key, d_spec, void_as=fmt.storage_dtype)
-    if in_shape is None and not is_container(args.input) and x.size == d.size:
-        x = x.reshape(d.shape)  # a raw input without a shape takes the dump's
-    return x, d
 
 
 def _run_cast(args: argparse.Namespace) -> int:
     from pyprecision.verify import verify_cast
 
-    policy = _policy(args)
-    x, d = _read_pair(args, policy.fmt)
+    policy = cast_policy(args)
+    x, d = read_pair(args, policy.fmt)
     rep = verify_cast(x, d, policy, max_ulp=args.max_ulp, run_diagnosis=not args.no_diagnosis)
     _emit(args, [("", rep)], f"verify: {args.input} cast as {policy.describe()} vs {args.dump}")
     return 0 if rep.ok else 1
@@ -242,7 +205,7 @@ def _emit(args: argparse.Namespace, reports: list[tuple[str, Any]], title: str,
     if args.plot:
         plot_report([(name or "dump", rep) for name, rep in reports], args.plot)
     if args.json:
-        doc = _program_json(reports, args.show, extra or {}) if program else \
+        doc = program_json(reports, args.show, extra or {}) if program else \
             report_json(reports[0][1], args.show)
         json.dump(doc, sys.stdout, indent=2, ensure_ascii=False)
         sys.stdout.write("\n")
@@ -278,42 +241,6 @@ def _plain(value: Any) -> str:
     return str(value)
 
 
-def _program_json(reports: list[tuple[str, Any]], show: int, extra: dict[str, Any]) -> dict[str, Any]:
-    from pyprecision.verify import report_json
-
-    outs = {name: report_json(rep, show) for name, rep in reports}
-
-    def total(key: str) -> int:
-        return sum(o[key] for o in outs.values())
-
-    maxes = [o["max_ulp"] for o in outs.values()]
-    first = [dict(m, output=name) for name, o in outs.items() for m in o["first_mismatches"]]
-    return {
-        "kind": "program", **extra,
-        "elements": total("elements"), "matches": total("matches"),
-        "mismatches": total("mismatches"),
-        "max_ulp": None if any(m is None for m in maxes) else max(maxes, default=0),
-        "ok": all(o["ok"] for o in outs.values()),
-        "first_mismatches": first[:show],
-        "diagnosis": extra.get("diagnosis"),
-        "outputs": outs,
-    }
-
-
-def program_flags(args: argparse.Namespace) -> list[str]:
-    """The precision flags, rebuilt from the namespace in spellings the CLI accepts again."""
-    from pyprecision.frontend import config_from_namespace, config_to_argv
-
-    return config_to_argv(config_from_namespace(args))  # FlagError on conflicting flags
-
-
-def precision_flags_given(args: argparse.Namespace) -> bool:
-    """Whether any precision flag differs from its default."""
-    from pyprecision.frontend import config_from_namespace, parse_flags
-
-    return config_from_namespace(args) != parse_flags([])
-
-
 def _run_program(args: argparse.Namespace) -> int:
     from pyprecision.verify import is_hlo_path, verify_program
 
@@ -338,9 +265,9 @@ def _run_program(args: argparse.Namespace) -> int:
         print(f"pyprecision verify: warning: {args.inputs}: {len(unused)} array(s) not used by "
               f"any input of the program: {', '.join(unused)}", file=sys.stderr)
     if not args.as_written:
-        from pyprecision.tools.explain_cmd import _warn_inert
+        from pyprecision.tools._flag_effects import warn_inert
 
-        _warn_inert("verify", args)
+        warn_inert("verify", args)
     extra = dict(check.extra)
     if extra.get("divergence") is not None:
         extra["divergence"] = extra["divergence"].to_json()
