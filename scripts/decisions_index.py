@@ -75,9 +75,10 @@ _LIST = rf"({ID}(?:{_SEP}{ID})*)"
 #: ``decision P5``, ``decisions L14–L16``, ``decisions EM-8, EM-9``
 _BY_WORD = re.compile(rf"\b[Dd]ecisions? {_LIST}")
 #: ``speed.md S18``, ``decisions/hlo-eval.md HE4 and HE10``, ``[decisions/torch.md](…) PT9``
-_BY_FILE = re.compile(rf"(?<![\w/-])((?:docs/)?decisions/|docs/)?([a-z][a-z-]*)\.md(?:\]\([^)]*\))?\)?,? {_LIST}")
+_AREA = r"(?<![\w/-])((?:docs/)?decisions/|docs/)?([a-z][a-z-]*)"
+_BY_FILE = re.compile(rf"{_AREA}\.md(?:\]\([^)]*\))?\)?,? {_LIST}")
 #: the spellings before the IDs were prefixed: ``speed.md §N``, ``hlo-eval decision N``
-_OLD = re.compile(r"(?<![\w/-])((?:docs/)?decisions/|docs/)?([a-z][a-z-]*)(?:\.md\)?,? §| decisions? )\d+")
+_OLD = re.compile(_AREA + r"(?:\.md\)?,? §| decisions? )\d+")
 #: a bare number: ``decision N`` names nothing since IDs are unique only with their prefix
 _BARE = re.compile(r"\b[Dd]ecisions? \d+")
 #: the index itself, and this check and its test (their examples are wrong on purpose)
