@@ -4,7 +4,7 @@ run, alternating. Best of N by thread CPU time, back to back on the same arrays.
 
     python bench/bench_stream_threshold.py [--reps 9] [--sizes 4 8 16 32 64]
 
-A benchmark, never a test. docs/decisions/speed.md §16 reads its output."""
+A benchmark, never a test. docs/decisions/speed.md S16 reads its output."""
 from __future__ import annotations
 
 import argparse

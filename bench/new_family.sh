@@ -8,7 +8,7 @@
 # one and two threads, ml_dtypes / numpy / torch where installed) and one 64 Mi run; 3. on AVX-512
 # BF16 CPUs, bf16 rne with and without vcvtneps2bf16 (PYPRECISION_AVX512_BF16=0); 4. the float64
 # rows against the floor; 5. the command-line start-up and re-encode (bench_cli_reencode.py); 6. on
-# an AVX-512 CPU, the exhaustive sweeps of the kernels only ever run emulated so far (speed.md §20:
+# an AVX-512 CPU, the exhaustive sweeps of the kernels only ever run emulated so far (speed.md S20:
 # bf16 / fp32r rne rtz rna and SR, fp16 rne, the saturating and NVIDIA rows): all 2^32
 # float32 inputs each against the reference converter, 0 mismatches expected.
 # Record the tables in bench/README.md under the CPU's name (one table per family; never replace

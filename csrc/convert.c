@@ -271,7 +271,7 @@ static void encode_range(void *ctx, size_t begin, size_t end) {
         } else if (t == PP_T_F32) {
             ks->enc32[oi](&j->pr, in, n, rnd, kout);
         } else if (t == PP_T_F64 && ks->narrow64(&j->pr, in, n, (uint32_t *)wide, kout, ob)) {
-            /* done: through float32 rounded to odd and the float32 kernels (speed.md §18) */
+            /* done: through float32 rounded to odd and the float32 kernels (speed.md S18) */
         } else if (t == PP_T_F64) {
             ks->enc64[oi](&j->pr, in, n, rnd, kout);
         } else if (t == PP_T_I32 && ks->narrow_i32(&j->pr, in, n, rbuf, kout, ob)) {

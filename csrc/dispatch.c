@@ -28,7 +28,7 @@ const pp_kernel_set *pp_kernels_for(int isa) {
  *
  * The defaults are measured per CPU family, not read from the cache sizes the system reports
  * (sysfs and sysconf report the host's L3 in a virtual machine: 300 MiB on an Intel VM that can
- * use 4-24 MiB, 10x the real L3 on an AMD one). docs/decisions/speed.md §16 has the figures
+ * use 4-24 MiB, 10x the real L3 on an AMD one). docs/decisions/speed.md S16 has the figures
  * (bench/bench_stream_threshold.py): */
 #define PP_MIB (1LL << 20)
 #define PP_NEVER (1LL << 62)
@@ -50,7 +50,7 @@ static void measured_thresholds(long long th[4]) {
         th[PP_STREAM_DIRECT] = 4 * PP_MIB;
         th[PP_STREAM_BUFFER] = PP_NEVER;
         th[PP_STREAM_DECODE] = 32 * PP_MIB;
-        /* the AVX2 decoders that stream their own output (session 5, speed.md §19): fp8 wins from
+        /* the AVX2 decoders that stream their own output (session 5, speed.md S19): fp8 wins from
          * 2 MiB (1.02-1.46x), bf16 loses below 8 MiB (0.78-0.95x) and wins from 16 (1.35-1.75x) */
         th[PP_STREAM_DECODE_DIRECT] = 8 * PP_MIB;
     } else if (family == 25u) {

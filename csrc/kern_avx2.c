@@ -10,13 +10,13 @@
 #define KSUF avx2
 #include "kern_shared.h"
 /* Software prefetch of the input this many bytes ahead (T0) in the hand-written streaming loops
- * (fp8, fp32r, F16C fp16); 0: none. Measured on Zen 3 (docs/decisions/speed.md §14): +50 % fp8,
+ * (fp8, fp32r, F16C fp16); 0: none. Measured on Zen 3 (docs/decisions/speed.md S14): +50 % fp8,
  * +37 % fp32r at 16 Mi elements; a burst prefetch of the next 8 KiB block in the driver was worse. */
 #ifndef PP_PREFETCH_AVX2
 #define PP_PREFETCH_AVX2 4096
 #endif
 /* ... and in the compiler-vectorized lane loops of kern_body.h (bf16, fp16 rtz / rna, float64
- * and integer sources): measured in speed.md §15. */
+ * and integer sources): measured in speed.md S15. */
 #ifndef PP_PREFETCH_LANES
 #define PP_PREFETCH_LANES PP_PREFETCH_AVX2
 #endif
@@ -25,7 +25,7 @@
  * AVX2 has no 64-bit multiply: z * c mod 2^64 = lo(z) lo(c) + ((hi(z) lo(c) + lo(z) hi(c)) << 32).
  * PP_SM_MULLO (default): the two cross products mod 2^32 by one vpmulld against c with its halves
  * swapped, summed into the high half by a shift and an add: two multiplies instead of three
- * vpmuludq (docs/decisions/speed.md §15). The 64-bit results, read as 32-bit lanes, are the words
+ * vpmuludq (docs/decisions/speed.md S15). The 64-bit results, read as 32-bit lanes, are the words
  * in element order. */
 #ifndef PP_SM_MULLO
 #define PP_SM_MULLO 1
@@ -35,7 +35,7 @@ static inline __m256i sm_mul256(__m256i z, uint64_t c) {
 #if PP_SM_MULLO
     const __m256i cs = _mm256_set1_epi64x((long long)((c << 32) | (c >> 32)));
     const __m256i t = _mm256_mullo_epi32(z, cs); /* lanes: lo(z) hi(c), hi(z) lo(c) mod 2^32 */
-    /* both into the high half: t << 32 and t's high half alone (one shift; speed.md §17) */
+    /* both into the high half: t << 32 and t's high half alone (one shift; speed.md S17) */
     const __m256i th = _mm256_and_si256(t, _mm256_set1_epi64x((long long)0xffffffff00000000ull));
     return _mm256_add_epi64(_mm256_add_epi64(_mm256_mul_epu32(z, cl), _mm256_slli_epi64(t, 32)), th);
 #else

@@ -17,7 +17,7 @@
  * fp16, the fused stochastic rounding, the lanes of kern_body.h); 0: none. From issue 16's
  * measurement on Intel Emerald Rapids (4 KiB ahead, T0: bf16 rne 0.44-0.65 -> 0.77-0.92 of the
  * floor, fp8 -> 0.91-0.97, SR -> 0.57-0.75); structurally the AVX2 set's (measured on Zen 3,
- * docs/decisions/speed.md §15). Not measured on an AVX-512 machine by this change. */
+ * docs/decisions/speed.md S15). Not measured on an AVX-512 machine by this change. */
 #ifndef PP_PREFETCH_AVX512
 #define PP_PREFETCH_AVX512 4096
 #endif

@@ -117,7 +117,7 @@ PP_LANE(lane64_, uint64_t, int64_t, 52, 1023, 64, UINT64_C(0x7fffffffffffffff),
  * none) the loop runs in steps of 128 bytes of input, each step prefetching the two cache lines
  * that far ahead (T0) and then converting its elements in an inner loop of constant length that
  * the compiler vectorizes and unrolls; the rest of the elements after the last whole step. Only
- * the order of loads changes, never a result (docs/decisions/speed.md §15). */
+ * the order of loads changes, never a result (docs/decisions/speed.md S15). */
 #define PP_LOOP_BODY(LANE, OUT_T, MODE, SUB, MAGIC, SIMPLE, I)                                     \
     dst[I] = (OUT_T)PP_K(LANE)(src[I], (MODE) == PP_STOCHASTIC ? rnd[I] : 0u, MODE, SUB, MAGIC,    \
                                SIMPLE, sizeof(OUT_T) == 4, &prl)

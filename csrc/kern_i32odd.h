@@ -6,7 +6,7 @@
 #define PP_KERN_I32ODD_H
 
 /* int32 -> float32 bits rounded to odd at 23 or 24 significant bits (either is at least p + 2 for
- * every format, all that the double-rounding argument of speed.md §18 asks), in integer
+ * every format, all that the double-rounding argument of speed.md S18 asks), in integer
  * arithmetic, so no MXCSR field can change a bit: E, the exponent of the conversion's float32
  * (under any rounding floor(log2 |x|), or one more where it rounded up to a power of two), gives
  * the shift s = max(E - 23, 0); K = |x| >> s (logical: |INT32_MIN| is 2^31) has at most 24 bits,

@@ -1,7 +1,7 @@
 /* float64 -> float32 bits with round-to-odd, AVX2 (included by kern_avx2.c only). For a block of
  * a float64 source under rne, rtz or rna the driver (convert.c encode_range) calls narrow64_avx2,
  * which narrows 256 elements at a time into the driver's L1 buffer and runs the set's float32
- * kernels on them (docs/decisions/speed.md §18
+ * kernels on them (docs/decisions/speed.md S18
  * has the proof that this equals rounding the float64 value once, for every format and every
  * input, and why stochastic rounding cannot take this path).
  *

@@ -1,5 +1,5 @@
 /* float64 -> float32 bits with round-to-odd, AVX-512 (included by kern_avx512.c only): the AVX2
- * set's kern_narrow_avx2.h in 512-bit vectors, see there (and docs/decisions/speed.md §18) for
+ * set's kern_narrow_avx2.h in 512-bit vectors, see there (and docs/decisions/speed.md S18) for
  * why narrowing to odd and then rounding the float32 equals rounding the float64 once (rne, rtz,
  * rna), and why stochastic rounding cannot take this path.
  *

@@ -89,7 +89,7 @@ PP_KFN void pp_wide_scalar(const pp_params *pr, const uint32_t *src, size_t i, s
 /* ---- float64 sources under rne / rtz / rna ---- */
 /* Elements per step: narrowed into buf, then encoded by the set's float32 kernel. Short steps
  * keep the input streaming while the float32 kernel runs (a whole 2048-element block at a time
- * left the memory idle during the second pass: speed.md §18 has the measurement). */
+ * left the memory idle during the second pass: speed.md S18 has the measurement). */
 #ifndef PP_NARROW_STEP
 #define PP_NARROW_STEP 256
 #endif
@@ -98,7 +98,7 @@ PP_KFN void pp_wide_scalar(const pp_params *pr, const uint32_t *src, size_t i, s
  * rounded to odd in buf (room for PP_NARROW_STEP) by narrow, then set->enc32 with has_sub as for
  * a float32 source.
  * Returns 1, or 0 (nothing written) for stochastic rounding, which must see the float64 value
- * (speed.md §18). */
+ * (speed.md S18). */
 PP_KFN int pp_narrow64_run(const pp_params *pr, const void *src, size_t n, uint32_t *buf,
                            void *dst, int out_bytes, size_t src_bytes,
                            void (*narrow)(const void *, size_t, uint32_t *),

@@ -105,7 +105,7 @@ PP_KFN void wide5_loop(const pp_params *pr, const uint32_t *src, size_t n, void 
  * FTZ and RC do not apply; Intel SDM, VCVTNEPS2BF16). Two integer compares per vector find the
  * lanes it cannot do (0 < |u| < 2^-126, or |u| above inf's bits); such a vector takes wide16.
  * Integer, not vfpclassps: on the real hardware (AMD Zen 5, issue 28) a caller's MXCSR.DAZ made
- * vfpclassps miss subnormal lanes, which then converted to zero (speed.md §22); the emulated
+ * vfpclassps miss subnormal lanes, which then converted to zero (speed.md S22); the emulated
  * vfpclassps had not consulted DAZ. Its own function: the only one compiled for AVX512_BF16,
  * called only where the CPU has it (pp_isa_avx512_bf16). */
 #ifndef PP_CVTNEPS_SI256

@@ -111,7 +111,7 @@ typedef struct {
                        int out_bytes);
     /* float64 bits -> 1-, 2- or 4-byte codes through float32 rounded to odd (in buf, room for
      * 2048 float32) and the set's enc32, which round it as they would the float64 (rne, rtz,
-     * rna; docs/decisions/speed.md §18); 0: not this set or this rounding (nothing written) */
+     * rna; docs/decisions/speed.md S18); 0: not this set or this rounding (nothing written) */
     int (*narrow64)(const pp_params *pr, const void *src, size_t n, uint32_t *buf, void *dst,
                     int out_bytes);
     /* int32 -> 1-, 2- or 4-byte codes the same way (float32 rounded to odd in buf, then enc32;

@@ -4,6 +4,7 @@ An allowlist copied from the diagram: every room names the rooms it may import, 
 counts — ``import pyprecision.x``, ``from pyprecision.x import y``, ``from pyprecision import x`` —
 at module level or inside a function (a deferred import is still an arrow)."""
 import ast
+import sys
 from pathlib import Path
 
 import pytest
@@ -175,3 +176,78 @@ def test_emulate_sub_rooms_follow_their_arrows(sub, path):
             used.add(parts[1])
     bad = used - EMULATE_SUBROOMS[sub]
     assert not bad, f"{path.relative_to(PKG.parent)} (emulate.{sub}) imports {sorted(bad)}"
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(PKG.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _runtime_imports(path: Path, known: set[str]) -> set[str]:
+    """The modules of ``known`` that ``path`` imports when it runs (at any depth, deferred imports
+    included; ``if TYPE_CHECKING:`` blocks and the enclosing packages' ``__init__`` left out)."""
+    tree = ast.parse(path.read_text(), str(path))
+    skip = {id(n) for node in ast.walk(tree) if isinstance(node, ast.If)
+            and "TYPE_CHECKING" in ast.unparse(node.test) for n in ast.walk(node)}
+    me = _module_name(path)
+    out = set()
+    for node in ast.walk(tree):
+        if id(node) in skip:
+            continue
+        names = []
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in known
+                     else node.module for a in node.names]
+        out |= {n for n in names if n in known and not me.startswith(n + ".")}
+    return out
+
+
+def import_cycles(room: str) -> list[list[str]]:
+    """The import circles among the modules of ``room`` (strongly connected parts, Tarjan)."""
+    paths = {_module_name(p): p for p in (PKG / room).rglob("*.py")}
+    graph = {m: _runtime_imports(p, set(paths)) for m, p in paths.items()}
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    cycles = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            part = []
+            while not part or part[-1] != v:
+                part.append(stack.pop())
+            if len(part) > 1:
+                cycles.append(sorted(part))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return cycles
+
+
+def test_hlo_has_no_import_circle():
+    """The opcode table imports the shape rules, never the reverse; the parser imports the model
+    and the verifier, which read shapes through the leaf ``shape_text`` (issue 24)."""
+    assert import_cycles("hlo") == []
+
+
+def test_the_circle_check_sees_a_circle(tmp_path, monkeypatch):
+    pkg = tmp_path / "pyprecision" / "room"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a.py").write_text("from pyprecision.room import b\n")
+    (pkg / "b.py").write_text("def f():\n    from pyprecision.room.a import x\n")
+    (pkg / "c.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                              "    from pyprecision.room import a\n")
+    monkeypatch.setattr(sys.modules[__name__], "PKG", tmp_path / "pyprecision")
+    assert import_cycles("room") == [["pyprecision.room.a", "pyprecision.room.b"]]

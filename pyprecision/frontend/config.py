@@ -83,7 +83,7 @@ def config_from_namespace(ns: argparse.Namespace) -> PrecisionConfig:
     source = "auto-cast"
     mode = pair_to_mode(auto_cast, auto_cast_type)
     fm_mode = fast_math_mode(list(ns.fast_math or []))
-    if ns.fp32_cast is None and fm_mode is not None:  # decision F6: the third door
+    if ns.fp32_cast is None and fm_mode is not None:  # decision F9: the third door
         if given & {"auto_cast", "auto_cast_type"} and pair_to_mode(auto_cast, auto_cast_type) != fm_mode:
             raise FlagError(
                 f"--fast-math fp32-cast-{fm_mode} disagrees with --auto-cast {auto_cast} "
@@ -128,7 +128,7 @@ def config_from_namespace(ns: argparse.Namespace) -> PrecisionConfig:
 def fast_math_mode(tokens: Sequence[str]) -> str | None:
     """The fp32-cast mode named by the ``fp32-cast-*`` tokens of ``--fast-math`` (the last one
     wins; ``fp32-cast-matmult-bf16`` is the internal mode ``matmult-bf16``, spec 003 §2.3 QUIRK),
-    or None when there is none (decision F6)."""
+    or None when there is none (decision F9)."""
     mode = None
     for t in tokens:
         if t.startswith(TOKEN_PREFIX):

@@ -266,7 +266,7 @@ class HloModule:
 
     def entry_computation_layout(self) -> ProgramShape | None:
         """The parsed ``entry_computation_layout`` header attribute, if any."""
-        from pyprecision.hlo.parser import parse_program_shape
+        from pyprecision.hlo.shape_text import parse_program_shape
 
         raw = self.attr("entry_computation_layout")
         return None if raw is None else parse_program_shape(raw)

@@ -21,9 +21,8 @@ from typing import Any
 from pyprecision.hlo import shape_inference as S
 from pyprecision.hlo import shape_rules_compute as C
 from pyprecision.hlo.shape import Shape
-from pyprecision.hlo.shape_inference import UNCHECKED
 
-__all__ = ["BY_NAME", "OPCODES", "Opcode", "Rule", "infer", "names_with", "record"]
+__all__ = ["BY_NAME", "OPCODES", "UNCHECKED", "Opcode", "Rule", "infer", "names_with", "record"]
 
 Rule = S.Rule
 
@@ -147,6 +146,16 @@ _OTHER = [
     _rec("call", 0, None, C._call), _rec("fusion", 0, None, C._call),
     _rec("while", 1, 1, C._while), _rec("conditional", 2, None, C._conditional),
 ]  # fmt: skip
+#: Known opcodes whose shapes are not checked (collectives, async, I/O, control).
+UNCHECKED = ("add-dependency", "after-all", "all-gather", "all-gather-done", "all-gather-start",
+             "all-reduce", "all-reduce-done", "all-reduce-start", "all-to-all", "async-done",
+             "async-start", "async-update", "bitcast", "cholesky", "collective-broadcast",
+             "collective-permute", "collective-permute-done", "collective-permute-start",
+             "copy-done", "copy-start", "custom-call", "domain", "dynamic-reshape", "fft",
+             "get-dimension-size", "infeed", "opt-barrier", "outfeed", "partition-id",
+             "ragged-all-to-all", "ragged-dot", "recv", "recv-done", "reduce-scatter",
+             "replica-id", "rng", "rng-get-and-update-state", "send", "send-done",
+             "set-dimension-size", "stochastic-convert", "triangular-solve")
 #: lowered as no-ops or constants though their shapes are not checked
 _UNCHECKED_LOWERED = ("add-dependency", "after-all", "bitcast", "opt-barrier", "partition-id",
                       "replica-id")

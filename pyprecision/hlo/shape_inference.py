@@ -1,7 +1,8 @@
 """The shape rules of the elementwise and data-movement opcodes (after XLA's ``ShapeInference`` and
 ``ShapeVerifier``), as the verifier checks them; the records that name them, one per opcode, are
 in :mod:`pyprecision.hlo.opcodes` (``opcodes.OPCODES[name] = Rule(min_operands, max_operands,
-infer)``). ``infer(inst, operand_shapes)`` returns
+infer)``), which imports the rules: this module and ``shape_rules_compute`` import no table (a
+leaf, so no import circle). ``infer(inst, operand_shapes)`` returns
 the result shape the rule implies (compared with the declared one, layouts ignored) or None where
 the rule constrains the operands only; a violation raises ValueError with the reason. Opcodes with
 ``infer=None`` are known (they parse and print) but their shapes are not checked — collectives,
@@ -308,25 +309,4 @@ def _no_operands(inst: Any, ops: list[Shape]) -> None:
     return None
 
 
-#: Known opcodes whose shapes are not checked (collectives, async, I/O, control).
-UNCHECKED = ("add-dependency", "after-all", "all-gather", "all-gather-done", "all-gather-start",
-             "all-reduce", "all-reduce-done", "all-reduce-start", "all-to-all", "async-done",
-             "async-start", "async-update", "bitcast", "cholesky", "collective-broadcast",
-             "collective-permute", "collective-permute-done", "collective-permute-start",
-             "copy-done", "copy-start", "custom-call", "domain", "dynamic-reshape", "fft",
-             "get-dimension-size", "infeed", "opt-barrier", "outfeed", "partition-id",
-             "ragged-all-to-all", "ragged-dot", "recv", "recv-done", "reduce-scatter",
-             "replica-id", "rng", "rng-get-and-update-state", "send", "send-done",
-             "set-dimension-size", "stochastic-convert", "triangular-solve")
-
-
-def __getattr__(name: str) -> Any:
-    """``OPCODES`` and ``infer`` live in :mod:`pyprecision.hlo.opcodes` (one record per opcode)."""
-    if name in ("OPCODES", "infer"):
-        from pyprecision.hlo import opcodes
-
-        return getattr(opcodes, name)
-    raise AttributeError(name)
-
-
-__all__ = ["Rule", "UNCHECKED", "compatible", "W"]
+__all__ = ["Rule", "compatible", "W"]

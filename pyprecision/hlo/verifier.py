@@ -202,7 +202,7 @@ def _entry_layout(module: HloModule) -> None:
     raw = module.attr("entry_computation_layout")
     if raw is None:
         return
-    from pyprecision.hlo.parser import parse_program_shape
+    from pyprecision.hlo.shape_text import parse_program_shape
 
     entry = module.entry
     try:

@@ -54,7 +54,7 @@ from pyprecision.io.store import (
     open_tensors,
 )
 from pyprecision.io.tensors import TensorInfo
-from pyprecision.io.text import decode_text, read_text
+from pyprecision.io.text import decode_text, read_input_bytes, read_text
 
 if TYPE_CHECKING:  # loaded on first use (PEP 562): a safetensors re-encode never needs them
     from pyprecision.io.numpy_files import NPZ_METADATA_MEMBER, NpzWriter, npy_can_store
@@ -107,6 +107,7 @@ __all__ = [
     "input_files",
     "read_text",
     "decode_text",
+    "read_input_bytes",
     "clean_stale_temporaries",
     "OutputDirectory",
     "INCOMPLETE_MARKER",

@@ -13,7 +13,7 @@ from pyprecision.formats import format as _format
 __all__ = ["SAFETENSORS_DTYPES", "parse_dtype", "safetensors_dtype", "safetensors_name_of_format"]
 
 #: safetensors dtype name -> numpy dtype. ``F8_E4M3`` is OCP e4m3fn (torch.float8_e4m3fn), not the
-#: IEEE-like e4m3 of pyprecision's ``fp8e4``, which has no safetensors name (docs/decisions/io.md).
+#: IEEE-like e4m3 of pyprecision's ``fp8e4``, which has no safetensors name (docs/decisions/io.md IO1).
 SAFETENSORS_DTYPES: dict[str, np.dtype] = {
     "BOOL": np.dtype(np.bool_),
     "U8": np.dtype(np.uint8),
@@ -52,7 +52,7 @@ def safetensors_dtype(dtype: Any) -> str:
 
 def safetensors_name_of_format(fmt: Any) -> str:
     """The safetensors dtype that stores ``fmt``'s codes: the format's own safetensors name, else raw
-    unsigned codes of its width (``U8`` for fp8e4, see decisions/io.md)."""
+    unsigned codes of its width (``U8`` for fp8e4, see decisions/io.md IO1)."""
     f = _format(fmt)
     return f.safetensors_name or f"U{f.bits}"
 

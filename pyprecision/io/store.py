@@ -32,7 +32,7 @@ __all__ = ["TensorStore", "open_tensors", "INDEX_SUFFIX", "TORCH_INDEX_SUFFIX"]
 
 INDEX_SUFFIX = ".safetensors.index.json"
 #: A sharded torch.save checkpoint's index (transformers' ``pytorch_model.bin.index.json``): the
-#: same JSON as a safetensors index, naming ``.bin`` shards (docs/decisions/torch.md §11).
+#: same JSON as a safetensors index, naming ``.bin`` shards (docs/decisions/torch.md PT11).
 TORCH_INDEX_SUFFIX = ".bin.index.json"
 _EXTS = (".safetensors", ".npz", ".npy", *TORCH_EXTS)
 

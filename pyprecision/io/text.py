@@ -7,7 +7,7 @@ import os
 from pyprecision.errors import DumpError
 from pyprecision.io.remote import as_local, is_dir, is_file, read_bytes
 
-__all__ = ["read_text", "decode_text"]
+__all__ = ["read_text", "decode_text", "read_input_bytes"]
 
 #: First bytes of binary files a text input is often confused with, and what they are.
 _MAGICS = (
@@ -22,15 +22,20 @@ def read_text(path: str | os.PathLike[str], what: str = "text") -> str:
     .npy given as a program ...) are a DumpError ``{path}: ...``; ``what`` names the expected
     content in the message (e.g. "a program")."""
     p = as_local(path)
-    if is_dir(p):
-        raise DumpError(f"{p}: is a directory, not {what}")
-    if not is_file(p):
-        raise DumpError(f"{p}: no such file")
+    return decode_text(read_input_bytes(p, what), p, what)
+
+
+def read_input_bytes(path: str, what: str) -> bytes:
+    """The bytes of the input file ``path`` (a path or a URL), or one DumpError naming ``path`` as
+    given: ``is a directory, not {what}``, ``no such file``, ``cannot read: {reason}``."""
+    if is_dir(path):
+        raise DumpError(f"{path}: is a directory, not {what}")
+    if not is_file(path):
+        raise DumpError(f"{path}: no such file")
     try:
-        data = read_bytes(p)
+        return read_bytes(path)
     except OSError as exc:
-        raise DumpError(f"{p}: cannot read: {exc.strerror or exc}") from exc
-    return decode_text(data, p, what)
+        raise DumpError(f"{path}: cannot read: {exc.strerror or exc}") from exc
 
 
 def decode_text(data: bytes, name: str, what: str = "text") -> str:

@@ -1,6 +1,6 @@
 """A reduce whose reducer is no IR reduce kind, lowered by folding its body (decision OP11).
 
-The HLO evaluator's order (hlo-eval decision 5): the reduced dimensions moved last and flattened
+The HLO evaluator's order (decision HE5): the reduced dimensions moved last and flattened
 row-major, then ``acc = reducer(acc, x[..., k])`` for k = 0, 1, … from the init. The lowering
 writes exactly that: one transpose and reshape, then per k a slice and the reducer's
 instructions, each lowered by its own elementwise handler on arrays of the kept dimensions

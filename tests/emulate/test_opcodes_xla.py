@@ -87,7 +87,7 @@ def test_the_pipeline_under_auto_cast_none_gives_the_evaluator_s_bits(name):
 
 
 def _saturated_overflow(got: np.ndarray, want: np.ndarray, x: np.ndarray, fp8: np.dtype):
-    """The IR's fp8 cast is the device's, which saturates (hlo-eval decision 2; the evaluator
+    """The IR's fp8 cast is the device's, which saturates (decision HE2; the evaluator
     is XLA's convert, which overflows to inf / NaN): where x is ±inf or rounds past the format's
     largest finite value, the pipeline must give ±max and the evaluator ±inf / NaN; the rest
     must be equal. Returns the arrays with those places checked and masked."""

@@ -61,7 +61,7 @@ def test_runaway_while_stops_by_the_time_budget_within_seconds() -> None:
 def test_default_limits_stop_a_runaway_loop_but_set_no_time_budget() -> None:
     # running the defaults takes ~8 s here (100 000 iterations), so only their values are
     # checked; the two tests above run the same code with smaller values. No wall-time budget by
-    # default (hlo-eval.md §17): a real model may take minutes; the iteration cap stops a runaway loop.
+    # default (hlo-eval.md HE17): a real model may take minutes; the iteration cap stops a runaway loop.
     d = Limits()
     assert d.max_while_iterations == 100_000 and d.time_budget is None and d.memory_budget is None
     assert Evaluator(hlo.parse(FOREVER), d).budget.deadline is None
@@ -128,7 +128,7 @@ def test_huge_broadcast_is_refused_before_any_instruction_runs(monkeypatch) -> N
 
 def test_values_are_dropped_after_their_last_reader() -> None:
     """When d runs, a and b (last read by c) are gone; c is alive until d has read it
-    (hlo-eval.md §18)."""
+    (hlo-eval.md HE18)."""
     import weakref
 
     m = hlo.parse(CHAIN)
@@ -194,7 +194,7 @@ def test_operand_cycle_in_an_unverified_module_is_an_error_not_a_hang() -> None:
 
 
 def test_hlo_run_time_budget_still_stops_a_loop(tmp_path, capsys) -> None:
-    """No time budget by default, but ``--time-budget`` still sets one (hlo-eval.md §17)."""
+    """No time budget by default, but ``--time-budget`` still sets one (hlo-eval.md HE17)."""
     mod = tmp_path / "w.hlo"
     mod.write_text(FOREVER)
     inp = tmp_path / "in.npz"

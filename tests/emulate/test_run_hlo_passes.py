@@ -222,7 +222,7 @@ def test_bnt_upcast_leaves_f32_inference_and_grad_alone() -> None:
 
 @pytest.mark.parametrize("version", VERSIONS)
 def test_upcast_all_bf16_dot_rounds_back_to_the_original(version: str) -> None:
-    # a bf16 dot is an f32 dot rounded once to bf16 (docs/decisions/hlo-eval.md §4); after
+    # a bf16 dot is an f32 dot rounded once to bf16 (docs/decisions/hlo-eval.md HE4); after
     # upcast-all-to-fp32 the module returns that f32 dot, parameters included become F32
     text, (a, b), (want_bf16, want_f32) = load(version, "dot_bf16")
     m = hlo.parse(text)

@@ -1,9 +1,9 @@
 """float64 sources under rne / rtz / rna narrowed to float32 with round-to-odd, then rounded by the
-float32 kernels (AVX2: csrc/kern_narrow_avx2.h; docs/decisions/speed.md §18): every fast ISA ==
+float32 kernels (AVX2: csrc/kern_narrow_avx2.h; docs/decisions/speed.md S18): every fast ISA ==
 the reference converter, which rounds the float64 value once, on samples built around the
 round-to-odd boundaries of every format at every magnitude.
 
-The argument (speed.md §18) needs every target point and every target midpoint to be an even
+The argument (speed.md S18) needs every target point and every target midpoint to be an even
 float32 point; the samples put inputs on and next to them: exact ties of the target, ties ± 1
 float64 ulp, ties ± half and ± one float32 ulp (where a float32 rounding to nearest would land on
 the tie or jump it), float32 values and their float64 neighbours, in every float64 binade from

@@ -1,4 +1,4 @@
-"""The round-to-odd narrowing of float64 sources (docs/decisions/speed.md §18): the lemma itself on
+"""The round-to-odd narrowing of float64 sources (docs/decisions/speed.md S18): the lemma itself on
 the reference converter, the caller's MXCSR (rounding mode, FTZ, DAZ) changing nothing and coming
 back as it was, flags included, and hypothesis properties over any float64 bits."""
 from __future__ import annotations
@@ -47,7 +47,7 @@ def test_the_model_rounds_to_odd() -> None:
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_the_lemma_on_the_reference(fmt: str) -> None:
     """Rounding x once == rounding its round-to-odd float32 once, for rne, rtz and rna, every
-    saturation and NaN policy, on the stratified sample: the argument of speed.md §18, checked
+    saturation and NaN policy, on the stratified sample: the argument of speed.md S18, checked
     with the reference converter alone."""
     x = narrow_bits().view(np.float64)
     y = round_to_odd_f32(x).view(np.float32)

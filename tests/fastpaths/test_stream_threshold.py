@@ -1,4 +1,4 @@
-"""The streaming-store thresholds (dispatch.c, speed.md §16): pp_set_stream_threshold overrides
+"""The streaming-store thresholds (dispatch.c, speed.md S16): pp_set_stream_threshold overrides
 every kind and hands back the previous override, and the output never depends on the setting,
 at sizes on both sides of every measured default (4, 8, 32 MiB)."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Decision F6 (the fp32-cast-* tokens of --fast-math choose the mode when no other door does) and
+"""Decision F9 (the fp32-cast-* tokens of --fast-math choose the mode when no other door does) and
 ``config_to_argv`` (flags the CLI accepts again, whatever the canonical spelling)."""
 
 from __future__ import annotations

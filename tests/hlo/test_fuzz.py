@@ -16,11 +16,12 @@ from hypothesis import strategies as st
 from pyprecision import hlo
 from pyprecision.emulate import Limits, run_hlo
 from pyprecision.errors import ParseError, PyPrecisionError
+from pyprecision.hlo import opcodes
 
 SEEDS = sorted((HERE / "samples").glob("*.hlo.txt"))[:6] + sorted(
     (HERE.parent / "data" / "hlo-eval" / "jax-0.10.2").glob("*.hlo.txt"))[:30]
 TEXTS = [p.read_text() for p in SEEDS]
-OPCODES = sorted(hlo.shape_inference.OPCODES) if hasattr(hlo, "shape_inference") else []
+OPCODES = sorted(opcodes.OPCODES)
 LIMITS = Limits(max_while_iterations=200, time_budget=2.0, memory_budget=1 << 26)
 #: No single input may take longer than this (parse + verify + evaluate), in seconds.
 TIME_LIMIT = 10.0

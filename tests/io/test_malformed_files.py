@@ -209,3 +209,19 @@ def test_npy_version_2_header_cut_inside_its_length(tmp_path):
     p.write_bytes(b"\x93NUMPY\x02\x00v\x93N")
     with pytest.raises(DumpError, match="truncated .npy header"):
         open_tensors(p)
+
+
+def test_text_and_module_inputs_share_one_reader(tmp_path):
+    """io.read_input_bytes is the one check of an input file (review D6): read_text and
+    verify.read_module_text give its messages, naming the path as given."""
+    from pyprecision.errors import DumpError
+    from pyprecision.io import read_input_bytes, read_text
+    from pyprecision.verify.module_source import read_module_text
+
+    (tmp_path / "m.hlo").write_bytes(b"HloModule m\n\nENTRY e {\n  ROOT c = f32[] constant(1)\n}\n")
+    assert read_input_bytes(str(tmp_path / "m.hlo"), "x").startswith(b"HloModule")
+    for read, what in ((read_text, "text"), (read_module_text, "an HLO module")):
+        with pytest.raises(DumpError, match=f"^{tmp_path}: is a directory, not {what}$"):
+            read(str(tmp_path))
+        with pytest.raises(DumpError, match=f"^{tmp_path}/none: no such file$"):
+            read(str(tmp_path / "none"))

@@ -142,7 +142,7 @@ class Evaluator(CallingOps):
                         raise EmulationError(f"{inst.name}: parameter({inst.parameter_number}) "
                                              f"of {comp.name} has no argument")
                     env[id(inst)] = self.evaluate(inst, [env[id(o)] for o in inst.operands])
-                for key in drop:  # values no later instruction reads (hlo-eval.md §18)
+                for key in drop:  # values no later instruction reads (hlo-eval.md HE18)
                     env.pop(key, None)
         finally:
             self.budget.leave()

@@ -7,7 +7,7 @@ has (``broadcast`` to ``f32[100000,100000,100000]``). The evaluator checks these
 the allocation) happens. The defaults never refuse a module that fits: the iteration cap stops a
 runaway loop within seconds, the wall-time budget is off unless asked for, and the memory budget
 (half the RAM) is checked against what the module will hold at its peak, before it runs
-(:func:`check_module_memory`; docs/decisions/hlo-eval.md §17).
+(:func:`check_module_memory`; docs/decisions/hlo-eval.md HE17).
 """
 from __future__ import annotations
 

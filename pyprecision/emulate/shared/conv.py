@@ -1,7 +1,7 @@
 """HLO ``convolution``: every ``dim_labels``, window stride / padding (negative too) / lhs and rhs
 dilation / reversal, ``feature_group_count`` and ``batch_group_count``.
 
-The arithmetic follows the dot's rule (docs/decisions/hlo-eval.md §4 and §10): operands widened
+The arithmetic follows the dot's rule (docs/decisions/hlo-eval.md HE4 and HE10): operands widened
 exactly to float32 (float64 when an operand or the result is F64; exact int64 for integer
 convolutions), each product rounded to that type, products added one at a time — kernel spatial
 positions in row-major order outside, input features inside — starting from +0, one rounding per

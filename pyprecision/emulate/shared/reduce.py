@@ -1,7 +1,7 @@
 """Fast paths for ``reduce`` whose reducer is one commutative binary op on its two parameters.
 
 The evaluator's rule for reduce is a sequential left fold from the init value over the reduced
-elements (docs/decisions/hlo-eval.md §5). For the common reducers that fold can run inside NumPy
+elements (docs/decisions/hlo-eval.md HE5). For the common reducers that fold can run inside NumPy
 with the same result:
 
 * f32/f64 ``add`` / ``multiply``: ``np.add.accumulate`` is that sequential fold, one rounding per
@@ -46,7 +46,7 @@ def reduce_layout(inputs: list[np.ndarray], inits: list[np.ndarray],
 
 def fold_steps(moved: list[np.ndarray], accs: list[np.ndarray], step: Step) -> list[np.ndarray]:
     """The sequential left fold of a reduce: ``step`` on the accumulators and each reduced
-    element in turn (docs/decisions/hlo-eval.md §5)."""
+    element in turn (docs/decisions/hlo-eval.md HE5)."""
     for k in range(moved[0].shape[-1]):
         accs = step(accs, [m[..., k] for m in moved])
     return accs

@@ -5,7 +5,7 @@ vectorised combine per round of colliding targets for scatter.
 gather clamps each window start into the operand (XLA). scatter skips an update window that
 does not fit the operand entirely (XLA's HloEvaluator) and applies the ``to_apply`` combiner in
 the order of the scatter indices (row-major), then window positions; updates that hit the same
-element are combined one after another in that order. See docs/decisions/hlo-eval.md §12.
+element are combined one after another in that order. See docs/decisions/hlo-eval.md HE12.
 """
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ row-major window order with the reducer; padding and lhs-dilation holes are skip
 HloEvaluator). select-and-scatter: in each window the first element (row-major) is selected, and
 each later one replaces it when ``select(selected, current)`` is false; the output starts as the
 init value everywhere and every source element is combined into its selected position with
-``scatter``, in row-major source order (``apply_in_order``). See docs/decisions/hlo-eval.md §11.
+``scatter``, in row-major source order (``apply_in_order``). See docs/decisions/hlo-eval.md HE11.
 """
 from __future__ import annotations
 
