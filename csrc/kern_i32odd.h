@@ -1,7 +1,6 @@
-/* int32 -> float32 rounded to odd, in 256-bit vectors (AVX2 instructions, which the AVX2 and the
- * AVX-512 sets both have, and which the emulated AVX-512 build runs natively): included by
- * kern_narrow_avx2.h and kern_narrow_avx512.h; their narrow_i32 run it, then the set's float32
- * kernels (kern_shared.h pp_narrow64_run). */
+/* int32 -> float32 rounded to odd, in 256-bit vectors: included by kern_narrow_avx2.h, whose
+ * narrow_i32 runs it, then the set's float32 kernels (kern_shared.h pp_narrow64_run); the AVX-512
+ * set has the same in 512-bit vectors (kern_narrow_avx512.h i32odd_avx512). */
 #ifndef PP_KERN_I32ODD_H
 #define PP_KERN_I32ODD_H
 
@@ -17,34 +16,15 @@
 #endif
 #endif
 
-/* int32 -> float32 bits rounded to odd at 23 or 24 significant bits (either is at least p + 2 for
- * every format, all that the double-rounding argument of speed.md §18 asks), in integer
- * arithmetic, so no MXCSR field can change a bit: E, the exponent of the conversion's float32
- * (under any rounding floor(log2 |x|), or one more where it rounded up to a power of two), gives
- * the shift s = max(E - 23, 0); K = |x| >> s (logical: |INT32_MIN| is 2^31) has at most 24 bits,
- * K | (K << s != |x|) is |x| truncated with the sticky bit ORed into its last bit, converted
- * exactly, its exponent raised by s (K >= 1 for x != 0: a normal float32 stays one) and x's sign
- * put back. Zero gives +0, as the reference does. */
-static inline __attribute__((always_inline)) __m256i pp_i32odd8(__m256i x) {
-    const __m256i a = _mm256_abs_epi32(x);
-    const __m256i e = _mm256_and_si256(_mm256_srli_epi32(_mm256_castps_si256(_mm256_cvtepi32_ps(x)), 23),
-                                       _mm256_set1_epi32(0xff));
-    const __m256i s = _mm256_max_epi32(_mm256_sub_epi32(e, _mm256_set1_epi32(127 + 23)),
-                                       _mm256_setzero_si256());
-    const __m256i k = _mm256_srlv_epi32(a, s);
-    const __m256i exact = _mm256_cmpeq_epi32(_mm256_sllv_epi32(k, s), a);
-    const __m256i v = _mm256_or_si256(k, _mm256_andnot_si256(exact, _mm256_set1_epi32(1)));
-    const __m256i f = _mm256_add_epi32(_mm256_castps_si256(_mm256_cvtepi32_ps(v)), _mm256_slli_epi32(s, 23));
-    return _mm256_or_si256(f, _mm256_and_si256(x, _mm256_set1_epi32((int)0x80000000u)));
-}
-
-/* The same by the conversion instruction under RC = toward zero (the caller's MXCSR set aside):
- * t = trunc(x) in float32 (24 bits; an int32 converts to a normal float32 or +0, so FTZ and DAZ
- * cannot act), widened back by the truncating conversion (exact: |t| <= |x| <= 2^31, and
- * -2^31 = INT32_MIN is representable) and compared with x; where they differ the last bit is set:
- * x rounded to odd at 24 bits, the value pp_i32odd8 gives at 23 or 24 (both >= p + 2; speed.md
- * §23 has why either is the same code after the float32 kernel). Five instructions per 8
- * elements against pp_i32odd8's fifteen: the AVX2 int32 row was bound by them (speed.md §23). */
+/* int32 -> float32 bits rounded to odd at 24 significant bits (at least p + 2 for every format,
+ * all that the double-rounding argument of speed.md §18 asks), by the conversion instruction
+ * under RC = toward zero (the kernel's own MXCSR, pp_i32odd): t = trunc(x) in float32 (an int32
+ * converts to a normal float32 or +0, so FTZ and DAZ cannot act), widened back by the truncating
+ * conversion (exact: |t| <= |x|, t <= 2^31 - 128 for x > 0, and -2^31 = INT32_MIN is
+ * representable) and compared with x; where they differ the last bit is set. Zero gives +0, as
+ * the reference does. Three instructions per 8 elements; the integer version before (issue 28,
+ * the shift found from the conversion's exponent) took fifteen, and bound the AVX2 int32 row
+ * (speed.md §23). */
 static inline __attribute__((always_inline)) __m256i pp_i32odd8_rz(__m256i x) {
     const __m256 t = _mm256_cvtepi32_ps(x); /* truncated: MXCSR.RC = toward zero */
     const __m256i exact = _mm256_cmpeq_epi32(_mm256_cvttps_epi32(t), x);

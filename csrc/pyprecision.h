@@ -118,7 +118,7 @@ typedef struct {
     int (*narrow64)(const pp_params *pr, const void *src, size_t n, uint32_t *buf, void *dst,
                     int out_bytes, int stream);
     /* int32 -> 1-, 2- or 4-byte codes the same way (float32 rounded to odd in buf, then enc32;
-     * kern_i32odd.h pp_i32odd8; stream as for narrow64); 0: not this set or this rounding
+     * kern_i32odd.h, kern_narrow_avx512.h; stream as for narrow64); 0: not this set or this rounding
      * (nothing written) */
     int (*narrow_i32)(const pp_params *pr, const void *src, size_t n, uint32_t *buf, void *dst,
                       int out_bytes, int stream);
