@@ -118,3 +118,20 @@ def test_int32_under_the_callers_mxcsr(csr: ctypes.CDLL, rc: str, flush: bool) -
     assert left & ~0x3F == mine & ~0x3F, f"the call changed the caller's MXCSR: {left:#x}"
     for (c, isa, force), g in got.items():
         assert_same(g, want[c], x, f"{c} isa={isa} stream={force} rc={rc} flush={flush}")
+
+
+@pytest.mark.parametrize("src", ["int32", "float64"])
+@pytest.mark.parametrize("isa", FAST_ISAS)
+@pytest.mark.parametrize("fmt", ["bf16", "fp32r", "fp16"])
+def test_streamed_narrowing_destination_not_aligned(fmt: str, isa: str, src: str) -> None:
+    """One byte past a boundary: enc_stream declines on the first step (nothing written) and the
+    block path writes the same bits."""
+    x = int32_sample() if src == "int32" else narrow_bits().view(np.float64)
+    size = pyprecision.format(fmt).bits // 8
+    out, _ = _out_at(x.size, size, 1)
+    assert not out.flags.aligned
+    for rounding in ("rne", "rtz", "rna"):
+        ref = pyprecision.encode(x, fmt, rounding=rounding, isa="reference")
+        with streaming(True):
+            pyprecision.encode(x, fmt, rounding=rounding, isa=isa, out=out)
+        assert_same(out, ref, x, f"{src} {fmt} {rounding} {isa} unaligned")
