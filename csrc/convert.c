@@ -230,6 +230,19 @@ static void encode_range(void *ctx, size_t begin, size_t end) {
         ks->sfence();
         return;
     }
+    /* int32 and float64 sources under rne / rtz / rna, likewise: each step narrowed to float32
+     * rounded to odd in an L1 buffer, then the set's streaming float32 kernel straight to the
+     * destination (kern_shared.h pp_narrow64_run; speed.md S23) */
+    if (j->stream_direct && !stochastic && (t == PP_T_I32 || t == PP_T_F64)) {
+        _Alignas(64) uint32_t nbuf[PP_NARROW_STREAM_STEP];
+        const char *in = (const char *)j->src + begin * es;
+        char *out = (char *)j->dst + begin * (size_t)ob;
+        if (t == PP_T_I32 ? ks->narrow_i32(&j->pr, in, end - begin, nbuf, out, ob, 1)
+                          : ks->narrow64(&j->pr, in, end - begin, nbuf, out, ob, 1)) {
+            ks->sfence();
+            return;
+        }
+    }
     _Alignas(64) uint32_t rbuf[PP_BLOCK];
     _Alignas(64) uint64_t wide[PP_BLOCK];
     _Alignas(64) uint32_t obuf[PP_BLOCK];
@@ -270,11 +283,11 @@ static void encode_range(void *ctx, size_t begin, size_t end) {
             /* nothing left */
         } else if (t == PP_T_F32) {
             ks->enc32[oi](&j->pr, in, n, rnd, kout);
-        } else if (t == PP_T_F64 && ks->narrow64(&j->pr, in, n, (uint32_t *)wide, kout, ob)) {
+        } else if (t == PP_T_F64 && ks->narrow64(&j->pr, in, n, (uint32_t *)wide, kout, ob, 0)) {
             /* done: through float32 rounded to odd and the float32 kernels (speed.md S18) */
         } else if (t == PP_T_F64) {
             ks->enc64[oi](&j->pr, in, n, rnd, kout);
-        } else if (t == PP_T_I32 && ks->narrow_i32(&j->pr, in, n, rbuf, kout, ob)) {
+        } else if (t == PP_T_I32 && ks->narrow_i32(&j->pr, in, n, rbuf, kout, ob, 0)) {
             /* done: int32 under rne / rtz / rna through float32 rounded to odd and the float32
              * kernels (rbuf is free: not stochastic) */
         } else if (t == PP_T_I32 || t == PP_T_U32 || t == PP_T_I64 || t == PP_T_U64) {

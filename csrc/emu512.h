@@ -335,6 +335,43 @@ PP_EMU_MASK_STORE(pp_emu_mm512_mask_storeu_epi32, __m512i, pp_e512, u32, 16, __m
 #undef _mm512_mask_storeu_epi32
 #define _mm512_mask_storeu_epi32(p, k, a) pp_emu_mm512_mask_storeu_epi32(p, k, a)
 
+/* ---- int32 <-> float32 conversions and an int32 compare SIMDe 0.7.4 lacks (the int32
+ * narrowing, kern_narrow_avx512.h): each 512-bit one as the same AVX instruction on both 256-bit
+ * halves, which has the AVX-512 one's semantics lane by lane: VCVTDQ2PS rounds by MXCSR.RC (and,
+ * an int32 giving a normal float32 or +0, FTZ / DAZ do not act), VCVTTPS2DQ truncates, giving
+ * 0x80000000 for NaNs and out-of-range values, in both encodings (Intel SDM). ---- */
+PP_EMU __m512 pp_emu_mm512_cvtepi32_ps(__m512i a) {
+    pp_e512 x, r;
+    x.i = a;
+    pp_e256 lo, hi;
+    memcpy(&lo, &x.u32[0], 32);
+    memcpy(&hi, &x.u32[8], 32);
+    lo.f = _mm256_cvtepi32_ps(lo.i);
+    hi.f = _mm256_cvtepi32_ps(hi.i);
+    memcpy(&r.u32[0], &lo, 32);
+    memcpy(&r.u32[8], &hi, 32);
+    return r.f;
+}
+PP_EMU __m512i pp_emu_mm512_cvttps_epi32(__m512 a) {
+    pp_e512 x, r;
+    x.f = a;
+    pp_e256 lo, hi;
+    memcpy(&lo, &x.u32[0], 32);
+    memcpy(&hi, &x.u32[8], 32);
+    lo.i = _mm256_cvttps_epi32(lo.f);
+    hi.i = _mm256_cvttps_epi32(hi.f);
+    memcpy(&r.u32[0], &lo, 32);
+    memcpy(&r.u32[8], &hi, 32);
+    return r.i;
+}
+PP_EMU_CMP(pp_emu_mm512_cmpneq_epi32_mask, __m512i, pp_e512, u32, 16, __mmask16, !=)
+#undef _mm512_cvtepi32_ps
+#define _mm512_cvtepi32_ps(a) pp_emu_mm512_cvtepi32_ps(a)
+#undef _mm512_cvttps_epi32
+#define _mm512_cvttps_epi32(a) pp_emu_mm512_cvttps_epi32(a)
+#undef _mm512_cmpneq_epi32_mask
+#define _mm512_cmpneq_epi32_mask(a, b) pp_emu_mm512_cmpneq_epi32_mask(a, b)
+
 /* Non-temporal stores: a plain store (the cache hint has no effect on results), with the
  * instruction's alignment rule kept: VMOVNTDQ / VMOVNTPS fault (#GP) unless the address is
  * 64-byte aligned, so the emulation traps there too. */

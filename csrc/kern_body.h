@@ -262,8 +262,8 @@ static size_t PP_K(sr_fused_)(const pp_params *pr, int f64, const void *src, siz
 
 #ifndef PP_NARROW64
 static int PP_K(narrow64_)(const pp_params *pr, const void *src, size_t n, uint32_t *buf,
-                           void *dst, int out_bytes) {
-    (void)pr, (void)src, (void)n, (void)buf, (void)dst, (void)out_bytes;
+                           void *dst, int out_bytes, int stream) {
+    (void)pr, (void)src, (void)n, (void)buf, (void)dst, (void)out_bytes, (void)stream;
     return 0; /* no round-to-odd narrowing in this set: float64 sources take the 64-bit lanes */
 }
 #define PP_NARROW64 PP_K(narrow64_)
@@ -271,8 +271,8 @@ static int PP_K(narrow64_)(const pp_params *pr, const void *src, size_t n, uint3
 
 #ifndef PP_NARROW_I32
 static int PP_K(narrow_i32_)(const pp_params *pr, const void *src, size_t n, uint32_t *buf,
-                             void *dst, int out_bytes) {
-    (void)pr, (void)src, (void)n, (void)buf, (void)dst, (void)out_bytes;
+                             void *dst, int out_bytes, int stream) {
+    (void)pr, (void)src, (void)n, (void)buf, (void)dst, (void)out_bytes, (void)stream;
     return 0; /* no int32 narrowing in this set: int32 sources take the 64-bit lanes */
 }
 #define PP_NARROW_I32 PP_K(narrow_i32_)

@@ -70,8 +70,8 @@ static void narrow_avx2(const void *src_, size_t n, uint32_t *out) {
  * pp_kernels_avx2.enc32 (kern_shared.h pp_narrow64_run); 0 (nothing written) for stochastic
  * rounding. */
 static int narrow64_avx2(const pp_params *pr, const void *src, size_t n, uint32_t *buf,
-                          void *dst, int out_bytes) {
-    return pp_narrow64_run(pr, src, n, buf, dst, out_bytes, 8, narrow_avx2, &pp_kernels_avx2);
+                          void *dst, int out_bytes, int stream) {
+    return pp_narrow64_run(pr, src, n, buf, dst, out_bytes, 8, narrow_avx2, &pp_kernels_avx2, stream);
 }
 
 #include "kern_i32odd.h"
@@ -79,6 +79,6 @@ static int narrow64_avx2(const pp_params *pr, const void *src, size_t n, uint32_
 /* int32 -> codes for rne, rtz and rna through pp_i32odd (kern_i32odd.h) and the float32 kernels; 0 (nothing
  * written) for stochastic rounding. */
 static int narrow_i32_avx2(const pp_params *pr, const void *src, size_t n, uint32_t *buf,
-                           void *dst, int out_bytes) {
-    return pp_narrow64_run(pr, src, n, buf, dst, out_bytes, 4, pp_i32odd, &pp_kernels_avx2);
+                           void *dst, int out_bytes, int stream) {
+    return pp_narrow64_run(pr, src, n, buf, dst, out_bytes, 4, pp_i32odd, &pp_kernels_avx2, stream);
 }

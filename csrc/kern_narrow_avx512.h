@@ -48,15 +48,43 @@ static void narrow_avx512(const void *src_, size_t n, uint32_t *out) {
  * pp_kernels_avx512.enc32 (kern_shared.h pp_narrow64_run); 0 (nothing written) for stochastic
  * rounding. */
 static int narrow64_avx512(const pp_params *pr, const void *src, size_t n, uint32_t *buf,
-                          void *dst, int out_bytes) {
-    return pp_narrow64_run(pr, src, n, buf, dst, out_bytes, 8, narrow_avx512, &pp_kernels_avx512);
+                          void *dst, int out_bytes, int stream) {
+    return pp_narrow64_run(pr, src, n, buf, dst, out_bytes, 8, narrow_avx512, &pp_kernels_avx512, stream);
 }
 
-#include "kern_i32odd.h"
+/* int32 -> float32 bits rounded to odd at 24 bits: kern_i32odd.h's pp_i32odd8_rz in 512-bit
+ * vectors (the truncating conversion under the kernel's MXCSR, RC = toward zero, widened back
+ * exactly by vcvttps2dq; where it differs from x the last bit is set). */
+static inline __attribute__((always_inline)) __m512i i32odd16_avx512(__m512i x) {
+    const __m512i t = _mm512_castps_si512(_mm512_cvtepi32_ps(x)); /* truncated */
+    const __mmask16 inexact = _mm512_cmpneq_epi32_mask(_mm512_cvttps_epi32(_mm512_castsi512_ps(t)), x);
+    return _mm512_mask_or_epi32(t, inexact, t, _mm512_set1_epi32(1));
+}
 
-/* int32 -> codes for rne, rtz and rna through pp_i32odd (kern_i32odd.h, 256-bit) and pp_kernels_avx512.enc32; 0
- * (nothing written) for stochastic rounding. */
+/* n int32 -> float32 bits rounded to odd in out, 16 at a time (the last 1-15 by masked loads and
+ * stores: lanes outside the mask read and write nothing), under the kernel's own MXCSR (RC =
+ * toward zero, every exception masked, FTZ and DAZ off), the caller's given back, flags
+ * included. */
+static void i32odd_avx512(const void *src_, size_t n, uint32_t *out) {
+    const int32_t *src = (const int32_t *)src_;
+    const unsigned csr = _mm_getcsr();
+    _mm_setcsr(0x7f80u);
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        PF512(src + i, 1);
+        _mm512_storeu_si512((void *)(out + i), i32odd16_avx512(_mm512_loadu_si512((const void *)(src + i))));
+    }
+    if (i < n) {
+        const __mmask16 m = (__mmask16)((1u << (n - i)) - 1u);
+        _mm512_mask_storeu_epi32((void *)(out + i), m,
+                                 i32odd16_avx512(_mm512_maskz_loadu_epi32(m, (const void *)(src + i))));
+    }
+    _mm_setcsr(csr);
+}
+
+/* int32 -> codes for rne, rtz and rna through i32odd_avx512 and pp_kernels_avx512's float32
+ * kernels (enc32, or with stream enc_stream); 0 (nothing written) for stochastic rounding. */
 static int narrow_i32_avx512(const pp_params *pr, const void *src, size_t n, uint32_t *buf,
-                             void *dst, int out_bytes) {
-    return pp_narrow64_run(pr, src, n, buf, dst, out_bytes, 4, pp_i32odd, &pp_kernels_avx512);
+                             void *dst, int out_bytes, int stream) {
+    return pp_narrow64_run(pr, src, n, buf, dst, out_bytes, 4, i32odd_avx512, &pp_kernels_avx512, stream);
 }

@@ -95,18 +95,39 @@ PP_KFN void pp_wide_scalar(const pp_params *pr, const uint32_t *src, size_t i, s
 #endif
 
 /* float64 bits (src_bytes 8) or int32 (4) -> codes (out_bytes each): each step narrowed to float32
- * rounded to odd in buf (room for PP_NARROW_STEP) by narrow, then set->enc32 with has_sub as for
- * a float32 source.
+ * rounded to odd in buf (room for PP_NARROW_STEP, or PP_NARROW_STREAM_STEP with stream) by narrow,
+ * then set->enc32 with has_sub as for a float32 source.
+ * stream != 0 (large outputs, convert.c stream_direct): the set's enc_stream instead, streaming
+ * its codes to dst (no block buffer, no second pass; the caller issues the sfence), the first
+ * step up to dst's first 64-byte boundary so that the others start on one; 0 (nothing written)
+ * when enc_stream has no kernel for the case (it says so on the first step; a later step it
+ * declined, which the same parameters do not do, would take enc32).
  * Returns 1, or 0 (nothing written) for stochastic rounding, which must see the float64 value
  * (speed.md S18). */
 PP_KFN int pp_narrow64_run(const pp_params *pr, const void *src, size_t n, uint32_t *buf,
                            void *dst, int out_bytes, size_t src_bytes,
                            void (*narrow)(const void *, size_t, uint32_t *),
-                           const pp_kernel_set *set) {
+                           const pp_kernel_set *set, int stream) {
     if (pr->rounding != PP_RNE && pr->rounding != PP_RTZ && pr->rounding != PP_RNA) return 0;
     pp_params pr32 = *pr;
     pr32.has_sub = pr->emin > -126; /* bf16, fp32r: no float32 value is below their min normal */
     const pp_enc_kernel enc = set->enc32[out_bytes == 1 ? 0 : out_bytes == 2 ? 1 : 2];
+    if (stream) {
+        const size_t ob = (size_t)out_bytes;
+        size_t m = (size_t)(-(uintptr_t)dst & 63u) / ob; /* < 64: the first step's length */
+        if (m == 0 || m > n) m = n < PP_NARROW_STREAM_STEP ? n : PP_NARROW_STREAM_STEP;
+        for (size_t k = 0; k < n;) {
+            narrow((const char *)src + k * src_bytes, m, buf);
+            char *d = (char *)dst + k * ob;
+            if (!set->enc_stream(&pr32, buf, m, d, out_bytes)) {
+                if (k == 0) return 0;
+                enc(&pr32, buf, m, NULL, d);
+            }
+            k += m;
+            m = n - k < PP_NARROW_STREAM_STEP ? n - k : PP_NARROW_STREAM_STEP;
+        }
+        return 1;
+    }
     for (size_t k = 0; k < n; k += PP_NARROW_STEP) {
         const size_t m = n - k < PP_NARROW_STEP ? n - k : PP_NARROW_STEP;
         narrow((const char *)src + k * src_bytes, m, buf);

@@ -111,14 +111,25 @@ typedef struct {
                        int out_bytes);
     /* float64 bits -> 1-, 2- or 4-byte codes through float32 rounded to odd (in buf, room for
      * 2048 float32) and the set's enc32, which round it as they would the float64 (rne, rtz,
-     * rna; docs/decisions/speed.md S18); 0: not this set or this rounding (nothing written) */
+     * rna; docs/decisions/speed.md S18); 0: not this set or this rounding (nothing written).
+     * stream != 0: the set's enc_stream instead of enc32, streaming to dst (buf: room for
+     * PP_NARROW_STREAM_STEP float32; no sfence), 0 also where enc_stream has no kernel for the
+     * case (speed.md S23) */
     int (*narrow64)(const pp_params *pr, const void *src, size_t n, uint32_t *buf, void *dst,
-                    int out_bytes);
+                    int out_bytes, int stream);
     /* int32 -> 1-, 2- or 4-byte codes the same way (float32 rounded to odd in buf, then enc32;
-     * kern_i32odd.h pp_i32odd8); 0: not this set or this rounding (nothing written) */
+     * kern_i32odd.h, kern_narrow_avx512.h; stream as for narrow64); 0: not this set or this rounding
+     * (nothing written) */
     int (*narrow_i32)(const pp_params *pr, const void *src, size_t n, uint32_t *buf, void *dst,
-                      int out_bytes);
+                      int out_bytes, int stream);
 } pp_kernel_set;
+
+/* Elements per step of narrow64 / narrow_i32 with stream set (kern_shared.h pp_narrow64_run):
+ * the step's float32 stay in L1 (4 KiB, the caller's buffer) and the float32 kernel's per-call
+ * set-up (the fp8 kernel's constants, the 64-byte head) is paid once per step. */
+#ifndef PP_NARROW_STREAM_STEP
+#define PP_NARROW_STREAM_STEP 1024
+#endif
 
 /* The fp8 kernels' dispatch (kern_avx512.c fp8_avx512, kern_avx2.c fp8_avx2): one loop per
  * (p, rounding, special-value mode, streaming), all compile-time constants. Expands in the
