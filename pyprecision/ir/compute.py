@@ -123,7 +123,7 @@ class UnaryOp(Instruction):
             return num.saturate_inf(x, rdt)
         if rdt.is_integer:
             return num.round_to(num.int_unary(self.kind, x), rdt)
-        return num.unary_rounded(self.kind, x, rdt)  # round_to(unary_float(...)), fast for fp32
+        return num.unary_rounded(self.kind, x, rdt, sdt)  # round_to(unary_float(...)), EM-10/11
 
 
 @register
@@ -203,9 +203,10 @@ class BinaryOp(Instruction):
         if self.is_compare:
             r = ev.num.binary_values(self.kind, a, b, self.lhs.dtype.is_float)
             return np.asarray(r, dtype=np.int64)
-        # round_to(binary_values(...)), computed in float32 where that is the same (EM-10)
+        # round_to(binary_values(...)), computed in float32 where that is the same (EM-10, EM-11)
         return ev.num.binary_rounded(self.kind, a, b, self.lhs.dtype.is_float,
-                                     self.result.dtype)  # type: ignore[union-attr]
+                                     self.result.dtype,  # type: ignore[union-attr]
+                                     (self.lhs.dtype, self.rhs.dtype))
 
 
 @register

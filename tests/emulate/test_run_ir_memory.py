@@ -90,11 +90,11 @@ def test_a_value_is_dropped_after_its_last_reader():
     alive: list[bool] = []
     real = ops.binary_rounded
 
-    def spy(kind, a, b, is_float, dt):
+    def spy(kind, a, b, is_float, dt, *src):
         if len(seen) == 2:  # computing %c
             gc.collect()
             alive.append(seen[0]() is not None)
-        out = real(kind, a, b, is_float, dt)
+        out = real(kind, a, b, is_float, dt, *src)
         seen.append(weakref.ref(out))
         return out
 

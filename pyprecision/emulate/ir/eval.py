@@ -23,7 +23,9 @@ from pyprecision.emulate.ir.numbers import convert, from_storage, round_to, to_s
 from pyprecision.emulate.ir.ops import (
     binary_rounded,
     binary_values,
+    _is_identity,
     int_unary,
+    matmul_batched,
     matmul_fp32,
     unary_float,
     unary_rounded,
@@ -43,6 +45,7 @@ from pyprecision.ir import (
     ScalarValue,
     SingleValueTensor,
     Tensor,
+    TensorContractOp,
     verify,
 )
 
@@ -71,6 +74,7 @@ NUMERICS = types.SimpleNamespace(
     int_unary=int_unary,
     unary_float=unary_float,
     matmul_fp32=matmul_fp32,
+    matmul_batched=matmul_batched,
     gather=gather,
     scatter=scatter,
     sort_perm=sort_perm,
@@ -148,15 +152,31 @@ class _Frame:
     def run(self) -> None:
         insts = list(self.f.instructions())
         drops = None if self.trace is not None else _last_uses(self.f, insts)
+        # matmuls of one shape whose results nobody has read yet wait here and run as one batched
+        # dot when the first of them is read (the lowering unrolls a batched dot_general into one
+        # 2-D matmul per batch entry); without a trace only (EM-12)
+        pending = _PendingDots(self) if self.trace is None else None
         for i, inst in enumerate(insts):
-            out = inst.evaluate(self)
-            if inst.result is not None:
-                self.vals[id(inst.result)] = np.asarray(out)
-                if self.trace is not None:
-                    self.trace[id(inst)] = self.vals[id(inst.result)]
+            if pending is not None and pending.ids:
+                for op in inst._operands:
+                    if id(op) in pending.ids:
+                        pending.flush()
+                        break
+            if pending is not None and isinstance(inst, TensorContractOp) and pending.defer(inst):
+                pass
+            else:
+                out = inst.evaluate(self)
+                if inst.result is not None:
+                    self.vals[id(inst.result)] = np.asarray(out)
+                    if self.trace is not None:
+                        self.trace[id(inst)] = self.vals[id(inst.result)]
             if drops is not None:
                 for store, key in drops[i]:
+                    if store == 0 and pending is not None and key in pending.ids:
+                        pending.unwanted.add(key)
                     (self.vals if store == 0 else self.mem).pop(key, None)
+        if pending is not None:
+            pending.flush()
 
     def call(self, inst: CallOp) -> None:
         """Run the callee in a fresh frame; ``ins`` bound to its inputs, its outputs to ``outs``."""
@@ -195,6 +215,49 @@ class _Frame:
                 f"opaque kernel {inst.kernel!r} with {len(ins)} ins / {len(outs)} outs "
                 "is not known to the emulator (known: copy, add, softmax)"
             )
+
+
+class _PendingDots:
+    """Deferred 2-D matmuls, grouped by operand shapes and result dtype; ``flush`` runs each group
+    as one batched PE dot (``matmul_batched``: bit-identical per entry to ``matmul_fp32``) and
+    rounds it to the result dtype once."""
+
+    def __init__(self, frame: _Frame):
+        self.frame = frame
+        self.groups: dict[tuple[Any, ...], list[tuple[Any, np.ndarray, np.ndarray]]] = {}
+        self.ids: set[int] = set()
+        self.unwanted: set[int] = set()
+
+    def defer(self, inst: TensorContractOp) -> bool:
+        """Queue ``inst`` (True), or leave it to run now (False: an identity operand, which
+        ``matmul_fp32`` does without a dot, or operands that are not float32 values)."""
+        f = self.frame
+        s, m = f.operand(inst.stationary), f.operand(inst.moving)
+        if s.dtype != np.float32 or m.dtype != np.float32 or s.ndim != 2 or m.ndim != 2:
+            return False
+        if _is_identity(m) or _is_identity(s):
+            return False
+        r = inst.result
+        assert r is not None
+        self.groups.setdefault((s.shape, m.shape, r.dtype), []).append((r, s, m))
+        self.ids.add(id(r))
+        return True
+
+    def flush(self) -> None:
+        vals, num = self.frame.vals, self.frame.num
+        for (_, _, dt), items in self.groups.items():
+            if len(items) == 1:
+                r, s, m = items[0]
+                outs = [num.round_to(num.matmul_fp32(s, m), dt)]
+            else:
+                acc = num.matmul_batched([x[1] for x in items], [x[2] for x in items])
+                outs = list(num.round_to(acc, dt))
+            for (r, _, _), out in zip(items, outs, strict=True):
+                if id(r) not in self.unwanted:
+                    vals[id(r)] = out
+        self.groups.clear()
+        self.ids.clear()
+        self.unwanted.clear()
 
 
 def _frozen(x: np.ndarray) -> np.ndarray:

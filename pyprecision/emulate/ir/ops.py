@@ -37,27 +37,70 @@ def _fp32(dt: Any) -> bool:
     return bool(dt.is_float and dt.fmt is None)
 
 
-def binary_rounded(kind: str, a: np.ndarray, b: np.ndarray, is_float: bool, dt: Any) -> np.ndarray:
+def binary_rounded(kind: str, a: np.ndarray, b: np.ndarray, is_float: bool, dt: Any,
+                   src: tuple[Any, ...] = ()) -> np.ndarray:
     """``round_to(binary_values(kind, a, b, is_float), dt)``: computed directly in float32 when the
-    result is fp32, both operands are float32 values and ``kind`` is an IEEE single operation."""
-    fast = _F32_BINARY.get(kind) if is_float and _fp32(dt) else None
+    result is fp32, both operands are float32 values and ``kind`` is an IEEE single operation;
+    in float32 then rounded once to ``dt`` when ``dt`` is bf16 / fp16 and ``src`` (the operands'
+    dtypes) are ``dt`` too (EM-11)."""
+    fast = _F32_BINARY.get(kind) if is_float else None
     if fast is not None and a.dtype == np.float32 and b.dtype == np.float32:
-        with np.errstate(all="ignore"):
-            return first_nan(np.asarray(fast(a, b)), a, b)
+        if _fp32(dt):
+            with np.errstate(all="ignore"):
+                return first_nan(np.asarray(fast(a, b)), a, b)
+        if _narrow_same(dt, src):
+            with np.errstate(all="ignore"):
+                r = np.asarray(fast(a, b))
+
+            def slow(bad: np.ndarray) -> np.ndarray:
+                return round_to(binary_values(kind, np.broadcast_to(a, r.shape)[bad],
+                                              np.broadcast_to(b, r.shape)[bad], True), dt)
+            return _narrow_from_f32(r, dt, slow)
     return round_to(binary_values(kind, a, b, is_float), dt)
 
 
-def unary_rounded(kind: str, x: np.ndarray, dt: Any) -> np.ndarray:
+def unary_rounded(kind: str, x: np.ndarray, dt: Any, src: Any = None) -> np.ndarray:
     """``round_to(unary_float(kind, x), dt)``, in float32 directly for sqrt / square / reciprocal
-    of float32 values to an fp32 result."""
-    fast = _F32_UNARY.get(kind) if _fp32(dt) and x.dtype == np.float32 else None
-    if fast is not None:
+    of float32 values to an fp32 result, and in float32 then rounded once to ``dt`` when ``dt``
+    is bf16 / fp16 and ``src`` (the operand's dtype) is ``dt`` too (EM-11)."""
+    fast = _F32_UNARY.get(kind) if x.dtype == np.float32 else None
+    if fast is not None and _fp32(dt):
         with np.errstate(all="ignore"):
             return np.asarray(fast(x))
+    if fast is not None and _narrow_same(dt, (src,)):
+        with np.errstate(all="ignore"):
+            r = np.asarray(fast(x))
+        return _narrow_from_f32(
+            r, dt, lambda bad: round_to(unary_float(kind, np.broadcast_to(x, r.shape)[bad]), dt))
     return round_to(unary_float(kind, x), dt)
 
-__all__ = ["binary_rounded", "binary_values", "int_binop", "int_unary", "matmul_fp32",
-           "unary_float", "unary_rounded"]
+
+#: EM-11: the narrow formats whose IEEE + - * / sqrt (and square = x * x, reciprocal = 1 / x) on
+#: operands of the same format may be computed in float32 and rounded once from there to the
+#: format: float32 keeps p' = 24 significand bits and 24 >= 2p + 2 (bf16 p = 8, fp16 p = 11), so
+#: rounding the correctly rounded float32 result again is the correct rounding (Figueroa);
+#: the ranges where that argument needs care are checked in docs/decisions/ir.md (EM-11).
+_NARROW_F32 = frozenset({"bf16", "fp16"})
+
+
+def _narrow_same(dt: Any, src: tuple[Any, ...]) -> bool:
+    return bool(dt.is_float and dt.fmt in _NARROW_F32 and src and all(s is dt for s in src))
+
+
+def _narrow_from_f32(r: np.ndarray, dt: Any,
+                     slow: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+    """``r`` (the float32 result of an EM-11 operation) rounded once to ``dt`` by the cast core;
+    the lanes where ``r`` is not finite (NaN payloads, float32 overflow) take the float64 route,
+    ``slow(mask)``, so they keep exactly the bits they had before EM-11."""
+    out = round_to(r, dt)
+    bad = ~np.isfinite(r)
+    if bad.any():
+        out = np.array(out)
+        out[bad] = slow(bad)
+    return out
+
+__all__ = ["binary_rounded", "binary_values", "int_binop", "int_unary", "matmul_batched",
+           "matmul_fp32", "pe_identity", "unary_float", "unary_rounded"]
 
 
 def unary_float(kind: str, x: np.ndarray) -> np.ndarray:
@@ -234,5 +277,56 @@ def _int_rem(x: int, y: int) -> int:
 def matmul_fp32(s: np.ndarray, m: np.ndarray) -> np.ndarray:
     """``s.T @ m`` the way the PE array computes it: operands exact in fp32 (every float dtype is a subset
     of fp32), each product rounded to fp32, summed sequentially over K in fp32 from +0, no FMA
-    (``pyprecision.kernel.pe_matmul``). Returns float32."""
-    return pe_matmul(np.asarray(s).T, m).astype(np.float32, copy=False)
+    (``pyprecision.kernel.pe_matmul``). Returns float32. ``s`` [..., K, M] and ``m`` [..., K, N]
+    may carry batch dimensions (one C call for all of them). A 2-D product with an identity
+    operand (the PE transpose, ``matmul %x, %ident``) is worked out without the K-long sums, with
+    the same bits (decision EM-12)."""
+    s, m = np.asarray(s), np.asarray(m)
+    if s.ndim == 2 and m.ndim == 2 and s.dtype == np.float32 and m.dtype == np.float32:
+        if _is_identity(m):
+            return pe_identity(s).T
+        if _is_identity(s):
+            return pe_identity(m)
+    return pe_matmul(np.swapaxes(s, -1, -2), m).astype(np.float32, copy=False)
+
+
+def _is_identity(x: np.ndarray) -> bool:
+    """``x`` is square with exactly 1.0 on its diagonal and zeros (of either sign) elsewhere."""
+    n = x.shape[0]
+    if x.shape != (n, n) or n == 0:
+        return False
+    d = x.diagonal()
+    return bool((d == 1).all()) and int(np.count_nonzero(x)) == n
+
+
+_QNAN = np.array(0x7FC00000, np.uint32).view(np.float32)
+
+
+def pe_identity(y: np.ndarray) -> np.ndarray:
+    """``pe_matmul(I.T, y)`` for the identity I of y's K (y [K, C] float32): each output is
+    +0 + y[0, c]·I[0, k] + y[1, c]·I[1, k] + ..., so it is y[k, c] exactly, except that a zero is
+    +0 (every term is a zero and the sum starts at +0) and the result is the canonical NaN (N6)
+    where y[k, c] is NaN or another element of column c is ±inf or NaN (its product with 0 is
+    NaN). Returns ``y`` itself (no copy) when it has no -0, inf or NaN."""
+    finite = np.isfinite(y)
+    if finite.all():
+        if not (y.view(np.uint32) == 0x80000000).any():
+            return y
+        return np.add(y, np.float32(0))  # -0 + +0 = +0; every other value unchanged
+    out = np.add(y, np.float32(0))
+    bad = ~finite
+    others = bad.sum(axis=0, dtype=np.int64)[None, :] - bad  # non-finite elsewhere in the column
+    out[(others > 0) | np.isnan(y)] = _QNAN
+    return out
+
+
+def matmul_batched(ss: list[np.ndarray], ms: list[np.ndarray]) -> np.ndarray:
+    """``matmul_fp32`` of each pair (ss[i] [K, M], ms[i] [K, N], same shapes) as one batched call:
+    result [B, M, N], entry i bit-identical to ``matmul_fp32(ss[i], ms[i])`` (the batch entries
+    of a dot are independent sums in the same order)."""
+    k, mm = ss[0].shape
+    a = np.empty((len(ss), mm, k), np.float32)
+    for i, x in enumerate(ss):
+        a[i] = x.T
+    b = ms[0][None] if all(x is ms[0] for x in ms) else np.stack(ms)
+    return pe_matmul(a, b).astype(np.float32, copy=False)
