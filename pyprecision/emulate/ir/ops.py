@@ -313,7 +313,8 @@ def pe_identity(y: np.ndarray) -> np.ndarray:
         if not (y.view(np.uint32) == 0x80000000).any():
             return y
         return np.add(y, np.float32(0))  # -0 + +0 = +0; every other value unchanged
-    out = np.add(y, np.float32(0))
+    with np.errstate(invalid="ignore"):  # a signalling NaN lane; it is overwritten below
+        out = np.add(y, np.float32(0))
     bad = ~finite
     others = bad.sum(axis=0, dtype=np.int64)[None, :] - bad  # non-finite elsewhere in the column
     out[(others > 0) | np.isnan(y)] = _QNAN
