@@ -139,7 +139,7 @@ class FlagSetRunner:
     second call with an already-run program emulates nothing), and with ``share_values`` the
     values computed by one program are reused by the next wherever everything upstream is the
     same (:class:`~pyprecision.emulate.pipeline.memo.ValueMemo`, at most ``memo_bytes``;
-    decision V23). ``module`` is not changed."""
+    decision V25). ``module`` is not changed."""
 
     def __init__(
         self,

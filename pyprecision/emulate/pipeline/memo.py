@@ -1,6 +1,6 @@
 """Values shared between the programs of one :class:`~pyprecision.emulate.FlagSetRunner` (issue
 27: "sub-results shared where the dtype assignment of everything upstream is the same"; decision
-V23).
+V25).
 
 Every instruction of a program gets a *signature*: its printed text without its result's name
 (the op, its attributes, its operands' names, its result dtype and shape), the signatures of the
