@@ -1,5 +1,6 @@
-"""One pass manager for both IRs: run passes in order, verify before the first and after each, and
-attach the printed unit to any failure (STYLE rules 4 and 8).
+"""One pass manager for both IRs: run passes in order, verify the unit once after the whole
+sequence (or, when asked, before the first pass and after each), and attach the printed unit to any
+failure (STYLE rules 4 and 8; decision P20).
 
 It knows nothing of either IR: the caller passes the unit's ``verify`` and ``to_text``. It lives
 beside ``errors.py`` so that ``hlo`` (which never imports ``ir`` or ``passes``) and ``passes`` can
@@ -7,12 +8,28 @@ both use it; it imports only ``errors``.
 """
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar, Protocol
 
 from pyprecision.errors import PassError, PyPrecisionError, VerifyError, add_note
 
-__all__ = ["Pass", "run_pass_sequence"]
+__all__ = ["VERIFY_EACH_PASS_ENV", "Pass", "run_pass_sequence", "verify_each_pass"]
+
+#: set to 1 to verify before the first pass and after every pass (a broken IR names its pass)
+VERIFY_EACH_PASS_ENV = "PYPRECISION_VERIFY_EACH_PASS"
+_TRUE, _FALSE = ("1", "true", "yes", "on"), ("", "0", "false", "no", "off")
+
+
+def verify_each_pass() -> bool:
+    """Whether ``PYPRECISION_VERIFY_EACH_PASS`` asks for per-pass verification (unset: no); a
+    value other than 1/0/true/false/yes/no/on/off is a one-line ValueError."""
+    text = os.environ.get(VERIFY_EACH_PASS_ENV, "").strip().lower()
+    if text in _TRUE:
+        return True
+    if text in _FALSE:
+        return False
+    raise ValueError(f"{VERIFY_EACH_PASS_ENV}={text!r}: expected 1 or 0")
 
 
 class Pass(Protocol):
@@ -33,21 +50,29 @@ def _printed(to_text: Callable[[Any], str], unit: Any) -> str:
 
 
 def run_pass_sequence(unit: Any, passes: Sequence[Any], *, verify: Callable[[Any], None],
-                      to_text: Callable[[Any], str], label: str = "IR") -> dict[str, bool]:
+                      to_text: Callable[[Any], str], label: str = "IR",
+                      each: bool | None = None) -> dict[str, bool]:
     """Run ``passes`` on ``unit`` in order; returns pass name → changed (a repeated name gets
     ``#i``).
 
-    ``verify(unit)`` runs before the first pass and after each. Every failure carries the printed
-    unit as a note (``label`` names it, e.g. ``IR`` or ``HLO module``): a unit broken on arrival
-    raises its VerifyError; a pass that breaks it raises ``VerifyError("after pass NAME: ...")``;
-    an error of ours inside a pass is re-raised with a note; any other exception becomes a
-    PassError naming the pass.
+    ``verify(unit)`` runs once, after the last pass (the producer of ``unit`` — the parser, the
+    lowering — verified it; no passes, no verification). With ``each`` (None: the
+    ``PYPRECISION_VERIFY_EACH_PASS`` environment variable, default off) it runs before the first
+    pass and after each instead, so a pass that breaks the unit is named. Every failure carries the
+    printed unit as a note (``label`` names it, e.g. ``IR`` or ``HLO module``): a unit broken on
+    arrival raises its VerifyError (``each`` only); a broken unit after the sequence raises
+    ``VerifyError("after passes A, B: ...")`` (``"after pass NAME: ..."`` with ``each``); an error
+    of ours inside a pass is re-raised with a note; any other exception becomes a PassError naming
+    the pass.
     """
-    try:
-        verify(unit)
-    except VerifyError as exc:
-        add_note(exc, f"{label} before the pipeline:\n{_printed(to_text, unit)}")
-        raise
+    if each is None:
+        each = verify_each_pass()
+    if each:
+        try:
+            verify(unit)
+        except VerifyError as exc:
+            add_note(exc, f"{label} before the pipeline:\n{_printed(to_text, unit)}")
+            raise
     changed: dict[str, bool] = {}
     for p in passes:
         try:
@@ -59,12 +84,22 @@ def run_pass_sequence(unit: Any, passes: Sequence[Any], *, verify: Callable[[Any
             err = PassError(f"pass {p.name} failed: {type(exc).__name__}: {exc}")
             add_note(err, f"{label} when it stopped:\n{_printed(to_text, unit)}")
             raise err from exc
+        if each:
+            try:
+                verify(unit)
+            except VerifyError as exc:
+                broken = VerifyError(f"after pass {p.name}: {exc}")
+                add_note(broken, f"{label} after {p.name}:\n{_printed(to_text, unit)}")
+                raise broken from exc
+        key = p.name if p.name not in changed else f"{p.name}#{len(changed)}"
+        changed[key] = result
+    if not each and passes:
         try:
             verify(unit)
         except VerifyError as exc:
-            broken = VerifyError(f"after pass {p.name}: {exc}")
-            add_note(broken, f"{label} after {p.name}:\n{_printed(to_text, unit)}")
+            names = ", ".join(p.name for p in passes)
+            broken = VerifyError(f"after passes {names}: {exc}")
+            add_note(broken, f"{label} after {names} ({VERIFY_EACH_PASS_ENV}=1 names the pass "
+                             f"that broke it):\n{_printed(to_text, unit)}")
             raise broken from exc
-        key = p.name if p.name not in changed else f"{p.name}#{len(changed)}"
-        changed[key] = result
     return changed

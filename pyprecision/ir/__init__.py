@@ -10,6 +10,7 @@ from pyprecision.ir import dtypes
 from pyprecision.ir.argreduce_ops import ARG_REDUCE_KINDS, ArgReduceOp
 from pyprecision.ir.bit_ops import BIT_COUNT_KINDS, BitCountOp, ReducePrecisionOp
 from pyprecision.ir.builder import IRBuilder, cast_name, make_cast
+from pyprecision.ir.clone import clone_module
 from pyprecision.ir.compute import BinaryOp, SelectOp, TensorContractOp, UnaryOp
 from pyprecision.ir.core import (
     Block,
@@ -163,6 +164,7 @@ __all__ = [
     "as_dtype",
     "bfloat16",
     "cast_name",
+    "clone_module",
     "dtype_from_name",
     "dtypes",
     "float8_e5m2",

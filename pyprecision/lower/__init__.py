@@ -12,6 +12,6 @@ A room above ``hlo`` and ``ir``; neither imports it. Decisions: docs/decisions/l
 from __future__ import annotations
 
 from pyprecision.lower.context import HloLoc
-from pyprecision.lower.lowering import MAX_UNROLL, Lowered, lower, supported_opcodes
+from pyprecision.lower.lowering import MAX_UNROLL, Lowered, lower, lowering_key, supported_opcodes
 
-__all__ = ["MAX_UNROLL", "HloLoc", "Lowered", "lower", "supported_opcodes"]
+__all__ = ["MAX_UNROLL", "HloLoc", "Lowered", "lower", "lowering_key", "supported_opcodes"]

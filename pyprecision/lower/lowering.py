@@ -54,6 +54,16 @@ class Lowered:
         return self.module.main
 
 
+def lowering_key(config: Any) -> tuple[bool, bool] | None:
+    """What of ``config`` the lowering reads (None: no config): mixed-precision accumulation and
+    saturate-infinity. Two configs with equal keys lower to the same program, so one lowering
+    (copied with ``ir.clone_module``) serves both (decision P21)."""
+    if config is None:
+        return None
+    return (bool(config.enable_mixed_precision_accumulation),
+            bool(config.enable_saturate_infinity))  # fmt: skip
+
+
 def supported_opcodes() -> list[str]:
     """Every opcode the lowering handles."""
     return sorted(set(_HANDLERS) | {"fusion", "call", "while", "conditional", "parameter"})

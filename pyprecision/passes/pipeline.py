@@ -1,5 +1,6 @@
-"""The numeric-legalization pipeline: AutoCast → DTypeMutator → cast elimination, verified between
-passes, reporting every statistic."""
+"""The numeric-legalization pipeline: AutoCast → DTypeMutator → cast elimination, verified after the
+passes (between them with ``PYPRECISION_VERIFY_EACH_PASS=1``; decision P20), reporting every
+statistic."""
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -27,14 +28,16 @@ def pipeline_pass_names(config: PrecisionConfig | str) -> list[str]:
     return [*names, first, "dtype-mutator", "cast-elimination"]
 
 
-def run_passes(unit: Module | Function, passes: Sequence[Any]) -> dict[str, bool]:
-    """Run ``passes`` in order, verifying before the first and after each; returns name → changed.
+def run_passes(unit: Module | Function, passes: Sequence[Any], *, each: bool | None = None
+               ) -> dict[str, bool]:
+    """Run ``passes`` in order, verifying after the last (before the first and after each with
+    ``each``; None: ``PYPRECISION_VERIFY_EACH_PASS``); returns name → changed.
 
-    A pass that breaks the IR raises VerifyError naming it, with the printed IR attached as a note;
-    an unexpected exception inside a pass becomes a PassError with the IR as the pass left it
-    (the shared manager, :func:`pyprecision.pass_manager.run_pass_sequence`).
+    A broken IR raises VerifyError naming the passes (with ``each``: the pass), with the printed
+    IR attached as a note; an unexpected exception inside a pass becomes a PassError with the IR
+    as the pass left it (the shared manager, :func:`pyprecision.pass_manager.run_pass_sequence`).
     """
-    return run_pass_sequence(unit, passes, verify=verify, to_text=to_text, label="IR")
+    return run_pass_sequence(unit, passes, verify=verify, to_text=to_text, label="IR", each=each)
 
 
 def run_pipeline(
@@ -43,15 +46,17 @@ def run_pipeline(
     target: str | Target = "gen2",
     passes: Sequence[Any] | None = None,
     provenance: list[Any] | None = None,
+    verify_each: bool | None = None,
 ) -> Statistics:
     """Run the pipeline for ``config`` (a PrecisionConfig or a bare fp32-cast mode) on ``module`` in
     place and return what every registered statistic gained, plus which passes changed it.
-    With ``provenance`` (a list), the passes built here append their decisions to it."""
+    With ``provenance`` (a list), the passes built here append their decisions to it.
+    ``verify_each``: see :func:`run_passes` (``each``)."""
     from pyprecision.passes.registry import make_pass
 
     tgt = target if isinstance(target, Target) else Target.from_config(config, target)
     if passes is None:
         passes = [make_pass(name, tgt, provenance) for name in pipeline_pass_names(config)]
     before = snapshot()
-    changed = run_passes(module, passes)
+    changed = run_passes(module, passes, each=verify_each)
     return Statistics(before, snapshot(), changed)

@@ -87,3 +87,54 @@ def test_hlo_run_passes_goes_through_the_shared_manager() -> None:
     assert hlo.run_passes(hlo.parse(HLO.replace("f32", "bf16")), ["upcast-all-to-fp32"]) is True
     assert list(hlo.PASSES) == ["batch-norm-training-upcast", "upcast-all-to-fp32",
                                 "neuron-int-matmul-downcast"]
+
+
+class _CountingVerify:
+    """hlo.verify, counting its calls."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def __call__(self, unit: Any) -> None:
+        self.calls += 1
+        hlo.verify(unit)
+
+
+def test_default_verifies_once_after_the_sequence(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without PYPRECISION_VERIFY_EACH_PASS the unit is verified once, after the last pass; no
+    passes, no verification (decision P20)."""
+    monkeypatch.delenv("PYPRECISION_VERIFY_EACH_PASS", raising=False)
+    v = _CountingVerify()
+    run_pass_sequence(hlo.parse(HLO), [_Nothing(), _Nothing(), _Nothing()], verify=v,
+                      to_text=hlo.to_text)  # fmt: skip
+    assert v.calls == 1
+    run_pass_sequence(hlo.parse(HLO), [], verify=v, to_text=hlo.to_text)
+    assert v.calls == 1
+    each = _CountingVerify()
+    run_pass_sequence(hlo.parse(HLO), [_Nothing(), _Nothing(), _Nothing()], verify=each,
+                      to_text=hlo.to_text, each=True)  # fmt: skip
+    assert each.calls == 4
+
+
+def test_a_break_found_after_the_sequence_names_the_passes_and_prints_the_unit(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("PYPRECISION_VERIFY_EACH_PASS", raising=False)
+    with pytest.raises(VerifyError, match="after passes nothing, duplicate-name: main: duplicate"
+                       ) as exc:
+        _hlo_run([_Nothing(), _DuplicateName()])
+    notes = "\n".join(exc.value.__notes__)
+    assert "HLO module after nothing, duplicate-name (PYPRECISION_VERIFY_EACH_PASS=1" in notes
+    assert "negate(p0)" in notes
+
+
+def test_the_environment_variable_selects_per_pass_verification(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PYPRECISION_VERIFY_EACH_PASS", "1")
+    with pytest.raises(VerifyError, match="after pass duplicate-name:"):
+        _hlo_run([_DuplicateName(), _Nothing()])
+    monkeypatch.setenv("PYPRECISION_VERIFY_EACH_PASS", "0")
+    with pytest.raises(VerifyError, match="after passes duplicate-name, nothing:"):
+        _hlo_run([_DuplicateName(), _Nothing()])
+    monkeypatch.setenv("PYPRECISION_VERIFY_EACH_PASS", "maybe")
+    with pytest.raises(ValueError, match="PYPRECISION_VERIFY_EACH_PASS='maybe': expected 1 or 0"):
+        _hlo_run([_Nothing()])

@@ -54,12 +54,12 @@ def compile_hlo(
     stats = None
     if config is not None:
         if config.internal_experimental_unsafe_fp8e4m3fn_as_fp8e4m3:
-            lowered.notes.extend(_relabelled_constants(lowered))
+            lowered.notes.extend(relabelled_constants(lowered))
         stats = run_pipeline(lowered.module, config, target, provenance=provenance)
     return CompiledHlo(m, lowered, stats, config, target)
 
 
-def _relabelled_constants(lowered: lower.Lowered) -> list[str]:
+def relabelled_constants(lowered: lower.Lowered) -> list[str]:
     """What --experimental-unsafe-fp8e4m3fn-as-fp8e4m3 does to the e4m3fn constants: how many of
     their elements change meaning when their bytes are read as fp8e4."""
     from pyprecision import ir

@@ -9,6 +9,7 @@ it the configs, get one :class:`FlagSetRun` per config, in order.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -18,12 +19,18 @@ import numpy as np
 
 from pyprecision import hlo, ir, lower
 from pyprecision.emulate.pipeline.bind import bind_arguments
-from pyprecision.emulate.pipeline.driver import DEFAULT_HLO_PASSES, CompiledHlo, run_compiled
+from pyprecision.emulate.pipeline.driver import (
+    DEFAULT_HLO_PASSES,
+    CompiledHlo,
+    relabelled_constants,
+    run_compiled,
+)
+from pyprecision.emulate.pipeline.memo import DEFAULT_MEMO_BYTES, ValueMemo
 from pyprecision.errors import EmulationError, LoweringError, PassError, VerifyError
 from pyprecision.frontend import PrecisionConfig
 from pyprecision.passes import run_pipeline
 
-__all__ = ["FlagSetRun", "FlagSetRunner", "SharedRuns", "run_flag_sets"]
+__all__ = ["FlagSetRun", "FlagSetRunner", "Program", "SharedRuns", "run_flag_sets"]
 
 #: what one flag set may fail with without stopping the others
 SET_ERRORS: tuple[type[Exception], ...] = (EmulationError, LoweringError, PassError,
@@ -54,19 +61,46 @@ class SharedRuns:
     emulations: int
 
 
-def _ir_key(module: ir.Module) -> bytes:
-    """A digest of the printed IR (constants' bytes included) with the ``narrow_acc`` flags that
-    change nothing left out: equal digests, equal programs (decision V22)."""
+def _ir_key(module: ir.Module, digests: dict[int, tuple[Any, bytes]] | None = None) -> bytes:
+    """A digest of the program, with the ``narrow_acc`` flags that change nothing left out: equal
+    digests, equal programs (decision V22). It reads what the printed IR says — every tensor
+    (constants' bytes included) and every instruction — but digests a constant's bytes once per
+    array (``digests``: ``id`` → (the array, kept alive; its digest)), so programs cloned from one
+    lowering do not print their weights again."""
     inert = [i for f in module.functions for i in f.instructions()
              if getattr(i, "narrow_acc", False) and narrow_acc_is_inert(i)]
     for inst in inert:
         inst.narrow_acc = False  # type: ignore[attr-defined]
     try:
-        text = ir.to_text(module)
+        text = _program_text(module, {} if digests is None else digests)
     finally:
         for inst in inert:
             inst.narrow_acc = True  # type: ignore[attr-defined]
     return hashlib.blake2b(text.encode("utf-8"), digest_size=32).digest()
+
+
+def _program_text(module: ir.Module, digests: dict[int, tuple[Any, bytes]]) -> str:
+    out = []
+    for f in module.functions:
+        out.append(f"func @{f.name}\n")
+        for t in f.tensors:
+            head = f"tensor @{t.name} : {t.kind} {t.dtype.name}{list(t.shape)}"
+            v = t.value
+            if isinstance(v, np.ndarray):
+                got = digests.get(id(v))
+                if got is None or got[0] is not v:
+                    a = np.ascontiguousarray(v)
+                    h = hashlib.blake2b(f"{a.dtype.str}{a.shape}".encode(), digest_size=32)
+                    h.update(memoryview(a.reshape(-1).view(np.uint8)))
+                    got = digests[id(v)] = (v, h.digest())
+                head += f" = dense {got[1].hex()}"
+            elif v is not None:
+                head += f" = splat {v!r}"
+            out.append(head + "\n")
+        for b in f.blocks:
+            out.append(f"^{b.name}:\n")
+            out.extend(ir.instruction_to_text(i) + "\n" for i in b.instructions)
+    return "".join(out)
 
 
 def narrow_acc_is_inert(inst: Any) -> bool:
@@ -87,10 +121,25 @@ def narrow_acc_is_inert(inst: Any) -> bool:
     return dt is ir.float32 or not dt.is_float
 
 
+@dataclass
+class Program:
+    """One config compiled by a :class:`FlagSetRunner`: the program, its digest (equal digests,
+    equal programs) and the precision passes that changed it."""
+
+    compiled: CompiledHlo
+    digest: bytes
+    changed: list[str]
+
+
 class FlagSetRunner:
     """One HLO module and one set of inputs, ready to run under many configs: the HLO passes and
-    the binding are done once here; lowerings and emulated outputs are kept across ``run`` calls
-    (so a second call with an already-run program emulates nothing). ``module`` is not changed."""
+    the binding are done once here; the module is lowered once per lowering setting
+    (``lower.lowering_key``) and each config's passes run on a copy of that lowering
+    (``ir.clone_module``, decision P21); emulated outputs are kept across ``run`` calls (so a
+    second call with an already-run program emulates nothing), and with ``share_values`` the
+    values computed by one program are reused by the next wherever everything upstream is the
+    same (:class:`~pyprecision.emulate.pipeline.memo.ValueMemo`, at most ``memo_bytes``;
+    decision V25). ``module`` is not changed."""
 
     def __init__(
         self,
@@ -102,6 +151,8 @@ class FlagSetRunner:
         filename: str | None = None,
         text: str | None = None,
         source: str = "inputs",
+        share_values: bool = True,
+        memo_bytes: int = DEFAULT_MEMO_BYTES,
     ) -> None:
         self.module = copy.deepcopy(module)
         if hlo_passes:
@@ -109,59 +160,93 @@ class FlagSetRunner:
         self.bound = bind_arguments(self.module, inputs, source=source, widen=True)
         self.target, self.filename, self.text = target, filename, text
         self.lowered = 0
+        self._lowerings: dict[Any, lower.Lowered | Exception] = {}
+        self._digests: dict[int, tuple[Any, bytes]] = {}
         self._emulated: dict[bytes, tuple[list[np.ndarray] | None, Exception | None]] = {}
         self.emulations = 0
+        self.memo = ValueMemo(memo_bytes) if share_values else None
 
     def _lower(self, config: PrecisionConfig) -> lower.Lowered | Exception:
-        """A fresh lowering (an IR module has no copy, and printing and re-parsing one costs more
-        than lowering again: decision V22)."""
-        self.lowered += 1
-        try:
-            return lower.lower(self.module, filename=self.filename, text=self.text, config=config)
-        except SET_ERRORS as exc:
-            return exc
+        """The lowering for ``config``'s lowering setting, as a copy the passes may rewrite (one
+        real lowering per setting; an error is the setting's, for every config that has it)."""
+        key = lower.lowering_key(config)
+        base = self._lowerings.get(key)
+        if base is None:
+            self.lowered += 1
+            try:
+                base = lower.lower(self.module, filename=self.filename, text=self.text,
+                                   config=config)  # fmt: skip
+            except SET_ERRORS as exc:
+                base = exc
+            self._lowerings[key] = base
+        if isinstance(base, Exception):
+            return base
+        return lower.Lowered(ir.clone_module(base.module), list(base.inputs), list(base.outputs),
+                             base.rows, list(base.notes))  # fmt: skip
 
     def compile(self, config: PrecisionConfig) -> CompiledHlo:
         """The module lowered and through the precision passes of ``config`` (errors raise), for
         a run of one's own (e.g. with a trace)."""
+        return self.program(config).compiled
+
+    def program(self, config: PrecisionConfig) -> Program:
+        """``config``'s program: lowered (a copy of the shared lowering), through its precision
+        passes, with its digest; a lowering or pass error raises."""
         base = self._lower(config)
         if isinstance(base, Exception):
             raise base
+        if config.internal_experimental_unsafe_fp8e4m3fn_as_fp8e4m3:
+            base.notes.extend(relabelled_constants(base))
         stats = run_pipeline(base.module, config, self.target)
-        return CompiledHlo(self.module, base, stats, config, self.target)
+        changed = [n for n, c in stats.changed.items() if c]
+        return Program(CompiledHlo(self.module, base, stats, config, self.target),
+                       _ir_key(base.module, self._digests), changed)  # fmt: skip
+
+    def outputs(self, prog: Program) -> list[np.ndarray]:
+        """The outputs of ``prog`` on the bound inputs (emulated once per digest; the error of a
+        failed emulation raises each time it is asked for)."""
+        got = self._emulated.get(prog.digest)
+        if got is None:
+            self.emulations += 1
+            try:
+                got = (self._emulate(prog.compiled), None)
+            except SET_ERRORS as exc:
+                got = (None, exc)
+            self._emulated[prog.digest] = got
+        if got[1] is not None:
+            raise got[1]
+        assert got[0] is not None
+        return got[0]
+
+    def _emulate(self, compiled: CompiledHlo) -> list[np.ndarray]:
+        if self.memo is None:
+            return run_compiled(compiled, self.bound.args)
+
+        def run(module: ir.Module, trace: dict[int, np.ndarray] | None) -> list[np.ndarray]:
+            lowered = dataclasses.replace(compiled.lowered, module=module)
+            return run_compiled(dataclasses.replace(compiled, lowered=lowered), self.bound.args,
+                                trace)  # fmt: skip
+
+        return self.memo.run(compiled.lowered.module, run)  # type: ignore[no-any-return]
 
     def run_one(self, config: PrecisionConfig, strict: bool = False
                 ) -> tuple[FlagSetRun, bytes | None]:
         """One config: its run, and the digest of its program (None when it did not compile).
         With ``strict`` a failure raises instead of being recorded in the run."""
-        base = self._lower(config)
-        if isinstance(base, Exception):
-            if strict:
-                raise base
-            return FlagSetRun(config, None, error=str(base)), None
-        mine = base
         try:
-            stats = run_pipeline(mine.module, config, self.target)
+            prog = self.program(config)
         except SET_ERRORS as exc:
             if strict:
                 raise
             return FlagSetRun(config, None, error=str(exc)), None
-        changed = [n for n, c in stats.changed.items() if c]
-        digest = _ir_key(mine.module)
-        same_as = -1 if digest in self._emulated else None
-        if same_as is None:
-            self.emulations += 1
-            try:
-                result = run_compiled(CompiledHlo(self.module, mine, stats, config, self.target),
-                                      self.bound.args)  # fmt: skip
-                self._emulated[digest] = (result, None)
-            except SET_ERRORS as exc:
-                self._emulated[digest] = (None, exc)
-        outs, err = self._emulated[digest]
-        if err is not None and strict:
-            raise err
-        return FlagSetRun(config, outs, None if err is None else str(err), same_as,
-                          changed), digest
+        same_as = -1 if prog.digest in self._emulated else None
+        try:
+            outs, err = self.outputs(prog), None
+        except SET_ERRORS as exc:
+            if strict:
+                raise
+            outs, err = None, str(exc)
+        return FlagSetRun(config, outs, err, same_as, prog.changed), prog.digest
 
     def run(self, configs: Sequence[PrecisionConfig]) -> SharedRuns:
         """Every config, in order; ``same_as`` names the earlier config of this call whose
@@ -180,22 +265,12 @@ class FlagSetRunner:
         return SharedRuns(runs, self.bound.unused, self.lowered, self.emulations - before)
 
 
-def run_flag_sets(
-    module: Any,
-    configs: Sequence[PrecisionConfig],
-    inputs: Mapping[str, Any] | Sequence[Any],
-    target: str = "gen2",
-    *,
-    hlo_passes: tuple[str, ...] | list[str] = DEFAULT_HLO_PASSES,
-    filename: str | None = None,
-    text: str | None = None,
-    source: str = "inputs",
-) -> SharedRuns:
-    """Run every config of ``configs`` on ``inputs`` (bound by ``bind_arguments`` against the
-    module after ``hlo_passes``), sharing the HLO passes, the lowerings and identical emulations
-    (see :class:`FlagSetRunner`); ``module`` is not changed. A config that fails (lowering,
-    passes, emulation) gets its ``error``; the others still run. Bad inputs raise at once (they
-    are bad for every config)."""
-    runner = FlagSetRunner(module, inputs, target, hlo_passes=hlo_passes, filename=filename,
-                           text=text, source=source)  # fmt: skip
-    return runner.run(configs)
+def run_flag_sets(module: Any, configs: Sequence[PrecisionConfig],
+                  inputs: Mapping[str, Any] | Sequence[Any], *args: Any,
+                  **kwargs: Any) -> SharedRuns:  # fmt: skip
+    """``FlagSetRunner(module, inputs, *args, **kwargs).run(configs)``: every config of
+    ``configs`` on ``inputs``, sharing the HLO passes, the lowerings, identical emulations and
+    values (see :class:`FlagSetRunner` for the options); ``module`` is not changed. A config that
+    fails (lowering, passes, emulation) gets its ``error``; the others still run. Bad inputs
+    raise at once (they are bad for every config)."""
+    return FlagSetRunner(module, inputs, *args, **kwargs).run(configs)

@@ -1,0 +1,141 @@
+"""Values shared between the programs of one :class:`~pyprecision.emulate.FlagSetRunner` (issue
+27: "sub-results shared where the dtype assignment of everything upstream is the same"; decision
+V25).
+
+Every instruction of a program gets a *signature*: its printed text without its result's name
+(the op, its attributes, its operands' names, its result dtype and shape), the signatures of the
+instructions that produce its operands, and for each tensor it accesses the tensor's identity —
+an input by name and dtype, a constant by dtype, shape and its value (the NumPy array itself:
+clones of one lowering share it; the memo keeps it alive so its ``id`` is never reused), any other
+tensor (memory a program writes) by a token of its own program, so nothing that reads written
+memory is ever shared. Equal signatures are the same computation on the same data: the same
+values, bit for bit.
+
+Before a program runs, every instruction whose signature has a value in the memo and whose result
+a not-memoized instruction reads is replaced by a load of that value from a new constant tensor,
+and what becomes dead is removed; the program runs with a trace, and the values of what it did
+compute are added to the memo (until ``max_bytes``). The program given is not changed: the work
+is done on a copy.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import numpy as np
+
+from pyprecision import ir
+
+__all__ = ["DEFAULT_MEMO_BYTES", "ValueMemo"]
+
+#: the default cap on the values a memo holds (the memo stops growing there; it still serves)
+DEFAULT_MEMO_BYTES = 1 << 30
+
+#: instruction classes whose results are never shared: their meaning is not in their own text
+_NEVER = (ir.CallOpBase, ir.OpaqueOp)
+
+
+class ValueMemo:
+    """Signature → (value, dtype) across programs; see the module docstring."""
+
+    def __init__(self, max_bytes: int = DEFAULT_MEMO_BYTES) -> None:
+        self.max_bytes = int(max_bytes)
+        self.bytes = 0
+        self.values: dict[int, np.ndarray] = {}
+        self._intern: dict[tuple[Any, ...], int] = {}
+        self._alive: dict[int, Any] = {}  # id → a constant array a signature names
+        self._programs = itertools.count()
+        #: instructions replaced by a memoized value / computed, over every program so far
+        self.reused = 0
+        self.computed = 0
+
+    def _sig(self, key: tuple[Any, ...]) -> int:
+        s = self._intern.get(key)
+        if s is None:
+            s = self._intern[key] = len(self._intern)
+        return s
+
+    def _tensor(self, t: Any, program: int) -> tuple[Any, ...]:
+        if t.kind == "input":
+            return ("in", t.name, t.dtype.name, t.shape)
+        if t.kind == "const":
+            v = t.value
+            if isinstance(v, np.ndarray):
+                self._alive[id(v)] = v
+                return ("const", t.dtype.name, t.shape, id(v))
+            return ("splat", t.dtype.name, t.shape, repr(v))
+        return ("mem", program, t.name)
+
+    def signatures(self, f: ir.Function) -> dict[int, int]:
+        """``id(instruction) → signature`` for every instruction of ``f`` with a result."""
+        program = next(self._programs)
+        sigs: dict[int, int] = {}
+        by_value: dict[int, int] = {}
+        for inst in f.instructions():
+            res = inst.result
+            if res is None:
+                continue
+            if isinstance(inst, _NEVER):
+                key: tuple[Any, ...] = ("never", program, res.name)
+            else:
+                text = ir.instruction_to_text(inst).split(" = ", 1)[1]
+                ops = tuple(by_value.get(id(op), -1) if isinstance(op, ir.Value) else None
+                            for op in inst.operands)  # fmt: skip
+                if -1 in ops:  # an operand from outside the function's blocks: do not share
+                    key = ("never", program, res.name)
+                else:
+                    aps = tuple((ap.role, self._tensor(ap.tensor, program))
+                                + ((by_value.get(id(ap.index), -1),) if ap.index is not None
+                                   else ())  # fmt: skip
+                                for ap in inst.aps)  # fmt: skip
+                    key = (type(inst).__name__, text, ops, aps)
+            by_value[id(res)] = sigs[id(inst)] = self._sig(key)
+        return sigs
+
+    def run(self, module: ir.Module, run: Any) -> Any:
+        """``run(reduced_module, trace)`` on a copy of ``module`` with every memoized value that
+        is read by a computed instruction loaded from a constant instead; its result is returned
+        and what it computed is memoized."""
+        work = ir.clone_module(module)
+        f = work.main
+        sigs = self.signatures(f)
+        hit = {i for i, s in sigs.items() if s in self.values}
+        for inst in list(f.instructions()):
+            if id(inst) not in hit:
+                continue
+            res = inst.result
+            if not any(id(u.user) not in hit for u in res.uses):
+                continue
+            value = self.values[sigs[id(inst)]]
+            t = ir.Tensor(f.unique_tensor_name(f"memo.{res.name}"), res.shape, res.dtype,
+                          "const", _to_storage(value, res.dtype))  # fmt: skip
+            f.add_tensor(t)
+            load = ir.AffineLoad(t, ir.Value(f.unique_name(f"{res.name}.memo"), res.dtype,
+                                             res.shape))  # fmt: skip
+            load.insert_before(inst)
+            res.replace_all_uses_with(load)
+            self.reused += 1
+        if hit:
+            f.dce()
+        trace: dict[int, np.ndarray] | None = {} if self.bytes < self.max_bytes else None
+        out = run(work, trace)
+        for inst in f.instructions():
+            s = sigs.get(id(inst))
+            if s is None:
+                continue
+            self.computed += 1
+            if trace is None or s in self.values or id(inst) not in trace:
+                continue
+            v = trace[id(inst)]
+            if self.bytes + v.nbytes > self.max_bytes:
+                continue
+            self.values[s] = v
+            self.bytes += v.nbytes
+        return out
+
+
+def _to_storage(values: np.ndarray, dtype: ir.DType) -> np.ndarray:
+    from pyprecision.emulate.ir.numbers import to_storage
+
+    return np.ascontiguousarray(to_storage(values, dtype))

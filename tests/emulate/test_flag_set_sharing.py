@@ -1,0 +1,97 @@
+"""What FlagSetRunner shares between flag sets changes no bit (decisions P21, V25): a copy of one
+lowering (``ir.clone_module``) taken through a flag set's passes prints exactly what a fresh
+lowering does, for every flag set of verify's diagnosis on every real model of tests/data; and
+the outputs with shared lowerings and the value memo are the bits of independent runs."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pyprecision import hlo, ir, lower
+from pyprecision.emulate import (
+    DEFAULT_HLO_PASSES,
+    FlagSetRunner,
+    bind_arguments,
+    compile_hlo,
+    run_compiled,
+)
+from pyprecision.errors import EmulationError, LoweringError, PassError, VerifyError
+from pyprecision.frontend import parse_flags
+from pyprecision.passes import run_pipeline
+from pyprecision.verify.hlo_check import diagnosis_flag_sets
+from tests.models_data import load_model, model_names
+
+CONFIGS = [c for _, c in diagnosis_flag_sets(parse_flags(["--auto-cast", "matmult"]))]
+ERRORS = (EmulationError, LoweringError, PassError, VerifyError)
+
+
+def _prepared(name: str) -> hlo.HloModule:
+    m = hlo.parse(load_model(name).text)
+    hlo.run_passes(m, list(DEFAULT_HLO_PASSES))
+    return m
+
+
+@pytest.mark.parametrize("name", model_names())
+def test_a_cloned_lowering_through_the_passes_prints_as_a_fresh_one(name: str) -> None:
+    m = _prepared(name)
+    bases: dict[object, ir.Module] = {}
+    for config in CONFIGS:
+        try:
+            fresh = lower.lower(m, config=config)
+        except LoweringError:
+            continue
+        key = lower.lowering_key(config)
+        base = bases.setdefault(key, lower.lower(m, config=config).module)
+        assert ir.to_text(base) == ir.to_text(fresh.module)  # the key is all the lowering reads
+        copy = ir.clone_module(base)
+        assert ir.to_text(copy) == ir.to_text(base)
+        try:
+            run_pipeline(fresh.module, config)
+        except ERRORS as exc:
+            with pytest.raises(type(exc)):
+                run_pipeline(copy, config)
+            continue
+        run_pipeline(copy, config)
+        assert ir.to_text(copy) == ir.to_text(fresh.module), config
+        ir.verify(copy)
+    for key, base in bases.items():  # the passes rewrote the copies only
+        config = next(c for c in CONFIGS if lower.lowering_key(c) == key)
+        assert ir.to_text(base) == ir.to_text(lower.lower(m, config=config).module)
+
+
+def test_clone_keeps_dtype_identity_and_shares_constants() -> None:
+    m = _prepared("encoder_block")
+    base = lower.lower(m, config=CONFIGS[0]).module
+    copy = ir.clone_module(base)
+    pairs = list(zip(base.main.instructions(), copy.main.instructions(), strict=True))
+    assert pairs and all(a is not b for a, b in pairs)
+    for a, b in pairs:
+        if a.result is not None:
+            assert b.result is not a.result and b.result.dtype is a.result.dtype
+            assert [u.index for u in b.result.uses] == [u.index for u in a.result.uses]
+    for t, u in zip(base.main.tensors, copy.main.tensors, strict=True):
+        assert u is not t and u.dtype is t.dtype and u.value is t.value
+        assert [ap.owner.id for ap in u.accesses] == [ap.owner.id for ap in t.accesses]
+
+
+@pytest.mark.parametrize("name", ["encoder_block", "scan_rnn", "bf16_mlp", "cnn"])
+def test_shared_runs_with_the_value_memo_give_the_bits_of_independent_runs(name: str) -> None:
+    data = load_model(name)
+    if not data.inputs:
+        pytest.skip("no inputs")
+    runner = FlagSetRunner(hlo.parse(data.text), data.inputs)
+    shared = runner.run(CONFIGS)
+    assert runner.memo is not None and runner.memo.computed > 0
+    for config, run in zip(CONFIGS, shared.runs, strict=True):
+        try:
+            compiled = compile_hlo(hlo.parse(data.text), config)
+            alone = run_compiled(compiled, bind_arguments(compiled.hlo_module, data.inputs,
+                                                          widen=True).args)  # fmt: skip
+        except ERRORS:
+            assert run.outputs is None and run.error
+            continue
+        assert run.error is None and run.outputs is not None
+        for a, b in zip(run.outputs, alone, strict=True):
+            a, b = np.asarray(a), np.asarray(b)
+            assert a.dtype == b.dtype and a.shape == b.shape
+            assert a.tobytes() == b.tobytes(), config
