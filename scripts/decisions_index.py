@@ -42,7 +42,7 @@ AREAS = [
 ]
 
 HEADING = re.compile(r"^##\s+(.*\S)\s*$")
-BOLD = re.compile(r"^\*\*((?:[A-Z]+-?\d+|\d+)\.(?:\s.*?)?)\*\*")
+BOLD = re.compile(r"^\*\*((?:[A-Z]+-?\d+|\d+)\.(?:\s.*?)?)(?:\*\*|$)")  # a title may wrap
 #: a decision's ID: one to three capitals, an optional dash, its number (``K4``, ``OP12``, ``EM-10``)
 ID = r"[A-Z]{1,3}-?\d+(?!\w)"
 
