@@ -89,4 +89,4 @@ def clone_module(module: Module) -> Module:
     c = _Cloner()
     out = c.obj(module)
     c.run()
-    return out  # type: ignore[no-any-return]
+    return out

@@ -21,9 +21,9 @@ from pyprecision.emulate.ir.bits import bit_count, reduce_precision
 from pyprecision.emulate.ir.index import gather, scatter, sort_perm
 from pyprecision.emulate.ir.numbers import convert, from_storage, round_to, to_storage, view_bits
 from pyprecision.emulate.ir.ops import (
+    _is_identity,
     binary_rounded,
     binary_values,
-    _is_identity,
     int_unary,
     matmul_batched,
     matmul_fp32,

@@ -91,7 +91,7 @@ def _program_text(module: ir.Module, digests: dict[int, tuple[Any, bytes]]) -> s
                 if got is None or got[0] is not v:
                     a = np.ascontiguousarray(v)
                     h = hashlib.blake2b(f"{a.dtype.str}{a.shape}".encode(), digest_size=32)
-                    h.update(memoryview(a.reshape(-1).view(np.uint8)))
+                    h.update(a.data)
                     got = digests[id(v)] = (v, h.digest())
                 head += f" = dense {got[1].hex()}"
             elif v is not None:
@@ -227,7 +227,7 @@ class FlagSetRunner:
             return run_compiled(dataclasses.replace(compiled, lowered=lowered), self.bound.args,
                                 trace)  # fmt: skip
 
-        return self.memo.run(compiled.lowered.module, run)  # type: ignore[no-any-return]
+        return self.memo.run(compiled.lowered.module, run)
 
     def run_one(self, config: PrecisionConfig, strict: bool = False
                 ) -> tuple[FlagSetRun, bytes | None]:

@@ -105,6 +105,7 @@ class ValueMemo:
             if id(inst) not in hit:
                 continue
             res = inst.result
+            assert res is not None  # signatures() keys only instructions with a result
             if not any(id(u.user) not in hit for u in res.uses):
                 continue
             value = self.values[sigs[id(inst)]]
