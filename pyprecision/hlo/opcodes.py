@@ -97,12 +97,15 @@ _NO_IR_OP = ("is not lowered: the loop IR has no {op} instruction and the neuron
 
 
 _NOT = "is not lowered"
-#: the window refusals of the three windowed opcodes (lower/windows.py ``window_of``)
+_WINDOW_SIZE = "is more than the lowering unrolls (4096 positions, lower.MAX_WINDOW)"
+
+
 def _window(opcode: str) -> tuple[Refusal, ...]:
+    """The window refusals of convolution and select-and-scatter (lower/windows.py
+    ``window_of``; a reversed reduce-window window is malformed, the verifier's rule)."""
     return _when(opcode, window_reversal="is not lowered (a reversed window reads its operand "
                  "backwards; write a reverse of the operand instead, as JAX does)",
-                 window_size="is more than the lowering unrolls (4096 positions, "
-                 "lower.MAX_WINDOW)")  # fmt: skip
+                 window_size=_WINDOW_SIZE)  # fmt: skip
 
 
 _STARTS = ("is not known at compile time (it depends on data); only static starts (an unrolled "
@@ -154,8 +157,7 @@ _BINARY = [
         "dtypes have no NumPy array form here"),
 ]  # fmt: skip
 _OTHER = [
-    _ew("select", 3, S._select,
-        refusals=_when("select", tuples="is not lowered; select each element")),
+    _ew("select", 3, S._select),
     _ew("clamp", 3, S._clamp), _ew("convert", 1, S._convert),
     _ew("reduce-precision", 1, S._reduce_precision),
     _rec("bitcast-convert", 1, 1, S._bitcast_convert,
@@ -185,8 +187,8 @@ _OTHER = [
         "indices; the comparator picks by GT / LT, NaN first, the lower index on ties); this "
         "reducer is not",
         fold_limit="exceeds 256 (lower.MAX_FOLD); so long a fold is not lowered")),
-    _rec("reduce-window", 2, None, C._reduce_window, refusals=_window("reduce-window") + _when(
-        "reduce-window", variadic=_NOT,
+    _rec("reduce-window", 2, None, C._reduce_window, refusals=_when(  # reversal: malformed
+        "reduce-window", window_size=_WINDOW_SIZE, variadic=_NOT,
         reducer="is not add/multiply/maximum/minimum/and/or")),
     _rec("select-and-scatter", 3, 3, C._select_and_scatter,
          refusals=_window("select-and-scatter") + _when(
@@ -203,7 +205,7 @@ _OTHER = [
         "sort", scalar=_NOT,
         comparator="is not one JAX writes (compare LT/GT of an operand pair, optionally NaN/-0 "
         "canonicalised, or a lexicographic or/and of such); such a sort is not lowered")),
-    _rec("topk", 1, 1, C._topk, refusals=_when("topk", indices="are not lowered")),
+    _rec("topk", 1, 1, C._topk),
     _rec("map", 1, None, C._map, lowering="is not lowered: apply its computation to the arrays "
          "instead (XLA's own passes inline map; JAX never emits it)"),
     _rec("batch-norm-training", 3, 3, C._batch_norm),

@@ -159,7 +159,7 @@ def _select(ctx: LoweringContext, inst: HloInstruction, ops: list[LV]) -> LV:
     p, a, b = ops
     dims = dims_of(inst)
     if not isinstance(a, ir.Value):
-        raise ctx.refuse(inst, "select:tuples", "select of tuples")
+        raise ctx.error(inst, "select of tuples is malformed (the verifier's rule); select each element")
     p = fit(ctx, p, dims, f"{inst.name}.pred")
     out = ctx.value(inst.name, result_dtype(ctx, inst), dims)
     ctx.emit(ir.SelectOp(p, a, b, out))

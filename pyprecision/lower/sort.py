@@ -123,7 +123,7 @@ def _topk(ctx: LoweringContext, inst: HloInstruction, ops: list[LV]) -> LV:
                         f"(k={k}, shape {list(dims)})")  # fmt: skip
     vshape, ishape = inst.shape.tuple_shapes
     if ctx.ir_dtype(inst, ishape.element_type) is not ir.int32:
-        raise ctx.refuse(inst, "topk:indices", "top-k indices other than s32")
+        raise ctx.error(inst, "top-k indices other than s32 are malformed (the verifier's rule)")
     d = len(dims) - 1
     perm = ctx.value(f"{inst.name}.perm", ir.int32, dims)
     ctx.emit(ir.SortPermOp([x], d, [largest], [True], [False], perm), role="aux")

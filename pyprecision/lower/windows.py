@@ -66,6 +66,8 @@ def window_of(
     except ValueError as e:
         raise ctx.error(inst, str(e)) from None
     if any(w.reversal for w in win):
+        if inst.opcode == "reduce-window":  # malformed (the verifier's rule)
+            raise ctx.error(inst, "reduce-window windows cannot be reversed")
         raise ctx.refuse(inst, f"{inst.opcode}:window-reversal", "window reversal")
     if math.prod(w.size for w in win) > MAX_WINDOW:
         raise ctx.refuse(inst, f"{inst.opcode}:window-size",
