@@ -157,8 +157,7 @@ _BINARY = [
         "dtypes have no NumPy array form here"),
 ]  # fmt: skip
 _OTHER = [
-    _ew("select", 3, S._select),
-    _ew("clamp", 3, S._clamp), _ew("convert", 1, S._convert),
+    _ew("select", 3, S._select), _ew("clamp", 3, S._clamp), _ew("convert", 1, S._convert),
     _ew("reduce-precision", 1, S._reduce_precision),
     _rec("bitcast-convert", 1, 1, S._bitcast_convert,
          refusals=_when("bitcast-convert", widths=_NOT)),

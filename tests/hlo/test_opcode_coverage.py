@@ -294,3 +294,12 @@ def test_every_refusal_the_lowering_raises_names_a_record():
                 keys.add(node.args[1].value)
     assert len(keys) > 20
     assert sorted(keys - set(opcodes.REFUSALS)) == []
+
+
+def test_a_refusal_keeps_its_key_through_pickling():
+    """Worker processes (many-dump verify) send errors back pickled."""
+    import pickle
+
+    e = pickle.loads(pickle.dumps(LoweringError("w.hlo:3:3: w (while): ...", "while:trip-count")))
+    assert (str(e), e.refusal) == ("w.hlo:3:3: w (while): ...", "while:trip-count")
+    assert pickle.loads(pickle.dumps(LoweringError("w.hlo: malformed"))).refusal is None
