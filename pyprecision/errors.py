@@ -52,7 +52,18 @@ class EmulationError(PyPrecisionError, ValueError):
 
 
 class LoweringError(PyPrecisionError, ValueError):
-    """An HLO construct the HLO → loop-IR lowering does not handle (``file:line:col: message``)."""
+    """An HLO construct the HLO → loop-IR lowering does not handle (``file:line:col: message``).
+
+    ``refusal`` is the key of the refusal record (``pyprecision.hlo.opcodes.REFUSALS``, decision
+    OP15) when the lowering refuses a well-formed module — the message then ends with that record's
+    reason — and None for a malformed one (a missing attribute, a type error)."""
+
+    def __init__(self, message: str, refusal: str | None = None):
+        super().__init__(message)
+        self.refusal = refusal
+
+    def __reduce__(self) -> tuple[type, tuple[str, str | None]]:
+        return (type(self), (str(self), self.refusal))
 
 
 class DumpError(PyPrecisionError, ValueError):

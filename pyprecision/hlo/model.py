@@ -111,6 +111,13 @@ class HloInstruction:
             raise ValueError(f"{self.name} is not a constant")
         return literal_to_array(self.literal_text, self.shape)
 
+    @property
+    def elided(self) -> bool:
+        """True for a constant whose values XLA elided from the text (``{...}``)."""
+        from pyprecision.hlo.literal import is_elided
+
+        return self.literal_text is not None and is_elided(self.literal_text)
+
     def literal_value(self) -> np.ndarray | tuple:
         """Like :meth:`literal`, and a tuple constant gives a (nested) tuple of arrays."""
         from pyprecision.hlo.literal import literal_to_value

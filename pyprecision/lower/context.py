@@ -1,5 +1,7 @@
 """The state of one lowering: the IR function being built, HLO value → IR value, names, locations,
-and the error every unsupported construct raises."""
+and the two located errors: a refusal of a well-formed construct (:meth:`LoweringContext.refuse`,
+its reason from a record of ``hlo.opcodes.REFUSALS``, decision OP15) and a malformed module
+(:meth:`LoweringContext.error`)."""
 
 from __future__ import annotations
 
@@ -12,9 +14,9 @@ import numpy as np
 from pyprecision import ir
 from pyprecision.errors import LoweringError
 from pyprecision.formats import formats
-from pyprecision.hlo import HloInstruction, HloModule, PrimitiveType, type_name
+from pyprecision.hlo import HloInstruction, HloModule, PrimitiveType, opcodes, type_name
 
-__all__ = ["HloLoc", "LoweringContext", "LV", "ir_dtype", "ir_shape"]
+__all__ = ["HloLoc", "IR_DTYPE_NAMES", "LoweringContext", "LV", "ir_shape"]
 
 #: a lowered HLO value: an IR value, or a tuple of lowered values (HLO tuple shapes)
 LV = Any
@@ -30,20 +32,9 @@ def _ir_dtype_names() -> dict[str, str]:
     return names
 
 
-_IR_DTYPE = _ir_dtype_names()
+#: HLO element type name → IR dtype name (the ``element-type`` refusal lists these keys)
+IR_DTYPE_NAMES: dict[str, str] = _ir_dtype_names()
 _NAME_BAD = re.compile(r"[^A-Za-z0-9_.$]")
-
-
-def ir_dtype(t: PrimitiveType, where: str = "") -> ir.DType:
-    """The IR dtype of an HLO element type; LoweringError for types the loop IR has not (f64,
-    complex, sub-byte, the fnuz fp8s)."""
-    name = type_name(t)
-    if name not in _IR_DTYPE:
-        raise LoweringError(
-            f"{where}element type {name} has no loop-IR dtype (supported: "
-            f"{', '.join(sorted(_IR_DTYPE))}); convert it in the model first"
-        )
-    return ir.as_dtype(_IR_DTYPE[name])
 
 
 def ir_shape(dims: tuple[int, ...] | list[int]) -> tuple[int, ...]:
@@ -174,17 +165,35 @@ class LoweringContext:
             self._frames = _stack_frames(self.module)
         return self._frames.get(frame_id, ("", 0))
 
-    def error(self, inst: HloInstruction, message: str) -> LoweringError:
-        """A LoweringError located at ``inst``'s line in the module text."""
+    def error(self, inst: HloInstruction, message: str, refusal: str | None = None) -> LoweringError:
+        """A LoweringError located at ``inst``'s line in the module text: a malformed module (a
+        refusal goes through :meth:`refuse`)."""
         line = self.hlo_line(inst)
         if line:
             col = inst.location[1] if inst.location is not None else 1
             return LoweringError(
-                f"{self.filename}:{line}:{col}: {inst.name} ({inst.opcode}): {message}"
+                f"{self.filename}:{line}:{col}: {inst.name} ({inst.opcode}): {message}", refusal
             )
         return LoweringError(
-            f"{self.filename}: {inst.name} ({inst.opcode}, made by an HLO pass): {message}"
+            f"{self.filename}: {inst.name} ({inst.opcode}, made by an HLO pass): {message}",
+            refusal,
         )
+
+    def refuse(self, inst: HloInstruction, key: str, detail: str = "") -> LoweringError:
+        """The located LoweringError of refusal record ``key`` at ``inst`` (decision OP15):
+        ``file:line:col: NAME (OPCODE): DETAIL REASON``, DETAIL naming the construct (default:
+        the opcode), REASON the record's; ``.refusal`` is ``key``. KeyError for a key no record
+        has (the coverage test keeps every raise site on a record)."""
+        return self.error(inst, f"{detail or inst.opcode} {opcodes.refusal(key).reason}", key)
+
+    def ir_dtype(self, inst: HloInstruction, t: PrimitiveType, what: str = "") -> ir.DType:
+        """The IR dtype of element type ``t`` of ``inst`` (``what``: which of its values, for a
+        tuple); the ``element-type`` refusal for a type the loop IR has not (f64, complex,
+        sub-byte, the fnuz fp8s)."""
+        name = type_name(t)
+        if name not in IR_DTYPE_NAMES:
+            raise self.refuse(inst, "element-type", f"{what}element type {name}")
+        return ir.as_dtype(IR_DTYPE_NAMES[name])
 
 
 def _stack_frames(module: HloModule) -> dict[int, tuple[str, int]]:

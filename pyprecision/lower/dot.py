@@ -130,8 +130,7 @@ def _dot(ctx: LoweringContext, inst: HloInstruction, ops: list[LV]) -> LV:
     lhs, rhs = ops
     rdt = result_dtype(ctx, inst)
     if not (lhs.dtype.is_float and rhs.dtype.is_float and rdt.is_float):
-        raise ctx.error(inst, "an integer dot reaches the PE only through F32: run the HLO pass "
-                        "neuron-int-matmul-downcast first (it is on by default)")  # fmt: skip
+        raise ctx.refuse(inst, "dot:integer", "an integer dot")
     dims = (_dims(inst, "lhs_batch_dims"), _dims(inst, "rhs_batch_dims"),
             _dims(inst, "lhs_contracting_dims"), _dims(inst, "rhs_contracting_dims"))  # fmt: skip
     if not any(dims) and len(lhs.shape) == len(rhs.shape) == 2:

@@ -8,7 +8,7 @@ from typing import Any
 
 from pyprecision import ir
 from pyprecision.hlo import HloInstruction, typed_attrs
-from pyprecision.lower.context import LV, LoweringContext, ir_dtype, ir_shape
+from pyprecision.lower.context import LV, LoweringContext, ir_shape
 
 __all__ = ["ELEMENTWISE"]
 
@@ -30,7 +30,7 @@ _COMPARE = {d: f"cmp_{d.lower()}" for d in typed_attrs.DIRECTIONS}
 
 def result_dtype(ctx: LoweringContext, inst: HloInstruction) -> ir.DType:
     """The IR dtype of an array-shaped instruction's result."""
-    return ir_dtype(inst.shape.element_type, f"{inst.name}: ")
+    return ctx.ir_dtype(inst, inst.shape.element_type)
 
 
 def dims_of(inst: HloInstruction) -> tuple[int, ...]:
@@ -159,7 +159,7 @@ def _select(ctx: LoweringContext, inst: HloInstruction, ops: list[LV]) -> LV:
     p, a, b = ops
     dims = dims_of(inst)
     if not isinstance(a, ir.Value):
-        raise ctx.error(inst, "select of tuples is not lowered; select each element")
+        raise ctx.error(inst, "select of tuples is malformed (the verifier's rule); select each element")
     p = fit(ctx, p, dims, f"{inst.name}.pred")
     out = ctx.value(inst.name, result_dtype(ctx, inst), dims)
     ctx.emit(ir.SelectOp(p, a, b, out))
@@ -212,7 +212,7 @@ def _bitcast_convert(ctx: LoweringContext, inst: HloInstruction, ops: list[LV]) 
     (x,) = ops
     rdt = result_dtype(ctx, inst)
     if rdt.bits != x.dtype.bits:
-        raise ctx.error(inst, "bitcast-convert between widths is not lowered")
+        raise ctx.refuse(inst, "bitcast-convert:widths", "bitcast-convert between widths")
     out = ctx.value(inst.name, rdt, dims_of(inst))
     load = getattr(x, "owner", None)
     if isinstance(load, ir.AffineLoad) and load.src.reinterpret is None and x.shape == out.shape:

@@ -29,7 +29,7 @@ def _indices(ctx: LoweringContext, inst: HloInstruction, v: LV) -> ir.Value:
 def _gather(ctx: LoweringContext, inst: HloInstruction, ops: list[LV]) -> LV:
     x, idx = ops
     if not inst.operands[0].shape.dimensions:
-        raise ctx.error(inst, "a gather from a scalar operand is not lowered")
+        raise ctx.refuse(inst, "gather:scalar", "a gather from a scalar operand")
     g = gather_dims(inst)
     out = ctx.value(inst.name, result_dtype(ctx, inst), dims_of(inst))
     ctx.emit(ir.GatherOp(x, _indices(ctx, inst, idx), g.offset_dims, g.collapsed_slice_dims,
@@ -51,15 +51,13 @@ def scatter_kind(comp: Any) -> str | None:
 
 def _scatter(ctx: LoweringContext, inst: HloInstruction, ops: list[LV]) -> LV:
     if len(ops) != 3:
-        raise ctx.error(inst, "a scatter of several operands (a variadic scatter) is not lowered")
+        raise ctx.refuse(inst, "scatter:variadic", "a scatter of several operands (a variadic scatter)")
     x, idx, u = ops
     if not inst.operands[0].shape.dimensions:
-        raise ctx.error(inst, "a scatter into a scalar operand is not lowered")
+        raise ctx.refuse(inst, "scatter:scalar", "a scatter into a scalar operand")
     kind = scatter_kind(inst.called("to_apply"))
     if kind is None:
-        raise ctx.error(inst, "its to_apply computation is not add, multiply, maximum, minimum, "
-                        "and, or of its two parameters, nor its second parameter (set); such a "
-                        "combiner is not lowered")  # fmt: skip
+        raise ctx.refuse(inst, "scatter:combiner", "its to_apply computation")
     s = scatter_dims(inst)
     narrow = ctx.config is not None and not ctx.config.enable_mixed_precision_accumulation
     out = ctx.value(inst.name, result_dtype(ctx, inst), dims_of(inst))

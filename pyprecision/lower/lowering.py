@@ -15,7 +15,7 @@ from typing import Any
 from pyprecision import ir
 from pyprecision.hlo import HloComputation, HloInstruction, HloModule, Shape, opcodes
 from pyprecision.lower.batchnorm import BATCH_NORM
-from pyprecision.lower.context import LV, LoweringContext, ir_dtype, ir_shape
+from pyprecision.lower.context import LV, LoweringContext, ir_shape
 from pyprecision.lower.dot import DOTS
 from pyprecision.lower.elementwise import ELEMENTWISE, Handler
 from pyprecision.lower.gather import GATHERS
@@ -101,7 +101,7 @@ def lower(
 def _input(ctx: LoweringContext, name: str, shape: Shape, names: list[str], p: HloInstruction) -> LV:
     if shape.is_tuple:
         return tuple(_input(ctx, f"{name}.{i}", s, names, p) for i, s in enumerate(shape.tuple_shapes))
-    dt = ir_dtype(shape.element_type, f"parameter {name}: ")
+    dt = ctx.ir_dtype(p, shape.element_type, "" if name == p.name else f"{name}: ")
     dims = ir_shape(tuple(shape.dimensions))
     t = ir.Tensor(ctx.tensor_name(name), dims, dt, "input")
     ctx.function.add_tensor(t)
@@ -148,12 +148,10 @@ def _lower_one(ctx: LoweringContext, inst: HloInstruction, path: str) -> LV:
         return _conditional(ctx, inst, ops, path)
     handler = _HANDLERS.get(inst.opcode)
     if handler is None:
-        if inst.opcode == "custom-call":
-            raise ctx.error(inst, f"custom-call target {inst.attr('custom_call_target')} is not "
-                            "lowered (it runs as an opaque kernel on Neuron)")  # fmt: skip
         rec = opcodes.record(inst.opcode)
-        if rec is not None and rec.lowering is not None:  # its record's reason (L24, OP1)
-            raise ctx.error(inst, f"{inst.opcode} {rec.lowering}")
+        if rec is not None and rec.lowering is not None:  # its record's reason (L24, OP1, OP15)
+            target = inst.attr("custom_call_target") if inst.opcode == "custom-call" else None
+            raise ctx.refuse(inst, inst.opcode, f"custom-call target {target}" if target else "")
         raise ctx.error(inst, f"opcode {inst.opcode!r} is not lowered to the loop IR; supported: "
                         f"{', '.join(supported_opcodes())}")  # fmt: skip
     out = handler(ctx, inst, ops)
@@ -190,13 +188,9 @@ def _while(ctx: LoweringContext, inst: HloInstruction, ops: list[LV], path: str)
         raise ctx.error(inst, "condition or body computation missing")
     trips = _trip_count(ctx, inst, cond, body)
     if trips is None:
-        raise ctx.error(
-            inst,
-            "its trip count does not follow from constants (a data-dependent loop); only static "
-            "loops (lax.scan, fori_loop) are lowered, by unrolling",
-        )
+        raise ctx.refuse(inst, "while:trip-count", "its trip count")
     if trips > MAX_UNROLL:
-        raise ctx.error(inst, f"{trips} iterations exceed the unroll limit {MAX_UNROLL}")
+        raise ctx.refuse(inst, "while:unroll-limit", f"{trips} iterations")
     state = ops[0]
     ctx.notes.append(f"{path}: while loop unrolled {trips} times")
     for i in range(trips):

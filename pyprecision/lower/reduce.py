@@ -20,7 +20,7 @@ from typing import Any
 
 from pyprecision import ir
 from pyprecision.hlo import HloInstruction, opcodes
-from pyprecision.lower.context import LV, LoweringContext, ir_dtype
+from pyprecision.lower.context import LV, LoweringContext
 from pyprecision.lower.elementwise import Handler, dims_of, result_dtype
 from pyprecision.lower.reduce_generic import fold_reduce
 from pyprecision.lower.reducers import reducer_kind
@@ -127,9 +127,7 @@ def _reduce(ctx: LoweringContext, inst: HloInstruction, ops: list[LV]) -> LV:
     if len(ops) == 4:
         return _arg_reduce(ctx, inst, ops)
     if len(ops) != 2:
-        raise ctx.error(inst, f"a reduce of {n} operands is not lowered (only JAX's argmax / "
-                        "argmin, a reduce of values and indices, and reducers that combine each "
-                        "operand on its own)")  # fmt: skip
+        raise ctx.refuse(inst, "reduce:operands", f"a reduce of {n} operands")
     x, init = ops
     kind = reducer_kind(inst.called("to_apply"))
     if kind is None and isinstance(x, ir.Value) and isinstance(init, ir.Value):
@@ -137,8 +135,7 @@ def _reduce(ctx: LoweringContext, inst: HloInstruction, ops: list[LV]) -> LV:
         if folded is not None:
             return folded
     if kind is None:
-        raise ctx.error(inst, "its to_apply computation is not one of add, multiply, maximum, "
-                        "minimum, and, or of its two parameters")  # fmt: skip
+        raise ctx.refuse(inst, "reduce:reducer", "its to_apply computation")
     narrow = ctx.config is not None and not ctx.config.enable_mixed_precision_accumulation
     out = ctx.value(inst.name, result_dtype(ctx, inst), dims_of(inst))
     ctx.emit(ir.ReduceOp(kind, x, init, _dims(ctx, inst), out, narrow))
@@ -150,7 +147,7 @@ def _one_reduce(ctx: LoweringContext, inst: HloInstruction, kind: str, x: LV, in
     if not isinstance(x, ir.Value) or not isinstance(init, ir.Value):
         raise ctx.error(inst, "reduce operands must be arrays")
     narrow = ctx.config is not None and not ctx.config.enable_mixed_precision_accumulation
-    out = ctx.value(inst.name, ir_dtype(shape.element_type, f"{inst.name}: "),
+    out = ctx.value(inst.name, ctx.ir_dtype(inst, shape.element_type),
                     tuple(shape.dimensions))
     ctx.emit(ir.ReduceOp(kind, x, init, _dims(ctx, inst), out, narrow))
     return out
@@ -161,15 +158,13 @@ def _arg_reduce(ctx: LoweringContext, inst: HloInstruction, ops: list[LV]) -> LV
     kind = arg_reducer(inst.called("to_apply"))
     x, idx, init, index_init = ops
     if kind is None or not all(isinstance(v, ir.Value) for v in ops) or not idx.dtype.is_integer:
-        raise ctx.error(inst, "a reduce of several operands is lowered only when it is JAX's "
-                        "argmax / argmin (values, then integer indices; the comparator picks "
-                        "by GT / LT, NaN first, the lower index on ties); this reducer is not")
+        raise ctx.refuse(inst, "reduce:argreduce", "a reduce of several operands")
     vshape, ishape = inst.shape.tuple_shapes
     dims = _dims(ctx, inst)
-    index = ctx.value(inst.name, ir_dtype(ishape.element_type, f"{inst.name}: "),
+    index = ctx.value(inst.name, ctx.ir_dtype(inst, ishape.element_type),
                       tuple(ishape.dimensions))
     ctx.emit(ir.ArgReduceOp(kind, x, idx, init, index_init, dims, index))
-    value = ctx.value(inst.name, ir_dtype(vshape.element_type, f"{inst.name}: "),
+    value = ctx.value(inst.name, ctx.ir_dtype(inst, vshape.element_type),
                       tuple(vshape.dimensions))
     ctx.emit(ir.ArgReduceOp(kind, x, idx, init, index_init, dims, value, values=True))
     return (value, index)

@@ -58,8 +58,8 @@ def fold_reduce(ctx: LoweringContext, inst: HloInstruction, x: ir.Value, init: i
     kept = tuple(hlo_dims[d] for d in keep)
     k_total = math.prod(hlo_dims[d] for d in dims)
     if k_total > MAX_FOLD:
-        raise ctx.error(inst, f"its reducer is not add, multiply, maximum, minimum, and or or, and "
-                        f"folding it step by step over {k_total} elements exceeds {MAX_FOLD}")
+        raise ctx.refuse(inst, "reduce:fold-limit", "its reducer is not add, multiply, maximum, "
+                         f"minimum, and or or, and folding it step by step over {k_total} elements")
     src = x
     perm = keep + list(dims)
     if perm != list(range(len(hlo_dims))):

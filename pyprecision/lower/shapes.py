@@ -8,7 +8,7 @@ import numpy as np
 
 from pyprecision import ir
 from pyprecision.hlo import HloInstruction, typed_attrs
-from pyprecision.lower.context import LV, LoweringContext, ir_dtype, ir_shape
+from pyprecision.lower.context import LV, LoweringContext, ir_shape
 from pyprecision.lower.elementwise import Handler, dims_of, result_dtype
 
 __all__ = ["SHAPES", "constant_tensor", "parse_padding", "parse_slice"]
@@ -92,14 +92,12 @@ def _iota(ctx: LoweringContext, inst: HloInstruction, ops: list[LV]) -> LV:
 
 def constant_tensor(ctx: LoweringContext, name: str, inst: HloInstruction) -> ir.Tensor:
     """A const tensor holding the constant's literal (a splat when every element is equal)."""
+    if inst.elided:
+        raise ctx.refuse(inst, "elided-constant", "constant values")
     try:
         arr = inst.literal()
     except ValueError as e:
-        raise ctx.error(
-            inst,
-            f"{e}; print the module with its large constants "
-            "(as_text(print_large_constants=True) or --xla_dump_hlo_as_text)",
-        ) from None
+        raise ctx.error(inst, str(e)) from None
     dt = result_dtype(ctx, inst)
     shape = ir_shape(tuple(arr.shape))
     store = np.asarray(arr).astype(dt.np_dtype).reshape(shape)
@@ -123,7 +121,7 @@ def _scalar(v: Any, dt: ir.DType) -> float | int:
 
 def _constant(ctx: LoweringContext, inst: HloInstruction, ops: list[LV]) -> LV:
     if inst.shape.is_tuple:
-        raise ctx.error(inst, "tuple constants are not lowered")
+        raise ctx.refuse(inst, "constant:tuple", "tuple constants")
     t = constant_tensor(ctx, inst.name, inst)
     ctx.function.add_tensor(t)
     out = ir.Value(ctx.name(inst.name), t.dtype, t.shape)
@@ -153,7 +151,7 @@ def _token(ctx: LoweringContext, inst: HloInstruction, ops: list[LV]) -> LV:
 
 def _zero_id(ctx: LoweringContext, inst: HloInstruction, ops: list[LV]) -> LV:
     """partition-id / replica-id: the lowering emulates one device (0)."""
-    t = ir.SingleValueTensor(ctx.tensor_name(inst.name), (1,), ir_dtype(inst.shape.element_type), 0)
+    t = ir.SingleValueTensor(ctx.tensor_name(inst.name), (1,), ctx.ir_dtype(inst, inst.shape.element_type), 0)
     ctx.function.add_tensor(t)
     out = ir.Value(ctx.name(inst.name), t.dtype, (1,))
     ctx.emit(ir.SBAtomLoad(t, out))

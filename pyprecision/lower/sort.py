@@ -12,7 +12,7 @@ from typing import Any
 
 from pyprecision import ir
 from pyprecision.hlo import HloInstruction
-from pyprecision.lower.context import LV, LoweringContext, ir_dtype
+from pyprecision.lower.context import LV, LoweringContext
 from pyprecision.lower.elementwise import Handler
 
 __all__ = ["SORTS", "sort_keys"]
@@ -92,13 +92,11 @@ def _sort(ctx: LoweringContext, inst: HloInstruction, ops: list[LV]) -> LV:
     comp = inst.called("to_apply")
     keys = sort_keys(comp.root) if comp is not None else None
     if keys is None or any(k >= len(ops) for k, *_ in keys):
-        raise ctx.error(inst, "its comparator is not one JAX writes (compare LT/GT of an operand "
-                        "pair, optionally NaN/-0 canonicalised, or a lexicographic or/and of "
-                        "such); such a sort is not lowered")  # fmt: skip
+        raise ctx.refuse(inst, "sort:comparator", "its comparator")
     shapes = inst.shape.tuple_shapes if inst.shape.is_tuple else [inst.shape]
     dims = tuple(shapes[0].dimensions)
     if not dims:
-        raise ctx.error(inst, "a sort of scalars is not lowered")
+        raise ctx.refuse(inst, "sort:scalar", "a sort of scalars")
     (d,) = inst.attr_ints("dimensions") or [0]
     perm = ctx.value(f"{inst.name}.perm", ir.int32, dims)
     ctx.emit(ir.SortPermOp([ops[k] for k, *_ in keys], d, [k[1] for k in keys],
@@ -106,7 +104,7 @@ def _sort(ctx: LoweringContext, inst: HloInstruction, ops: list[LV]) -> LV:
     rest = [i for i in range(len(dims)) if i != d]
     outs = []
     for x, s in zip(ops, shapes, strict=True):
-        out = ctx.value(inst.name, ir_dtype(s.element_type, f"{inst.name}: "), dims)
+        out = ctx.value(inst.name, ctx.ir_dtype(inst, s.element_type), dims)
         ctx.emit(ir.GatherOp(x, perm, [], [d], [d], len(dims), [1] * len(dims), rest, rest, out))
         outs.append(out)
     return tuple(outs) if inst.shape.is_tuple else outs[0]
@@ -124,8 +122,8 @@ def _topk(ctx: LoweringContext, inst: HloInstruction, ops: list[LV]) -> LV:
         raise ctx.error(inst, f"top-k needs an array operand and 0 <= k <= its last dimension "
                         f"(k={k}, shape {list(dims)})")  # fmt: skip
     vshape, ishape = inst.shape.tuple_shapes
-    if ir_dtype(ishape.element_type, f"{inst.name}: ") is not ir.int32:
-        raise ctx.error(inst, "top-k indices other than s32 are not lowered")
+    if ctx.ir_dtype(inst, ishape.element_type) is not ir.int32:
+        raise ctx.error(inst, "top-k indices other than s32 are malformed (the verifier's rule)")
     d = len(dims) - 1
     perm = ctx.value(f"{inst.name}.perm", ir.int32, dims)
     ctx.emit(ir.SortPermOp([x], d, [largest], [True], [False], perm), role="aux")
@@ -133,7 +131,7 @@ def _topk(ctx: LoweringContext, inst: HloInstruction, ops: list[LV]) -> LV:
     first = ctx.value(f"{inst.name}.perm", ir.int32, out_dims)
     ctx.emit(ir.SliceOp(perm, [0] * len(dims), out_dims, [1] * len(dims), first), role="aux")
     rest = list(range(d))
-    values = ctx.value(inst.name, ir_dtype(vshape.element_type, f"{inst.name}: "), out_dims)
+    values = ctx.value(inst.name, ctx.ir_dtype(inst, vshape.element_type), out_dims)
     ctx.emit(ir.GatherOp(x, first, [], [d], [d], len(dims), [1] * len(dims), rest, rest, values))
     return (values, first)
 

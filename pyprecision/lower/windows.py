@@ -27,8 +27,7 @@ def _starts(ctx: LoweringContext, inst: HloInstruction, idx: list[LV], sizes: tu
     for i, v in enumerate(idx):
         s = static_scalar(ctx, v)
         if s is None:
-            raise ctx.error(inst, f"start index {i} is not known at compile time (it depends on "
-                            "data); only static starts (an unrolled scan's counter) are lowered")  # fmt: skip
+            raise ctx.refuse(inst, f"{inst.opcode}:index", f"start index {i}")
         out.append(min(max(s, 0), dims[i] - sizes[i]))
     return out
 
@@ -67,10 +66,12 @@ def window_of(
     except ValueError as e:
         raise ctx.error(inst, str(e)) from None
     if any(w.reversal for w in win):
-        raise ctx.error(inst, "window reversal is not lowered")
+        if inst.opcode == "reduce-window":  # malformed (the verifier's rule)
+            raise ctx.error(inst, "reduce-window windows cannot be reversed")
+        raise ctx.refuse(inst, f"{inst.opcode}:window-reversal", "window reversal")
     if math.prod(w.size for w in win) > MAX_WINDOW:
-        raise ctx.error(inst, f"a window of {math.prod(w.size for w in win)} positions is more "
-                        f"than the lowering unrolls ({MAX_WINDOW})")  # fmt: skip
+        raise ctx.refuse(inst, f"{inst.opcode}:window-size",
+                         f"a window of {math.prod(w.size for w in win)} positions")
     return ([w.size for w in win], [w.stride for w in win], [w.rhs_dilation for w in win],
             [w.lhs_dilation for w in win], [(w.pad_lo, w.pad_hi, 0) for w in win])  # fmt: skip
 
@@ -79,11 +80,11 @@ def _reduce_window(ctx: LoweringContext, inst: HloInstruction, ops: list[LV]) ->
     """Each window position one strided slice of the padded input; the slices stacked on a new last
     axis and reduced over it with the computation's combiner (so sums accumulate like a reduce)."""
     if len(ops) != 2:
-        raise ctx.error(inst, "a reduce-window of several operands is not lowered")
+        raise ctx.refuse(inst, "reduce-window:variadic", "a reduce-window of several operands")
     x, init = ops
     kind = _reducer(inst.called("to_apply"))
     if kind is None:
-        raise ctx.error(inst, "its to_apply computation is not add/multiply/maximum/minimum/and/or")
+        raise ctx.refuse(inst, "reduce-window:reducer", "its to_apply computation")
     rank = len(x.shape)
     size, stride, wdil, bdil, pads = window_of(ctx, inst, rank)
     src = x
@@ -138,17 +139,15 @@ def _select_and_scatter(ctx: LoweringContext, inst: HloInstruction, ops: list[LV
     """XLA's select-and-scatter with an add scatter → ``select_and_scatter.SEL`` (decision L19)."""
     x, src, init = ops
     if not inst.operands[0].shape.dimensions:
-        raise ctx.error(inst, "a select-and-scatter of a scalar operand is not lowered")
+        raise ctx.refuse(inst, "select-and-scatter:scalar", "a select-and-scatter of a scalar operand")
     sel = select_kind(inst.called("select"))
     if sel is None:
-        raise ctx.error(inst, "its select computation is not compare(a, b) of its two parameters "
-                        "with direction GE, GT, LE or LT; such a select is not lowered")  # fmt: skip
+        raise ctx.refuse(inst, "select-and-scatter:select", "its select computation")
     if _reducer(inst.called("scatter")) != "add":
-        raise ctx.error(inst, "its scatter computation is not add(a, b) of its two parameters; "
-                        "such a scatter is not lowered")  # fmt: skip
+        raise ctx.refuse(inst, "select-and-scatter:scatter", "its scatter computation")
     size, stride, wdil, bdil, pads = window_of(ctx, inst, len(x.shape))
     if any(d != 1 for d in wdil + bdil):
-        raise ctx.error(inst, "a dilated select-and-scatter window is not lowered")
+        raise ctx.refuse(inst, "select-and-scatter:dilated", "a dilated select-and-scatter window")
     narrow = ctx.config is not None and not ctx.config.enable_mixed_precision_accumulation
     out = ctx.value(inst.name, result_dtype(ctx, inst), dims_of(inst))
     ctx.emit(ir.SelectAndScatterOp(sel, x, src, init, size, stride, [p[0] for p in pads],

@@ -14,6 +14,7 @@ from lower_cases import MANIFEST, bits_equal, case
 
 from pyprecision import emulate, frontend, hlo, ir, lower
 from pyprecision.errors import LoweringError
+from pyprecision.hlo import opcodes
 
 # What the lowering refuses, and the construct its error must name.
 UNSUPPORTED = {
@@ -40,8 +41,8 @@ def test_unsupported_module_is_one_located_error(name):
         emulate.compile_hlo(m, NONE, filename=path, text=text)
     msg = str(e.value)
     assert UNSUPPORTED[name] in msg
-    if UNSUPPORTED[name] not in ("f64", "s4"):  # dtype errors name the parameter instead
-        assert re.match(rf"{re.escape(path)}:\d+:\d+: \S+ \(", msg), msg
+    assert re.match(rf"{re.escape(path)}:\d+:\d+: \S+ \(", msg), msg  # dtypes too (OP15)
+    assert e.value.refusal is not None and msg.endswith(opcodes.refusal(e.value.refusal).reason)
 
 
 @pytest.mark.parametrize("name", LOWERABLE)
