@@ -34,7 +34,7 @@ def main() -> None:
             pp.encode(b.x64, fmt, rounding=a.rounding, threads=1, out=out)
 
         g = b.measure(run, 8, ob, 1)
-        fl = b.floor_cache[(8, ob, 1)]
+        fl = b.floor_cache[(8, ob, 1, False)]
         print(f"f64 -> {fmt:10} {a.rounding}: {g:6.2f} GB/s of input, floor {fl:6.2f}, "
               f"{g / fl:.2f} of the floor", flush=True)
 

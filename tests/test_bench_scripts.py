@@ -1,0 +1,20 @@
+"""The benchmark scripts that new_family.sh runs on a CPU family's first visit still run (they are
+not collected as tests; a broken one is found only on the one machine it was meant for). Nothing
+here reads a figure: the output's shape is checked, never its speed."""
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parents[1] / "bench"
+
+
+def test_probe_f64_prints_a_ratio_to_the_floor_per_format(tmp_path):
+    r = subprocess.run([sys.executable, str(BENCH / "probe_f64.py"), "fp8e5", "bf16", "--n", "65536"],
+                       capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert r.returncode == 0, r.stderr
+    rows = re.findall(r"^f64 -> (\S+)\s+rne: +[\d.]+ GB/s of input, floor +[\d.]+, [\d.]+ of the floor$",
+                      r.stdout, re.M)
+    assert rows == ["fp8e5", "bf16"], r.stdout
