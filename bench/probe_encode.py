@@ -20,7 +20,7 @@ res = {}
 isa = sys.argv[2] if len(sys.argv) > 2 else "avx2"
 CASES = (("fp8e4 rne", x32, "fp8e4", "rne"), ("bf16 rne", x32, "bf16", "rne"),
          ("bf16 rtz", x32, "bf16", "rtz"), ("fp16 rne", x32, "fp16", "rne"),
-         ("fp16 rtz", x32, "fp16", "rtz"), ("fp32r rne", x32, "fp32r", "rne"),
+         ("fp16 rtz", x32, "fp16", "rtz"), ("fp16 rna", x32, "fp16", "rna"), ("fp32r rne", x32, "fp32r", "rne"),
          ("bf16 rne f64", x64, "bf16", "rne"), ("fp16 rne f64", x64, "fp16", "rne"),
          ("fp32r rne f64", x64, "fp32r", "rne"), ("fp8e4 rne f64", x64, "fp8e4", "rne"))
 for name, x, fmt, rounding in CASES:

@@ -66,30 +66,22 @@ static inline void srw16_avx2(uint64_t seed, uint64_t j, uint32_t *out) {
 #define PP_SRW_WORDS 16
 #define PP_SRW_VEC srw16_avx2
 
-/* float32 -> fp16 with F16C, the rounding given in the instruction (rne or rtz; rna: |x| + half
- * the quantum, truncated, then truncated by the conversion); NaNs first become the quiet NaN with
- * their sign. f16c16_avx512 in kern_avx512.c has why each is exact; here the addition of rna
- * rounds toward zero by MXCSR, which f16c_avx2 sets for it (every exception masked, FTZ and DAZ
- * off, as the caller's already were: pr->hw_fp16) and gives back, flags included. With stream set
- * (dst 32-byte aligned: f16c_stream_avx2), 16 codes per streaming store. */
+/* float32 -> fp16 with F16C, the rounding given in the instruction (rne or rtz; rna: nearest even
+ * of x with its lowest bit set, finite x); NaNs first become the quiet NaN with their sign.
+ * f16c16_avx512 in kern_avx512.c has why each is exact (the caller's MXCSR is exactly the
+ * default: pr->hw_fp16). With stream set (dst 32-byte aligned: f16c_stream_avx2), 16 codes per
+ * streaming store. */
 static inline __attribute__((always_inline)) __m128i f16c8(__m256i u, const int rnd) {
     const __m256i absm = _mm256_set1_epi32(0x7fffffff), inf = _mm256_set1_epi32(0x7f800000);
     const __m256i qnan = _mm256_set1_epi32(0x7fc00000), sign = _mm256_set1_epi32((int)0x80000000u);
-    const __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(u, absm), inf);
-    if (rnd == PP_RNA) {
-        const __m256i e = _mm256_max_epu32(_mm256_and_si256(u, inf), _mm256_set1_epi32(113 << 23));
-        const __m256i h = _mm256_or_si256(_mm256_sub_epi32(e, _mm256_set1_epi32(11 << 23)),
-                                          _mm256_and_si256(u, sign));
-        const __m256i s = _mm256_castps_si256(_mm256_add_ps(_mm256_castsi256_ps(u),
-                                                            _mm256_castsi256_ps(h)));
-        /* |s| >= 65536 (signed compare: |s| < 2^31) -> inf with the sign */
-        const __m256i big = _mm256_cmpgt_epi32(_mm256_and_si256(s, absm), _mm256_set1_epi32(0x477fffff));
-        u = _mm256_blendv_epi8(s, _mm256_or_si256(_mm256_and_si256(s, sign), inf), big);
-    }
+    const __m256i a = _mm256_and_si256(u, absm);
+    const __m256i nan = _mm256_cmpgt_epi32(a, inf); /* signed compare: |x| < 2^31 */
+    if (rnd == PP_RNA) /* bit 0 set where |x| < inf */
+        u = _mm256_or_si256(u, _mm256_srli_epi32(_mm256_cmpgt_epi32(inf, a), 31));
     u = _mm256_blendv_epi8(u, _mm256_or_si256(_mm256_and_si256(u, sign), qnan), nan);
-    if (rnd == PP_RNE)
-        return _mm256_cvtps_ph(_mm256_castsi256_ps(u), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    return _mm256_cvtps_ph(_mm256_castsi256_ps(u), _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+    if (rnd == PP_RTZ)
+        return _mm256_cvtps_ph(_mm256_castsi256_ps(u), _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+    return _mm256_cvtps_ph(_mm256_castsi256_ps(u), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
 }
 static inline __attribute__((always_inline)) void f16c_loop_avx2(const uint32_t *src, size_t n,
                                                                  uint16_t *dst, const int stream,
@@ -120,8 +112,7 @@ static inline __attribute__((always_inline)) void f16c_loop_avx2(const uint32_t 
         memcpy(dst + i, o, (n - i) * sizeof(uint16_t));
     }
 }
-/* The rounding (rne, rtz or rna: pr->hw_fp16 allows no other) as a constant of the loop; rna under
- * RC = toward zero. */
+/* The rounding (rne, rtz or rna: pr->hw_fp16 allows no other) as a constant of the loop. */
 static inline __attribute__((always_inline)) void f16c_avx2(const pp_params *pr,
                                                             const uint32_t *src, size_t n,
                                                             uint16_t *dst, const int stream) {
@@ -130,10 +121,7 @@ static inline __attribute__((always_inline)) void f16c_avx2(const pp_params *pr,
     } else if (pr->rounding == PP_RTZ) {
         f16c_loop_avx2(src, n, dst, stream, PP_RTZ);
     } else {
-        const unsigned csr = _mm_getcsr();
-        _mm_setcsr(0x7f80u); /* RC = toward zero, every exception masked, FTZ and DAZ off */
         f16c_loop_avx2(src, n, dst, stream, PP_RNA);
-        _mm_setcsr(csr);
     }
 }
 static void f16c_plain_avx2(const pp_params *pr, const uint32_t *src, size_t n, uint16_t *dst) {

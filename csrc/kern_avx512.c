@@ -170,38 +170,25 @@ static int decode_stream_avx512(int format, const void *in, size_t n, uint32_t *
 /* float32 -> fp16 with the conversion instruction, the rounding given in the instruction (rne or
  * rtz); NaNs first become the quiet NaN with their sign (see kern_body.h enc16_ for when this is
  * exact). rtz: the instruction's finite overflow is max, the reference's too (§2: rtz stops at
- * max), and inf stays inf. rna: |x| + half the fp16 quantum of x's binade, truncated in float32
- * (one fused h * 1 + x, rounding toward zero in the instruction), then truncated by the conversion: the
- * float32 grid there is finer than fp16's and contains it, so the two truncations are one, of
- * |x| + ulp/2 (ties away); a sum that crosses into the next binade truncates to its power of two,
- * which is the rounded result. h = sign(x) 2^(max(e, -14) - 11): x's sign and exponent bits with
- * the exponent clamped below at fp16's emin, less 11 (never below float32's normals); zero and
- * float32 subnormals take 2^-25, below half the smallest subnormal. A sum of 65536 or more
- * (x >= 65520, whose rna is past max) becomes inf first, which the conversion keeps (the
- * reference's rna overflow is inf: no saturation on this path). No operand but x is subnormal, the
- * sum is normal and {sae} raises nothing: the caller's MXCSR (exactly the default here) cannot
- * change a bit. With stream set (dst 64-byte aligned: f16c_stream_avx512), 32 codes per streaming
- * store. */
+ * max), and inf stays inf. rna: nearest even of x with its lowest bit set (finite x; speed.md S24).
+ * The conversion drops at least 13 low bits of every finite float32, bit 0 among them, so setting
+ * it moves a dropped part of exactly one half (a tie) above the half and no other dropped part
+ * across it: ties go up in magnitude, away from zero, and every other x rounds as it did. 65520
+ * (the tie between max and 2^16) becomes inf, the reference's rna overflow (no saturation on this
+ * path); a float32 subnormal or zero stays below 2^-25 and converts to zero with its sign. The
+ * caller's MXCSR is exactly the default here (no DAZ: the subnormal made of a zero is a value).
+ * With stream set (dst 64-byte aligned: f16c_stream_avx512), 32 codes per streaming store. */
 static inline __attribute__((always_inline)) __m256i f16c16_avx512(__m512i u, const int rnd) {
     const __m512i absm = _mm512_set1_epi32(0x7fffffff), inf = _mm512_set1_epi32(0x7f800000);
     const __m512i qnan = _mm512_set1_epi32(0x7fc00000);
-    const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, absm), inf);
-    if (rnd == PP_RNA) {
-        const __m512i e = _mm512_max_epu32(_mm512_and_si512(u, inf), _mm512_set1_epi32(113 << 23));
-        const __m512i h = _mm512_ternarylogic_epi32(_mm512_sub_epi32(e, _mm512_set1_epi32(11 << 23)),
-                                                    u, absm, 0xE4); /* (h & abs) | (u & ~abs) */
-        /* h * 1 + x: the product exact, the sum rounded once, toward zero */
-        __m512i s = _mm512_castps_si512(_mm512_fmadd_round_ps(
-            _mm512_castsi512_ps(h), _mm512_set1_ps(1.0f), _mm512_castsi512_ps(u),
-            _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC));
-        const __mmask16 big = _mm512_cmpge_epu32_mask(_mm512_and_si512(s, absm),
-                                                      _mm512_set1_epi32(0x47800000));
-        u = _mm512_mask_ternarylogic_epi32(s, big, absm, inf, 0xBA); /* (s & ~abs) | inf */
-    }
+    const __m512i a = _mm512_and_si512(u, absm);
+    const __mmask16 nan = _mm512_cmpgt_epu32_mask(a, inf);
+    if (rnd == PP_RNA)
+        u = _mm512_mask_or_epi32(u, _mm512_cmplt_epu32_mask(a, inf), u, _mm512_set1_epi32(1));
     u = _mm512_mask_ternarylogic_epi32(u, nan, absm, qnan, 0xBA); /* (u & ~abs) | qnan */
-    if (rnd == PP_RNE)
-        return _mm512_cvtps_ph(_mm512_castsi512_ps(u), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    return _mm512_cvtps_ph(_mm512_castsi512_ps(u), _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+    if (rnd == PP_RTZ)
+        return _mm512_cvtps_ph(_mm512_castsi512_ps(u), _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+    return _mm512_cvtps_ph(_mm512_castsi512_ps(u), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
 }
 static inline __attribute__((always_inline)) void f16c_body512(const uint32_t *src, size_t n,
                                                                uint16_t *dst, const int stream,
