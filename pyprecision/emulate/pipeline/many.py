@@ -91,7 +91,7 @@ def _program_text(module: ir.Module, digests: dict[int, tuple[Any, bytes]]) -> s
                 if got is None or got[0] is not v:
                     a = np.ascontiguousarray(v)
                     h = hashlib.blake2b(f"{a.dtype.str}{a.shape}".encode(), digest_size=32)
-                    h.update(a.reshape(-1).view(np.uint8).data)  # float16 has no buffer format
+                    h.update(a.reshape(-1).view(np.uint8).data)  # ml_dtypes: no buffer format
                     got = digests[id(v)] = (v, h.digest())
                 head += f" = dense {got[1].hex()}"
             elif v is not None:
