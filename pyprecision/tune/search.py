@@ -1,8 +1,8 @@
 """The search: every flag set of the space run through one :class:`~pyprecision.emulate.FlagSetRunner`
 (the HLO passes and the binding once, one lowering per lowering setting, flag sets whose programs
-are the same emulated once, values shared between programs; decision TU7), each distinct program
-scored by its error against ``--auto-cast none`` and by its estimated cost; the recommendation is
-the cheapest set within the budget."""
+are the same emulated once; decision TU7), each distinct program scored by its error against
+``--auto-cast none`` and by its estimated cost; the recommendation is the cheapest set within the
+budget."""
 
 from __future__ import annotations
 
@@ -183,7 +183,9 @@ def tune(
     args = check_arguments(module, args)
     held_out = None if validate is None else check_arguments(module, validate, "validate inputs")
     table = COST_TABLE if cost_table is None else cost_table
-    runner = FlagSetRunner(module, args, target)  # the HLO passes and the binding, once
+    # the HLO passes and the binding once, one lowering per lowering setting; no value memo: on
+    # tune's programs it reuses a few per cent of the values and costs more than it saves (TU7)
+    runner = FlagSetRunner(module, args, target, share_values=False)
     sets, notes = _space(runner)
     # program digest -> (the program, the flag sets that compile to it; decision TU7)
     groups: dict[bytes, tuple[Program, list[FlagSet]]] = {}
