@@ -14,8 +14,7 @@ from typing import Any
 import numpy as np
 
 from pyprecision import hlo
-from pyprecision.emulate import CompiledHlo, FlagSetRunner, run_compiled
-from pyprecision.emulate.pipeline.many import Program
+from pyprecision.emulate import CompiledHlo, FlagSetRunner, Program, run_compiled
 from pyprecision.frontend import parse_flags
 from pyprecision.tune.attribution import OpShare, attribute
 from pyprecision.tune.cost import COST_TABLE, Cost, estimate_cost
