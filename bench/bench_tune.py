@@ -1,8 +1,12 @@
-"""``pyprecision tune`` on a MiniLM-L2-shaped encoder (batch 2, sequence 16; bench/gen_minilm.py), each
-run a whole process: the best wall and the best user+system CPU time of ``--repeat`` runs, the
-machine's load average beside them, and one ``--auto-cast none`` emulation for scale.
+"""``pyprecision tune`` on a MiniLM-L2-shaped encoder (batch 2, sequence 16; bench/gen_minilm.py), or
+with ``--model minilm6`` on bench/bench_emulate.py's MiniLM-L6 encoder (batch 8, sequence 128;
+``--layers`` fewer than 6 to cut it short), each run a whole process: the best wall and the best
+user+system CPU time of ``--repeat`` runs, the machine's load average beside them, and one
+``--auto-cast none`` emulation (a whole process too: import, reading the inputs, compiling and
+emulating) for scale, with their ratio.
 
     python bench/bench_tune.py --data /tmp/minilm --repeat 3
+    python bench/bench_tune.py --model minilm6 --data /tmp/minilm6 --repeat 1
 """
 from __future__ import annotations
 
@@ -29,17 +33,43 @@ def _run(argv: list[str]) -> tuple[float, float]:
     return time.perf_counter() - t0, _cpu() - c0
 
 
+def _minilm6(d: Path, layers: int) -> tuple[str, str]:
+    """bench_emulate.py's MiniLM-L6 (batch 8, sequence 128) with ``layers`` layers: its HLO text
+    and its arguments as ``in<i>`` (written once into ``d``; needs JAX)."""
+    name = f"minilm6_l{layers}"
+    model, npz = d / f"{name}.hlo.txt", d / f"{name}.npz"
+    if not model.is_file():
+        import jax
+        import numpy as np
+
+        sys.path.insert(0, str(ROOT / "bench"))
+        import bench_emulate
+
+        shape = bench_emulate.SHAPES["minilm"]
+        bench_emulate.SHAPES["minilm"] = (layers, *shape[1:])
+        f, args = bench_emulate._model("minilm")
+        d.mkdir(parents=True, exist_ok=True)
+        np.savez(npz, **{f"in{i}": x for i, x in enumerate(args)})
+        model.write_text(jax.jit(f).lower(*args).as_text(dialect="hlo"))
+    return str(model), str(npz)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--data", default="/tmp/minilm")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--budget", default="1e-2")
+    ap.add_argument("--model", choices=("minilm2", "minilm6"), default="minilm2")
+    ap.add_argument("--layers", type=int, default=6, help="minilm6 only: the encoder's layers")
     a = ap.parse_args()
     d = Path(a.data)
-    if not (d / "minilm_l2.hlo.txt").is_file():
-        subprocess.run([sys.executable, str(ROOT / "bench" / "gen_minilm.py"), "--out", str(d)],
-                       check=True)
-    model, npz = str(d / "minilm_l2.hlo.txt"), str(d / "minilm_l2.npz")
+    if a.model == "minilm2":
+        if not (d / "minilm_l2.hlo.txt").is_file():
+            subprocess.run([sys.executable, str(ROOT / "bench" / "gen_minilm.py"), "--out", str(d)],
+                           check=True)
+        model, npz = str(d / "minilm_l2.hlo.txt"), str(d / "minilm_l2.npz")
+    else:
+        model, npz = _minilm6(d, a.layers)
     tune = [sys.executable, "-m", "pyprecision.tools.cli", "tune", model, "--inputs", npz,
             "--budget", a.budget]
     once = [sys.executable, "-c", "import sys; from pyprecision.tools.cli import main; "
@@ -58,7 +88,9 @@ def main() -> None:
         print(f"tune wall {w:.1f} s cpu {c:.1f} s | one emulation (process) wall {base_w[-1]:.1f} s "
               f"cpu {base_c[-1]:.1f} s | load {Path('/proc/loadavg').read_text().split()[:3]}")
     print(f"best of {a.repeat}: tune wall {min(walls):.1f} s, cpu {min(cpus):.1f} s; one --auto-cast "
-          f"none emulation in its own process: wall {min(base_w):.1f} s, cpu {min(base_c):.1f} s")
+          f"none emulation in its own process: wall {min(base_w):.1f} s, cpu {min(base_c):.1f} s; "
+          f"tune / one emulation: {min(cpus) / min(base_c):.1f}x cpu, "
+          f"{min(walls) / min(base_w):.1f}x wall")
 
 
 if __name__ == "__main__":

@@ -18,12 +18,13 @@ if TYPE_CHECKING:  # the names __getattr__ provides, for type checkers
     from pyprecision.emulate.pipeline.many import (
         FlagSetRun,
         FlagSetRunner,
+        Program,
         SharedRuns,
         run_flag_sets,
     )
 
 __all__ = ["DEFAULT_HLO_PASSES", "Bound", "CompiledHlo", "FlagSetRun", "FlagSetRunner", "Limits",
-           "SharedRuns", "as_logical", "bind_arguments", "compile_hlo", "relabelled_inputs",
+           "Program", "SharedRuns", "as_logical", "bind_arguments", "compile_hlo", "relabelled_inputs",
            "run_compiled", "run_flag_sets", "run_hlo", "run_ir"]
 
 
@@ -42,7 +43,7 @@ def __getattr__(name: str) -> Any:
         from pyprecision.emulate.pipeline import bind
 
         return getattr(bind, name)
-    if name in ("FlagSetRun", "FlagSetRunner", "SharedRuns", "run_flag_sets"):
+    if name in ("FlagSetRun", "FlagSetRunner", "Program", "SharedRuns", "run_flag_sets"):
         from pyprecision.emulate.pipeline import many
 
         return getattr(many, name)

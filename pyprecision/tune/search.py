@@ -1,10 +1,11 @@
-"""The search: every flag set of the space compiled once on the HLO after its passes, flag sets whose
-passes print the same loop IR emulated once, each scored by its error against ``--auto-cast none``
-and by its estimated cost; the recommendation is the cheapest set within the budget."""
+"""The search: every flag set of the space run through one :class:`~pyprecision.emulate.FlagSetRunner`
+(the HLO passes and the binding once, one lowering per lowering setting, flag sets whose programs
+are the same emulated once; decision TU7), each distinct program scored by its error against
+``--auto-cast none`` and by its estimated cost; the recommendation is the cheapest set within the
+budget."""
 
 from __future__ import annotations
 
-import copy
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -12,10 +13,9 @@ from typing import Any
 
 import numpy as np
 
-from pyprecision import hlo, ir, lower
-from pyprecision.emulate import DEFAULT_HLO_PASSES, CompiledHlo, run_compiled
-from pyprecision.frontend import PrecisionConfig, parse_flags
-from pyprecision.passes import run_pipeline
+from pyprecision import hlo
+from pyprecision.emulate import CompiledHlo, FlagSetRunner, Program, run_compiled
+from pyprecision.frontend import parse_flags
 from pyprecision.tune.attribution import OpShare, attribute
 from pyprecision.tune.cost import COST_TABLE, Cost, estimate_cost
 from pyprecision.tune.errors import TuneError
@@ -131,27 +131,15 @@ def _check_options(budget: float, metric: str, target: str) -> None:
         raise TuneError(f"unknown target {target!r} (choose from {', '.join(TARGETS)})")
 
 
-def _lowered_text(m: Any, argv: list[str]) -> str:
-    return ir.print_module(lower.lower(m, config=parse_flags(argv)).module)
-
-
-def _compile(m: Any, config: PrecisionConfig, target: str) -> CompiledHlo:
-    """``compile_hlo(m, config, target, hlo_passes=())`` without its per-call copy of the HLO
-    module: ``m`` is tune's own copy, its HLO passes already run, and the lowering only reads it
-    (tests/tune check the shared result against a fresh ``run_hlo`` bit for bit)."""
-    lowered = lower.lower(m, config=config)
-    stats = run_pipeline(lowered.module, config, target)
-    return CompiledHlo(m, lowered, stats, config, target)
-
-
-def _space(m: Any) -> tuple[list[FlagSet], list[str]]:
+def _space(runner: FlagSetRunner) -> tuple[list[FlagSet], list[str]]:
     """The flag sets worth compiling and why axes were left at their default: mixed-precision
     accumulation and saturate-infinity act in the lowering only (the precision passes never read
     them), so a lowering that prints the same with and without one proves it changes nothing;
-    the fp8e4m3fn flag relabels float8e4m3fn values only (decision TU1)."""
-    base = _lowered_text(m, [])
-    acc = _lowered_text(m, [ACCUMULATION_FLAG]) != base
-    sat = _lowered_text(m, [SATURATE_FLAG]) != base
+    the fp8e4m3fn flag relabels float8e4m3fn values only (decision TU1). The lowerings are the
+    runner's own, which the flag sets' programs then copy."""
+    base = runner.lowering_text(parse_flags([]))
+    acc = runner.lowering_text(parse_flags([ACCUMULATION_FLAG])) != base
+    sat = runner.lowering_text(parse_flags([SATURATE_FLAG])) != base
     fp8 = "float8e4m3fn" in base
     notes = [f"{flag}: the lowering is the same with and without it, not searched"
              for flag, used in ((ACCUMULATION_FLAG, acc), (SATURATE_FLAG, sat)) if not used]
@@ -194,24 +182,25 @@ def tune(
     args = check_arguments(module, args)
     held_out = None if validate is None else check_arguments(module, validate, "validate inputs")
     table = COST_TABLE if cost_table is None else cost_table
-    m = copy.deepcopy(module)
-    hlo.run_passes(m, list(DEFAULT_HLO_PASSES))  # once for every flag set
-    sets, notes = _space(m)
-    # printed IR -> (the program, the flag sets that compile to it); only the first compiled
-    # program of a group is kept (the others print the same)
-    groups: dict[str, tuple[CompiledHlo, list[FlagSet]]] = {}
+    # the HLO passes and the binding once, one lowering per lowering setting; no value memo: on
+    # tune's programs it reuses a few per cent of the values and costs more than it saves (TU7)
+    runner = FlagSetRunner(module, args, target, share_values=False)
+    sets, notes = _space(runner)
+    # program digest -> (the program, the flag sets that compile to it; decision TU7)
+    groups: dict[bytes, tuple[Program, list[FlagSet]]] = {}
     for fs in _progress(sets, len(sets), "compile", progress):
-        c = _compile(m, fs.config, target)
-        groups.setdefault(ir.print_module(c.lowered.module), (c, []))[1].append(fs)
-    for c, _ in groups.values():  # a missing PE dtype fails before anything is emulated
-        estimate_cost(c.lowered.function, target, table)
+        prog = runner.program(fs.config)
+        groups.setdefault(prog.digest, (prog, []))[1].append(fs)
+    for prog, _ in groups.values():  # a missing PE dtype fails before anything is emulated
+        estimate_cost(prog.compiled.lowered.function, target, table)
     ref: list[np.ndarray] | None = None
     trials = []
-    for c, members in _progress(list(groups.values()), len(groups), "emulate", progress):
+    for prog, members in _progress(list(groups.values()), len(groups), "emulate", progress):
         rep = min(members, key=lambda f: len(f.argv))  # stable: the first of the shortest
-        outs = run_compiled(c, args)
+        outs = runner.outputs(prog)
         if ref is None:  # the first group holds --auto-cast none
             ref = outs
+        c = prog.compiled
         trials.append(Trial(rep, [f for f in members if f is not rep], error_of(metric, outs, ref),
                             estimate_cost(c.lowered.function, target, table), c))
     baseline = trials[0]

@@ -95,3 +95,37 @@ def test_shared_runs_with_the_value_memo_give_the_bits_of_independent_runs(name:
             a, b = np.asarray(a), np.asarray(b)
             assert a.dtype == b.dtype and a.shape == b.shape
             assert a.tobytes() == b.tobytes(), config
+
+
+@pytest.mark.parametrize("name", ["mlp_param", "encoder_block", "embed_mlp", "cond_model"])
+def test_lowering_text_is_equal_exactly_when_the_printed_lowerings_are(name: str) -> None:
+    """``lowering_text`` (tune's proof that an axis of the lowering is inert) tells two lowering
+    settings apart exactly when ``ir.to_text`` of fresh lowerings does."""
+    m = _prepared(name)
+    runner = FlagSetRunner(hlo.parse(load_model(name).text), load_model(name).inputs)
+    flags = [[], ["--disable-mixed-precision-accumulation"], ["--enable-saturate-infinity"],
+             ["--disable-mixed-precision-accumulation", "--enable-saturate-infinity"]]
+    configs = [parse_flags(f) for f in flags]
+    texts = [runner.lowering_text(c) for c in configs]
+    printed = [ir.to_text(lower.lower(m, config=c).module) for c in configs]
+    assert runner.lowered == 4
+    for i in range(4):
+        for j in range(4):
+            assert (texts[i] == texts[j]) == (printed[i] == printed[j]), (flags[i], flags[j])
+
+
+@pytest.mark.parametrize("cast_type", ["bf16", "fp16", "fp8_e4m3"])
+def test_programs_with_narrowed_constants_are_digested_and_run(cast_type: str) -> None:
+    """A pass that narrows a constant makes an array of an ml_dtypes type, which has no buffer
+    format (bfloat16's 'E'): the program digest reads its bytes all the same, and the outputs are
+    an independent run's."""
+    data = load_model("mlp_param")
+    config = parse_flags(["--auto-cast", "all", "--auto-cast-type", cast_type])
+    runner = FlagSetRunner(hlo.parse(data.text), data.inputs)
+    prog = runner.program(config)
+    assert any(t.is_const and t.dtype is not ir.float32 and isinstance(t.value, np.ndarray)
+               for t in prog.compiled.lowered.function.tensors)
+    alone = run_compiled(compile_hlo(hlo.parse(data.text), config), data.inputs)
+    for a, b in zip(runner.outputs(prog), alone, strict=True):
+        assert a.dtype == b.dtype and a.tobytes() == b.tobytes()
+    assert runner.program(config).digest == prog.digest

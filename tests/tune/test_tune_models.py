@@ -140,3 +140,34 @@ def test_validate_reports_the_held_out_error():
     r = tune(module, args, 1e-3, validate=big, attribution=0)
     assert r.recommended.flags.config.auto_cast_type == "fp16"
     assert r.validation_exceeds
+
+
+@pytest.mark.parametrize("name,source", MODELS)
+def test_tune_through_the_runner_equals_tune_from_independent_pipelines(name, source):
+    """Every flag set of the search compiled and run on its own (``compile_hlo``, ``run_hlo``):
+    its error and cost are the trial's bit for bit, and the recommendation and the frontier
+    chosen from these independent figures are tune's."""
+    from pyprecision.emulate import compile_hlo
+    from pyprecision.tune.cost import COST_TABLE, estimate_cost
+    from pyprecision.tune.metrics import error_of
+
+    module, args = _model(name, source)
+    budget = 1e-2
+    r = _tune(name, source, budget)
+    none = _fresh(module, args, ("--auto-cast", "none"))
+    alone = {}
+    for t in r.trials:
+        for fs in [t.flags, *t.aliases]:
+            err = error_of("rel-l2", _fresh(module, args, fs.argv), none)
+            cost = estimate_cost(compile_hlo(module, parse_flags(list(fs.argv))).lowered.function,
+                                 "gen2", COST_TABLE).total_s
+            assert (err, cost) == (t.error, t.cost.total_s), fs.cli
+            alone[fs.cli] = (cost, err, len(fs.argv))
+    assert len(alone) == r.sets_tried
+    best = min(v for v in alone.values() if v[1] <= budget)
+    assert (r.recommended.cost.total_s, r.recommended.error, len(r.recommended.flags.argv)) == best
+    front: list[tuple[float, float]] = []
+    for cost, err, _ in sorted(alone.values()):
+        if not front or err < front[-1][1]:
+            front.append((cost, err))
+    assert [(t.cost.total_s, t.error) for t in r.frontier] == front

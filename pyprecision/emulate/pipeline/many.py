@@ -91,7 +91,7 @@ def _program_text(module: ir.Module, digests: dict[int, tuple[Any, bytes]]) -> s
                 if got is None or got[0] is not v:
                     a = np.ascontiguousarray(v)
                     h = hashlib.blake2b(f"{a.dtype.str}{a.shape}".encode(), digest_size=32)
-                    h.update(a.reshape(-1).view(np.uint8).data)
+                    h.update(a.reshape(-1).view(np.uint8).data)  # ml_dtypes: no buffer format
                     got = digests[id(v)] = (v, h.digest())
                 head += f" = dense {got[1].hex()}"
             elif v is not None:
@@ -166,9 +166,9 @@ class FlagSetRunner:
         self.emulations = 0
         self.memo = ValueMemo(memo_bytes) if share_values else None
 
-    def _lower(self, config: PrecisionConfig) -> lower.Lowered | Exception:
-        """The lowering for ``config``'s lowering setting, as a copy the passes may rewrite (one
-        real lowering per setting; an error is the setting's, for every config that has it)."""
+    def _shared_lowering(self, config: PrecisionConfig) -> lower.Lowered | Exception:
+        """The one lowering of ``config``'s lowering setting (not to be rewritten; an error is
+        the setting's, for every config that has it)."""
         key = lower.lowering_key(config)
         base = self._lowerings.get(key)
         if base is None:
@@ -179,10 +179,26 @@ class FlagSetRunner:
             except SET_ERRORS as exc:
                 base = exc
             self._lowerings[key] = base
+        return base
+
+    def _lower(self, config: PrecisionConfig) -> lower.Lowered | Exception:
+        """The lowering for ``config``'s lowering setting, as a copy the passes may rewrite (one
+        real lowering per setting)."""
+        base = self._shared_lowering(config)
         if isinstance(base, Exception):
             return base
         return lower.Lowered(ir.clone_module(base.module), list(base.inputs), list(base.outputs),
                              base.rows, list(base.notes))  # fmt: skip
+
+    def lowering_text(self, config: PrecisionConfig) -> str:
+        """The lowering of ``config``'s lowering setting before any precision pass, as
+        ``ir.print_module`` prints it but with each dense constant's bytes as a digest
+        (``narrow_acc`` flags shown even where inert): equal texts, lowerings that print the
+        same. A lowering error raises. It is the lowering ``program`` then copies."""
+        base = self._shared_lowering(config)
+        if isinstance(base, Exception):
+            raise base
+        return _program_text(base.module, self._digests)
 
     def compile(self, config: PrecisionConfig) -> CompiledHlo:
         """The module lowered and through the precision passes of ``config`` (errors raise), for
