@@ -3,7 +3,8 @@ change to the evaluators (a fast path, a kernel, memory handling) left every out
 
 Runs, per model: ``emulate.run_hlo`` (the HLO evaluator) and ``compile_hlo`` + ``run_compiled``
 (the pipeline, gen2) under the modes none, matmult, all, all-fp32r, matmult-fp16, matmult-fp8e4,
-all-fp8e4, experimental-all-fp16 and matmult-fp32r. One ``source model run<TAB>sha256`` line per run
+all-fp8e4, experimental-all-fp16 and matmult-fp32r, and none, matmult, all and matmult-fp8e4 again
+with ``--enable-saturate-infinity`` (run ``MODE+satinf``). One ``source model run<TAB>sha256`` line per run
 (dtype, shape and bytes of every output; an error is recorded as its type and message).
 ``--check FILE`` lists every line that differs (exit 1 when any does). About a minute.
 
@@ -13,6 +14,7 @@ all-fp8e4, experimental-all-fp16 and matmult-fp32r. One ``source model run<TAB>s
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import hashlib
 import sys
 from collections.abc import Iterator
@@ -31,6 +33,8 @@ from pyprecision import emulate, frontend, hlo  # noqa: E402
 
 MODES = ("none", "matmult", "all", "all-fp32r", "matmult-fp16", "matmult-fp8e4", "all-fp8e4",
          "experimental-all-fp16", "matmult-fp32r")
+#: modes run again with --enable-saturate-infinity (a satinf before every PE op and reducer operand)
+SATURATED = ("none", "matmult", "all", "matmult-fp8e4")
 
 
 def _digest(outputs: list[Any]) -> str:
@@ -58,11 +62,14 @@ def runs() -> Iterator[str]:
             m = load_model(n, s)
             mod = hlo.parse(m.hlo_path.read_text(), str(m.hlo_path))
             yield f"{s} {n} eval\t{_run(lambda: emulate.run_hlo(mod, m.inputs))}"
-            for mode in MODES:
-                def pipe(mode: str = mode) -> list[Any]:
-                    c = emulate.compile_hlo(mod, frontend.PrecisionConfig.from_mode(mode))
+            for mode, sat in [(x, False) for x in MODES] + [(x, True) for x in SATURATED]:
+                def pipe(mode: str = mode, sat: bool = sat) -> list[Any]:
+                    cfg = frontend.PrecisionConfig.from_mode(mode)
+                    if sat:
+                        cfg = dataclasses.replace(cfg, enable_saturate_infinity=True)
+                    c = emulate.compile_hlo(mod, cfg)
                     return emulate.run_compiled(c, m.inputs)
-                yield f"{s} {n} {mode}\t{_run(pipe)}"
+                yield f"{s} {n} {mode}{'+satinf' if sat else ''}\t{_run(pipe)}"
 
 
 def main(argv: list[str] | None = None) -> int:
