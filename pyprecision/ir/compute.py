@@ -120,7 +120,7 @@ class UnaryOp(Instruction):
         if self.kind == "cast" and sdt.is_integer and rdt.is_float:
             return num.round_to(x, rdt)
         if self.kind == "satinf":
-            return num.saturate_inf(x, rdt)
+            return num.saturate_inf(x, rdt, sdt)
         if rdt.is_integer:
             return num.round_to(num.int_unary(self.kind, x), rdt)
         return num.unary_rounded(self.kind, x, rdt, sdt)  # round_to(unary_float(...)), EM-10/11

@@ -159,3 +159,32 @@ def test_the_batched_products_equal_each_product(data) -> None:
     got = matmul_batched(ss, ms)
     for i in range(b):
         assert _same(got[i], pe_matmul(ss[i].T, ms[i]).astype(np.float32)), i
+
+
+# -- EM-13: satinf of a finite value of its own dtype returns it ---------------------------------
+
+_SATINF_DTYPES = ["float32", "bfloat16", "float16", "float8e4", "float8e4m3fn", "float8e5", "fp32r"]
+
+
+@pytest.mark.parametrize("name", _SATINF_DTYPES)
+@pytest.mark.parametrize("special", [None, np.inf, -np.inf, np.nan])
+def test_satinf_shortcut_equals_the_general_route(name, special):
+    """4096 values of ``name`` (float32 normals over 2^-30..2^30 rounded to it, so zeros,
+    subnormals and max too), alone and with a special lane: the shortcut's bits equal the general
+    route's (which ``src=None`` forces)."""
+    from pyprecision import ir as _ir
+    from pyprecision.emulate.ir.eval import saturate_inf
+    from pyprecision.emulate.ir.numbers import round_to
+
+    dt = _ir.as_dtype(name)
+    rng = np.random.default_rng(13)
+    raw = rng.standard_normal(4096).astype(np.float32) * np.float32(2.0) ** rng.integers(-30, 30, 4096)
+    with np.errstate(over="ignore", invalid="ignore"):
+        x = round_to(raw.astype(np.float64), dt)
+    x = x[np.isfinite(x)]
+    if special is not None:
+        x = np.concatenate([x, np.array([special], np.float32)])
+    want = saturate_inf(x, dt, None)
+    got = saturate_inf(x, dt, dt)
+    assert got.dtype == want.dtype
+    assert np.array_equal(got.view(np.uint32), want.view(np.uint32))

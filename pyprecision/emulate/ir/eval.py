@@ -53,8 +53,14 @@ __all__ = ["run_ir"]
 
 _FLOAT_STORAGE = {np.dtype(d.storage) for d in FLOAT_DTYPES}
 
-def saturate_inf(x: np.ndarray, dt: DType) -> np.ndarray:
-    """±inf → ±(the largest finite value of ``dt``), then rounded to ``dt``; NaN stays NaN."""
+def saturate_inf(x: np.ndarray, dt: DType, src: DType | None = None) -> np.ndarray:
+    """±inf → ±(the largest finite value of ``dt``), then rounded to ``dt``; NaN stays NaN.
+
+    ``x`` of dtype ``src``: where that is ``dt`` and every lane is finite, ``x`` itself (its values
+    are ``dt``'s, which round to themselves; decision EM-13). NaN lanes keep the rounding, which
+    gives them ``dt``'s NaN encoding."""
+    if src is dt and bool(np.isfinite(x).all()):
+        return np.asarray(x)
     top = float(np.finfo(np.float32).max) if dt.fmt is None else pyprecision.format(dt.fmt).max
     y = np.where(np.isinf(x), np.copysign(top, x), x)
     return round_to(y, dt)
