@@ -25,6 +25,8 @@ from pyprecision.kernel import pe_matmul
 #: (they may pass a signalling NaN through unquieted in float32 where the float64 route quiets it).
 _F32_BINARY: dict[str, Callable[..., Any]] = {
     "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide,
+    # exact in any precision; NaN lanes are first_nan's either way (EM-13)
+    "max": lambda p, q: _signed_zero_max(p, q), "min": lambda p, q: _signed_zero_min(p, q),
 }
 _F32_UNARY: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "sqrt": np.sqrt,
