@@ -18,3 +18,12 @@ def test_probe_f64_prints_a_ratio_to_the_floor_per_format(tmp_path):
     rows = re.findall(r"^f64 -> (\S+)\s+rne: +[\d.]+ GB/s of input, floor +[\d.]+, [\d.]+ of the floor$",
                       r.stdout, re.M)
     assert rows == ["fp8e5", "bf16"], r.stdout
+
+
+def test_probe_fp8_prints_both_ways_for_every_fp8_format_and_rounding(tmp_path):
+    r = subprocess.run([sys.executable, str(BENCH / "probe_fp8.py"), "--n", "65536", "--rounds", "2"],
+                       capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert r.returncode == 0, r.stderr
+    rows = re.findall(r"^(\S+ \S+) +back to back +[\d.]+ +[\d.]+ +with the floor +[\d.]+ +[\d.]+$",
+                      r.stdout, re.M)
+    assert rows == [f"{f} {r}" for f in ("fp8e4", "fp8e4m3fn", "fp8e5") for r in ("rne", "rtz")], r.stdout
