@@ -43,7 +43,8 @@ def main(argv: list[str] | None = None) -> int:
                 alone.setdefault(f"{fmt} {r}", []).append(b.x32.nbytes / t / 1e9)
                 paired.setdefault(f"{fmt} {r}", []).append(b.measure(fn, 4, 1, 1))
     floor = b.floor_cache[(4, 1, 1, False)]
-    print(f"n = {a.n}, {a.rounds} rounds, GB/s of input per round; floor (4 B -> 1 B, interleaved) {floor:.2f}")
+    print(f"n = {a.n}, {a.rounds} rounds, GB/s of input per round; "
+          f"floor (4 B -> 1 B, interleaved) {floor:.2f}")
     for key in alone:
         print(f"{key:16s} back to back {' '.join(f'{v:6.2f}' for v in alone[key])}   "
               f"with the floor {' '.join(f'{v:6.2f}' for v in paired[key])}")
