@@ -336,7 +336,10 @@ int pp_encode(const void *src, int src_type, size_t n, void *dst, const pp_cast_
     /* the fp8 tables the lanes read: built once, before the pool's threads race to */
     if (j.ks && pp_format_is_fp8(pp_format_of_type(src_type))) pp_decode_table(PP_FMT_FP8E4);
     const size_t moved = n * (src_size[src_type] + (size_t)j.out_bytes);
-    j.stream = j.ks != NULL && pp_use_streaming(moved, PP_STREAM_BUFFER);
+    /* stochastic rounding with an output of at most half its input (plain stores' reads for
+     * ownership of the destination are then a small part of the traffic) has its own threshold */
+    const int sr_kind = opt->rounding == PP_STOCHASTIC && 2u * (size_t)j.out_bytes <= src_size[src_type];
+    j.stream = j.ks != NULL && pp_use_streaming(moved, sr_kind ? PP_STREAM_SR_BUFFER : PP_STREAM_BUFFER);
     j.stream_direct = j.ks != NULL && pp_use_streaming(moved, PP_STREAM_DIRECT);
     return pp_parallel_for(n, PP_ENCODE_GRAIN, opt->threads, encode_range, &j);
 }

@@ -20,11 +20,12 @@ const pp_kernel_set *pp_kernels_for(int isa) {
 }
 
 /* Streaming stores: when a call moves more bytes (input + output) than a threshold, its output
- * is written with non-temporal stores. Four thresholds, because the ways of streaming cost
+ * is written with non-temporal stores. Five thresholds, because the ways of streaming cost
  * differently: a kernel that streams its own output (enc_stream, decode_stream: no extra pass;
  * one threshold for encoders, one for decoders) and the block buffer that other kernels write
  * into, copied out with streaming stores (a second pass over every output byte, which pays only
- * where the kernel itself is near the memory floor; encoders and pp_decode apart).
+ * where the kernel itself is near the memory floor; encoders and pp_decode apart, and encoders
+ * under stochastic rounding apart again: compute-bound, speed.md S25).
  *
  * The defaults are measured per CPU family, not read from the cache sizes the system reports
  * (sysfs and sysconf report the host's L3 in a virtual machine: 300 MiB on an Intel VM that can
@@ -33,9 +34,9 @@ const pp_kernel_set *pp_kernels_for(int isa) {
 #define PP_MIB (1LL << 20)
 #define PP_NEVER (1LL << 62)
 
-/* The measured defaults, by kind (PP_STREAM_BUFFER ... PP_STREAM_DECODE_DIRECT), into th. */
-static void measured_thresholds(long long th[4]) {
-    for (int k = 0; k < 4; k++) th[k] = 8 * PP_MIB; /* Emerald Rapids' (see the end) */
+/* The measured defaults, by kind (PP_STREAM_BUFFER ... PP_STREAM_SR_BUFFER), into th. */
+static void measured_thresholds(long long th[PP_STREAM_KINDS]) {
+    for (int k = 0; k < PP_STREAM_KINDS; k++) th[k] = 8 * PP_MIB; /* Emerald Rapids' (see the end) */
 #if defined(__x86_64__) || defined(__i386__)
     unsigned a = 0, b = 0, c = 0, d = 0;
     if (!__get_cpuid(1, &a, &b, &c, &d)) return;
@@ -59,13 +60,21 @@ static void measured_thresholds(long long th[4]) {
     }
     /* Intel family 6 (Emerald Rapids, model 207, measured in issue 16: 8 MiB gave +5-40 % for
      * 8-32 MiB calls against 32 MiB) and every other CPU: the 8 MiB above */
-    (void)model;
+    /* stochastic rounding's block buffer: as the others' unless measured (the SR kernels are
+     * compute-bound, so the copy pass is extra work, not hidden under memory time) */
+    th[PP_STREAM_SR_BUFFER] = th[PP_STREAM_BUFFER];
+    if (family == 6u && model == 167u) {
+        /* Intel with AVX512-FP16 (family 6 model 167 as its hypervisor reports it; session 11,
+         * speed.md S25): the buffer streamed cost 16-25 % on float64 sources and 4-12 % on
+         * float32 ones at 64-128 MiB, one thread, against plain stores into the destination */
+        th[PP_STREAM_SR_BUFFER] = PP_NEVER;
+    }
 #endif
 }
 
 static _Atomic long long stream_override = -1; /* pp_set_stream_threshold; -1: the defaults */
-/* by kind: buffer, direct, decode buffer, decode direct */
-static _Atomic long long stream_th[4] = {-1, -1, -1, -1};
+/* by kind: buffer, direct, decode buffer, decode direct, SR buffer */
+static _Atomic long long stream_th[PP_STREAM_KINDS] = {-1, -1, -1, -1, -1};
 
 long long pp_set_stream_threshold(long long bytes) {
     const long long prev = stream_override;
@@ -76,12 +85,12 @@ long long pp_set_stream_threshold(long long bytes) {
 int pp_use_streaming(size_t bytes, int kind) {
     const long long o = stream_override;
     if (o >= 0) return bytes > (unsigned long long)o;
-    if (kind < 0 || kind > 3) kind = 0;
+    if (kind < 0 || kind >= PP_STREAM_KINDS) kind = 0;
     long long th = stream_th[kind];
     if (th < 0) {
-        long long t[4];
+        long long t[PP_STREAM_KINDS];
         measured_thresholds(t);
-        for (int k = 0; k < 4; k++) stream_th[k] = t[k];
+        for (int k = 0; k < PP_STREAM_KINDS; k++) stream_th[k] = t[k];
         th = stream_th[kind];
     }
     return bytes > (unsigned long long)th;

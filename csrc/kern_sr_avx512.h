@@ -32,8 +32,9 @@
  * are selected by masks. NaN's sign bit comes from pr->dnan either way (nvidia drops it).
  *
  * float64 sources: the same in 64-bit lanes, two vectors of 8 per 16 elements: s0 = 52 - p >= 30,
- * thr = (a << (64 - s0)) >> 32 (the top 32 of the dropped bits: floor(f 2^32)) against the
- * zero-extended word, the subnormal path in double (y = a 2^(p - emin), cvtt to 64-bit, vreduce;
+ * thr = the upper 32 bits of a << (64 - s0) (the top 32 of the dropped bits: floor(f 2^32)),
+ * gathered with the clamped codes into 32-bit lanes and compared with the words there (sr16d), the
+ * subnormal path in double (y = a 2^(p - emin), cvtt to 64-bit, vreduce;
  * the same argument: a float64 subnormal a < 2^-1022 gives thr = floor(a 2^(p - emin + 32)) = 0
  * and K = 0 for p - emin <= 990; bf16's p - emin is 133), then codes clamped to
  * max + 1 (or to the min-trick result), narrowed to 32-bit lanes, and the float32 tail. */
@@ -44,7 +45,7 @@ typedef struct {
     __m512i dovf, dinf, dnan, sbit;
     /* float64 sources */
     __m128i ds0, dthr;
-    __m512i dabsm, drebias, dminnorm, dscale, dtwo32, dinf64, done, dclamp;
+    __m512i dabsm, drebias, dminnorm, dscale, dtwo32, dinf64, dclamp, dclamp32;
 } sr_consts;
 
 /* The specials of a policy that selects them one by one (no min shortcut): codes past max become
@@ -106,40 +107,49 @@ static inline __attribute__((always_inline)) __m512i sr16(const sr_consts *k, __
 }
 
 /* 16 float64 elements (u0: the first 8, u1: the next 8) with their words r: the codes in 32-bit
- * lanes, complete (specials and signs), as sr16 gives for float32. */
+ * lanes, complete (specials and signs), as sr16 gives for float32. Each half's kept quanta are
+ * clamped in 64 bits (min(code, clamp) < 2^32) and its thresholds left in the upper halves of the
+ * 64-bit lanes (the dropped bits top-aligned: the upper 32 are floor(f 2^32)); one two-source
+ * permute each gathers the 16 codes (lower halves) and the 16 thresholds (upper halves) into
+ * 32-bit lanes, where the comparison with the words, the increment and the clamp run once per 16:
+ * min(min(code, clamp) + up, clamp) = min(code + up, clamp) for every code and up in {0, 1}. */
 static inline __attribute__((always_inline)) __m512i sr16d(const sr_consts *k, __m512i u0, __m512i u1,
                                                            __m512i r, const int mint,
                                                            const int wide, __mmask16 *ksign) {
     const int rz = _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC;
-    __m256i c32[2];
+    __m512i c64[2], t64[2];
     __mmask8 kn8[2], ki8[2], ks8[2];
     for (int h = 0; h < 2; h++) {
         const __m512i u = h ? u1 : u0;
         const __m512i a = _mm512_and_si512(u, k->dabsm);
         __m512i code = _mm512_srl_epi64(_mm512_add_epi64(a, k->drebias), k->ds0);
-        __m512i thr = _mm512_srli_epi64(_mm512_sll_epi64(a, k->dthr), 32);
+        __m512i thr = _mm512_sll_epi64(a, k->dthr); /* floor(f 2^32) in the upper half */
         const __mmask8 ks = _mm512_cmplt_epu64_mask(a, k->dminnorm);
         if (ks) { /* skipped for groups without such a lane */
             const __m512d y = _mm512_maskz_mul_round_pd(ks, _mm512_castsi512_pd(a), _mm512_castsi512_pd(k->dscale), rz);
             code = _mm512_mask_cvtt_roundpd_epu64(code, ks, y, _MM_FROUND_NO_EXC);
             const __m512d fr = _mm512_maskz_reduce_round_pd(ks, y, 0x0B, _MM_FROUND_NO_EXC); /* y - trunc(y) */
             const __m512d f32 = _mm512_maskz_mul_round_pd(ks, fr, _mm512_castsi512_pd(k->dtwo32), rz);
-            thr = _mm512_mask_cvtt_roundpd_epu64(thr, ks, f32, _MM_FROUND_NO_EXC);
+            const __m512i t = _mm512_mask_cvtt_roundpd_epu64(_mm512_setzero_si512(), ks, f32, _MM_FROUND_NO_EXC);
+            thr = _mm512_mask_mov_epi64(thr, ks, _mm512_slli_epi64(t, 32)); /* into the upper half */
         }
-        const __m512i r64 = _mm512_cvtepu32_epi64(h ? _mm512_extracti64x4_epi64(r, 1) : _mm512_castsi512_si256(r));
-        code = _mm512_mask_add_epi64(code, _mm512_cmplt_epu64_mask(r64, thr), code, k->done);
-        code = _mm512_min_epu64(code, k->dclamp); /* fits 32 bits; max + 1 still says overflow */
-        c32[h] = _mm512_cvtepi64_epi32(code);
+        c64[h] = _mm512_min_epu64(code, k->dclamp); /* fits 32 bits; max + 1 still says overflow */
+        t64[h] = thr;
         kn8[h] = _mm512_cmpgt_epu64_mask(a, k->dinf64);
         ki8[h] = _mm512_cmpeq_epi64_mask(a, k->dinf64);
         ks8[h] = _mm512_movepi64_mask(u); /* the sign bits */
     }
-    __m512i code = _mm512_inserti64x4(_mm512_castsi256_si512(c32[0]), c32[1], 1);
+    const __m512i lo = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+    const __m512i hi = _mm512_set_epi32(31, 29, 27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1);
+    const __m512i thr32 = _mm512_permutex2var_epi32(t64[0], hi, t64[1]);
+    __m512i code = _mm512_permutex2var_epi32(c64[0], lo, c64[1]);
+    code = _mm512_mask_add_epi32(code, _mm512_cmplt_epu32_mask(r, thr32), code, k->one);
+    code = _mm512_min_epu32(code, k->dclamp32);
     const __mmask16 kn = _mm512_kunpackb(kn8[1], kn8[0]), ksg = _mm512_kunpackb(ks8[1], ks8[0]);
     __m512i dm = k->sbit;
     if (!(mint & 2)) dm = _mm512_mask_mov_epi32(dm, kn, k->dnan); /* mint & 2: NaN signed */
     if (mint) {
-        /* already min(code, ovf) in 64 bits */
+        /* already min(code, ovf) */
         if (ksign) {
             ksign[0] = mint & 2 ? ksg : ksg & (__mmask16)~kn;
             ksign[1] = kn;
@@ -349,8 +359,8 @@ static size_t sr_avx512(const pp_params *pr, int f64, const void *src, size_t n,
     k.dscale = _mm512_set1_epi64((long long)((uint64_t)(pr->p - pr->emin + 1023) << 52));
     k.dtwo32 = _mm512_set1_epi64(0x41f0000000000000LL); /* 2^32 */
     k.dinf64 = _mm512_set1_epi64(0x7ff0000000000000LL);
-    k.done = _mm512_set1_epi64(1);
     k.dclamp = _mm512_set1_epi64((long long)(mint ? ovfc : pr->maxc + 1u));
+    k.dclamp32 = _mm512_set1_epi32((int)(mint ? ovfc : pr->maxc + 1u));
     const __m512i st = rnd ? _mm512_setzero_si512() : sm_state512(seed, first >> 1);
     /* one loop per (source, output width, subnormal path, tail): constants, so each is branch-free */
 #define PP_SR_TAIL(OB, F64, SUB)                                                                   \

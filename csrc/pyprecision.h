@@ -156,14 +156,17 @@ const pp_kernel_set *pp_kernels_for(int isa);
 int pp_isa_avx512_bf16(void);
 /* Whether a call that moves this many bytes (input + output) writes its output with streaming
  * stores, by kind: an encoder's block buffer, an encoder that streams its own output,
- * pp_decode's block buffer, or a decoder that streams its own output (the thresholds differ:
- * dispatch.c). */
+ * pp_decode's block buffer, a decoder that streams its own output, or an encoder's block buffer
+ * under stochastic rounding with an output of at most half its input bytes (the thresholds
+ * differ: dispatch.c). */
 enum {
     PP_STREAM_BUFFER = 0,
     PP_STREAM_DIRECT = 1,
     PP_STREAM_DECODE = 2,
-    PP_STREAM_DECODE_DIRECT = 3
+    PP_STREAM_DECODE_DIRECT = 3,
+    PP_STREAM_SR_BUFFER = 4
 };
+#define PP_STREAM_KINDS 5
 int pp_use_streaming(size_t bytes, int kind);
 
 /* The PE dot's register tiles (dot.c drives them; dot_kern.h, dot_portable.c): the uk computes an
