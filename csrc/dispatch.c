@@ -65,8 +65,9 @@ static void measured_thresholds(long long th[PP_STREAM_KINDS]) {
     th[PP_STREAM_SR_BUFFER] = th[PP_STREAM_BUFFER];
     if (family == 6u && model == 167u) {
         /* Intel with AVX512-FP16 (family 6 model 167 as its hypervisor reports it; session 11,
-         * speed.md S25): the buffer streamed cost 16-25 % on float64 sources and 4-12 % on
-         * float32 ones at 64-128 MiB, one thread, against plain stores into the destination */
+         * speed.md S25): the buffer streamed cost 17-25 % on float64 sources and 4-12 % on
+         * float32 ones in 16 Mi-element calls (80-192 MB moved), one thread, against plain
+         * stores into the destination */
         th[PP_STREAM_SR_BUFFER] = PP_NEVER;
     }
 #endif

@@ -11,19 +11,23 @@ from pathlib import Path
 BENCH = Path(__file__).resolve().parents[1] / "bench"
 
 
-def test_probe_f64_prints_a_ratio_to_the_floor_per_format(tmp_path):
-    r = subprocess.run([sys.executable, str(BENCH / "probe_f64.py"), "fp8e5", "bf16", "--n", "65536"],
+def _run(tmp_path: Path, script: str, *args: str) -> str:
+    """The script's standard output; it must exit 0 (its stderr in the failure)."""
+    r = subprocess.run([sys.executable, str(BENCH / script), *args],
                        capture_output=True, text=True, cwd=tmp_path, timeout=300)
     assert r.returncode == 0, r.stderr
+    return r.stdout
+
+
+def test_probe_f64_prints_a_ratio_to_the_floor_per_format(tmp_path):
+    out = _run(tmp_path, "probe_f64.py", "fp8e5", "bf16", "--n", "65536")
     rows = re.findall(r"^f64 -> (\S+)\s+rne: +[\d.]+ GB/s of input, floor +[\d.]+, [\d.]+ of the floor$",
-                      r.stdout, re.M)
-    assert rows == ["fp8e5", "bf16"], r.stdout
+                      out, re.M)
+    assert rows == ["fp8e5", "bf16"], out
 
 
 def test_probe_fp8_prints_both_ways_for_every_fp8_format_and_rounding(tmp_path):
-    r = subprocess.run([sys.executable, str(BENCH / "probe_fp8.py"), "--n", "65536", "--rounds", "2"],
-                       capture_output=True, text=True, cwd=tmp_path, timeout=300)
-    assert r.returncode == 0, r.stderr
+    out = _run(tmp_path, "probe_fp8.py", "--n", "65536", "--rounds", "2")
     rows = re.findall(r"^(\S+ \S+) +back to back +[\d.]+ +[\d.]+ +with the floor +[\d.]+ +[\d.]+$",
-                      r.stdout, re.M)
-    assert rows == [f"{f} {r}" for f in ("fp8e4", "fp8e4m3fn", "fp8e5") for r in ("rne", "rtz")], r.stdout
+                      out, re.M)
+    assert rows == [f"{f} {r}" for f in ("fp8e4", "fp8e4m3fn", "fp8e5") for r in ("rne", "rtz")], out
