@@ -12,9 +12,11 @@ from pyprecision.kernel.cast import (
 from pyprecision.kernel.dot import pe_dot
 from pyprecision.kernel.intops import IntDotReport, float_to_int, int_dot
 from pyprecision.kernel.numerics import (
+    as_float32,
     is_nan_code,
     ordered_codes,
     pe_matmul,
+    quantize_f32,
     round_to_format,
     wrap_int,
 )
@@ -46,7 +48,8 @@ __all__ = [
     "encode", "decode", "cast", "quantize", "reinterpret", "ReinterpretReport", "random_words",
     "float_to_int", "int_dot", "IntDotReport", "isa_available", "isa_auto",
     "ROUNDINGS", "NAN_POLICIES", "CastStats", "cast_stats",
-    "round_to_format", "wrap_int", "ordered_codes", "is_nan_code", "pe_matmul", "pe_dot",
+    "round_to_format", "as_float32", "quantize_f32", "wrap_int", "ordered_codes", "is_nan_code",
+    "pe_matmul", "pe_dot",
     "default_threads", "thread_limit",
     "tensor_as_array", "array_as_tensor", "format_of_torch_dtype",
 ]

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from pyprecision.ir import DType
-from pyprecision.kernel import round_to_format, wrap_int
+from pyprecision.kernel import as_float32, quantize_f32, round_to_format, wrap_int
 
 __all__ = ["convert", "from_storage", "round_to", "to_storage", "view_bits"]
 
@@ -22,7 +22,7 @@ def round_to(x: Any, dt: DType) -> np.ndarray:
     """Round exact values ``x`` (float64 array, or integers for int→float) to ``dt``.
 
     Floats: float32 by numpy (RNE; a float32 array is returned as it is), the narrow formats by the
-    cast core (``round_to_format``: RNE, Neuron default saturation); result float32. Integers: wrap
+    cast core (``quantize_f32``: RNE, Neuron default saturation, N7); result float32. Integers: wrap
     modulo 2**bits; result int64 (uint64 for uint64).
     """
     a = np.asarray(x)
@@ -30,7 +30,7 @@ def round_to(x: Any, dt: DType) -> np.ndarray:
         if dt.fmt is None:
             with np.errstate(over="ignore"):  # past the float32 range RNE gives ±inf, as intended
                 return a.astype(np.float32, copy=False)
-        return round_to_format(a, dt.fmt).astype(np.float32, copy=False)
+        return quantize_f32(a, dt.fmt)
     return wrap_int(a, dt.bits, dt.kind == "int")
 
 
@@ -55,7 +55,7 @@ def from_storage(a: np.ndarray, dt: DType) -> np.ndarray:
     """An array of ``dt.np_dtype`` as internal values (float32, or int64 / uint64); a float32 array
     is returned as it is (no copy)."""
     if dt.is_float:
-        return np.asarray(a).astype(np.float32, copy=False)
+        return as_float32(a)
     return np.asarray(a).astype(np.uint64 if dt.kind == "uint" and dt.bits == 64 else np.int64)
 
 
