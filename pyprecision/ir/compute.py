@@ -274,7 +274,8 @@ class SelectOp(Instruction):
                     np.isnan(r).any() if rdt.fmt is None else (~np.isfinite(r)).any()):
                 return r
         kind = np.float64 if self.result.dtype.is_float else object  # type: ignore[union-attr]
-        a, b = a.astype(kind), b.astype(kind)
+        with np.errstate(invalid="ignore"):  # a signalling NaN is quieted by the widening
+            a, b = a.astype(kind), b.astype(kind)
         return ev.num.round_to(np.where(p != 0, a, b), self.result.dtype)  # type: ignore[union-attr]
 
 

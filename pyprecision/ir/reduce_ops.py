@@ -129,8 +129,14 @@ class ReduceOp(Instruction):
         acc_dt = d.dtype if self.narrow_acc or not d.dtype.is_float else float32
         acc = num.convert(ev.operand(self.init).reshape(()), self.init.dtype, acc_dt)
         acc = np.broadcast_to(acc, x.shape[:-1])
-        for j in range(x.shape[-1]):
-            acc = num.round_to(num.binary_values(self.kind, acc, x[..., j], rdt.is_float), acc_dt)
+        fast = num.float32_fold(self.kind, acc, x) if acc_dt is float32 else None
+        if fast is not None:  # one NumPy call, the steps' bits (EM-14)
+            acc = fast
+        for j in range(x.shape[-1] if fast is None else 0):
+            # each step the way binary_rounded does it: in float32 where that is
+            # round_to(binary_values) (EM-10, EM-11)
+            acc = num.binary_rounded(self.kind, acc, x[..., j], rdt.is_float, acc_dt,
+                                     (acc_dt, d.dtype))
         return num.convert(np.asarray(acc).reshape(self.result.shape), acc_dt, rdt)  # type: ignore[union-attr]
 
 

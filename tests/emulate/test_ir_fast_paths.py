@@ -70,3 +70,74 @@ def test_a_narrow_result_still_rounds_once_from_the_exact_value(a: np.ndarray,
     finite = np.isfinite(exact)
     assert np.array_equal(got[finite].astype(ml_dtypes.bfloat16).astype(np.float32),
                           got[finite])  # representable in bf16
+
+
+@settings(max_examples=200, deadline=None)
+@given(n=st.integers(1, 300), pos=st.integers(0, 299), dt=st.sampled_from([np.float32, np.float64]),
+       nan=st.sampled_from([0x7FC00000, 0xFFC00000, 0x7F800001, 0xFFA00005, 0x7FC00001]),
+       infs=st.booleans(), seed=st.integers(0, 2**32 - 1))
+def test_min_and_max_reductions_see_every_nan(n, pos, dt, nan, infs, seed):
+    """The early exits of first_nan (has_nan) and of the EM-11 finite check rest on NumPy's
+    min / max reductions propagating a NaN from any position, beside ±inf too."""
+    from pyprecision.emulate.shared.numeric import has_nan
+
+    x = np.random.default_rng(seed).standard_normal(n).astype(dt)
+    if infs:
+        x[:: 7] = np.inf
+        x[3:: 11] = -np.inf
+    assert not has_nan(x)
+    x[pos % n] = np.array(nan, np.uint32).view(np.float32).astype(dt)
+    assert has_nan(x)
+    assert np.isnan(np.maximum.reduce(x, axis=None))
+
+
+@settings(max_examples=150, deadline=None)
+@given(n=st.integers(1, 40), where=st.integers(0, 1599), seed=st.integers(0, 2**32 - 1),
+       word=st.sampled_from([0x80000000, 0x00000001, 0x80000001, 0x7FC00000, 0x3F800000,
+                             0x00000000, 0xBF800000]),
+       transpose=st.booleans())
+def test_the_identity_test_is_its_definition(n, where, seed, word, transpose):
+    """``_is_identity``: square, 1.0 on the diagonal, zeros of either sign elsewhere; its uint32
+    shortcut decides nothing the float test would decide otherwise (-0 off the diagonal stays
+    an identity, a subnormal does not)."""
+    from pyprecision.emulate.ir.ops import _is_identity
+
+    x = np.eye(n, dtype=np.float32)
+    i, j = divmod(where % (n * n), n)
+    x[i, j] = np.array(word, np.uint32).view(np.float32)
+    if transpose:
+        x = x.T
+    off = ~np.eye(n, dtype=bool)
+    want = bool((np.diagonal(x) == 1).all() and (x[off] == 0).all())
+    assert _is_identity(x) is want
+    assert _is_identity(np.ascontiguousarray(x)) is want
+
+
+_SMALL = st.floats(-4, 4, width=32).map(lambda v: int(np.float32(v).view(np.uint32)))
+FOLD_WORDS = st.one_of(_SMALL, _SMALL, _SMALL, st.integers(0, 2**32 - 1),
+                       st.sampled_from([0x00000000, 0x80000000, 0x7F800000, 0xFF800000,
+                                        0x00000001, 0x80000001, 0x7F7FFFFF, 0xFF7FFFFF,
+                                        0x3F800000, 0x7FC00000, 0xFFA00005]))
+
+
+@pytest.mark.parametrize("kind", ["add", "mul", "max", "min"])
+@settings(max_examples=120, deadline=None)
+@given(data=st.data(), rows=st.integers(1, 5), k=st.integers(1, 24))
+def test_the_float32_fold_is_the_steps(kind, data, rows, k):
+    """``float32_fold`` (one NumPy call) gives the bits of reduce's steps, or declines (None):
+    inf - inf and 0 x inf made mid-fold, ±0 ties of max / min, every other word; a NaN operand
+    declines."""
+    from pyprecision.emulate.ir.reduce import float32_fold
+
+    words = data.draw(st.lists(FOLD_WORDS, min_size=rows * k, max_size=rows * k))
+    x = np.array(words, np.uint32).view(np.float32).reshape(rows, k)
+    acc = np.array(data.draw(st.lists(FOLD_WORDS, min_size=rows, max_size=rows)),
+                   np.uint32).view(np.float32)
+    got = float32_fold(kind, acc, x)
+    if np.isnan(x).any() or np.isnan(acc).any():
+        assert got is None
+        return
+    want = acc
+    for j in range(k):
+        want = round_to(binary_values(kind, want, x[:, j], True), ir.float32)
+    assert got is not None and _same(np.asarray(got), want)

@@ -16,6 +16,7 @@ import numpy as np
 
 from pyprecision.emulate.hlo import dot as hlo_dot
 from pyprecision.emulate.hlo.eval_calls import VECTORIZABLE, CallingOps
+from pyprecision.emulate.hlo.fused import plan_runs, run_blocks
 from pyprecision.emulate.hlo.limits import (
     MAX_WHILE_ITERATIONS,
     Budget,
@@ -103,6 +104,7 @@ class Evaluator(CallingOps):
         self._sized: set[int] = set()  # instructions whose result size was checked
         self._constants: dict[int, np.ndarray] = {}
         self._order: dict[int, list[tuple[Any, list[int]]]] = {}
+        self._runs: dict[int, dict[int, Any]] = {}
         self.handlers: dict[str, Callable[[Any, list[Any]], Value]] = {
             **ELEMENTWISE, **SHAPE_OPS,
             "dot": hlo_dot.dot,
@@ -134,16 +136,28 @@ class Evaluator(CallingOps):
         plan = self._order.get(id(comp))
         if plan is None:
             plan = self._order[id(comp)] = schedule(comp)
+            self._runs[id(comp)] = plan_runs(plan, comp.root)
+        runs = self._runs[id(comp)]
         self.budget.enter(comp.name)
         try:
-            for inst, drop in plan:
-                if id(inst) not in env:
-                    if inst.opcode == "parameter":
-                        raise EmulationError(f"{inst.name}: parameter({inst.parameter_number}) "
-                                             f"of {comp.name} has no argument")
-                    env[id(inst)] = self.evaluate(inst, [env[id(o)] for o in inst.operands])
-                for key in drop:  # values no later instruction reads (hlo-eval.md HE18)
-                    env.pop(key, None)
+            i = 0
+            while i < len(plan):
+                run = runs.get(i)  # elementwise instructions block by block (EM-14)
+                for k in run.hoisted if run is not None else (i,):
+                    inst = plan[k][0]
+                    if id(inst) not in env:
+                        if inst.opcode == "parameter":
+                            raise EmulationError(f"{inst.name}: parameter("
+                                                 f"{inst.parameter_number}) of {comp.name} has "
+                                                 "no argument")
+                        env[id(inst)] = self.evaluate(inst, [env[id(o)] for o in inst.operands])
+                if run is not None:
+                    run_blocks(run, plan, self.evaluate, env)
+                stop = run.stop if run is not None else i + 1
+                for k in range(i, stop):
+                    for key in plan[k][1]:  # values no later instruction reads (HE18)
+                        env.pop(key, None)
+                i = stop
         finally:
             self.budget.leave()
         return env[id(comp.root)]

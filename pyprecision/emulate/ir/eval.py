@@ -18,6 +18,7 @@ import numpy as np
 
 import pyprecision
 from pyprecision.emulate.ir.bits import bit_count, reduce_precision
+from pyprecision.emulate.ir.fused import plan_runs, run_blocks
 from pyprecision.emulate.ir.index import gather, scatter, sort_perm
 from pyprecision.emulate.ir.numbers import convert, from_storage, round_to, to_storage, view_bits
 from pyprecision.emulate.ir.ops import (
@@ -30,7 +31,7 @@ from pyprecision.emulate.ir.ops import (
     unary_float,
     unary_rounded,
 )
-from pyprecision.emulate.ir.reduce import arg_reduce
+from pyprecision.emulate.ir.reduce import arg_reduce, float32_fold
 from pyprecision.emulate.ir.window import select_and_scatter
 from pyprecision.errors import EmulationError
 from pyprecision.ir import (
@@ -86,6 +87,7 @@ NUMERICS = types.SimpleNamespace(
     sort_perm=sort_perm,
     select_and_scatter=select_and_scatter,
     arg_reduce=arg_reduce,
+    float32_fold=float32_fold,
     reduce_precision=reduce_precision,
     bit_count=bit_count,
 )
@@ -162,25 +164,39 @@ class _Frame:
         # dot when the first of them is read (the lowering unrolls a batched dot_general into one
         # 2-D matmul per batch entry); without a trace only (EM-12)
         pending = _PendingDots(self) if self.trace is None else None
-        for i, inst in enumerate(insts):
-            if pending is not None and pending.ids:
-                for op in inst._operands:
-                    if id(op) in pending.ids:
-                        pending.flush()
-                        break
-            if pending is not None and isinstance(inst, TensorContractOp) and pending.defer(inst):
-                pass
-            else:
-                out = inst.evaluate(self)
-                if inst.result is not None:
-                    self.vals[id(inst.result)] = np.asarray(out)
-                    if self.trace is not None:
-                        self.trace[id(inst)] = self.vals[id(inst.result)]
-            if drops is not None:
-                for store, key in drops[i]:
-                    if store == 0 and pending is not None and key in pending.ids:
-                        pending.unwanted.add(key)
-                    (self.vals if store == 0 else self.mem).pop(key, None)
+        # runs of elementwise instructions on one large shape go block by block (EM-14); not
+        # with a trace, which wants every value whole
+        runs = plan_runs(insts) if self.trace is None else {}
+        i = 0
+        while i < len(insts):
+            run = runs.get(i)
+            steps = [insts[k] for k in run.hoisted] if run is not None else [insts[i]]
+            for inst in steps:
+                if pending is not None and pending.ids:
+                    for op in inst._operands:
+                        if id(op) in pending.ids:
+                            pending.flush()
+                            break
+                if pending is not None and isinstance(inst, TensorContractOp) \
+                        and pending.defer(inst):
+                    pass
+                else:
+                    out = inst.evaluate(self)
+                    if inst.result is not None:
+                        self.vals[id(inst.result)] = np.asarray(out)
+                        if self.trace is not None:
+                            self.trace[id(inst)] = self.vals[id(inst.result)]
+            if run is not None:
+                if pending is not None and any(k in pending.ids for k in run.inputs):
+                    pending.flush()
+                run_blocks(run, insts, self.num, self.vals)
+            for k in range(i, run.stop if run is not None else i + 1):
+                if drops is not None:
+                    for store, key in drops[k]:
+                        if store == 0 and pending is not None and key in pending.ids:
+                            pending.unwanted.add(key)
+                        (self.vals if store == 0 else self.mem).pop(key, None)
+            i = run.stop if run is not None else i + 1
         if pending is not None:
             pending.flush()
 

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from pyprecision.emulate.shared.numeric import has_nan
 from pyprecision.emulate.shared.reduce import fold_steps, reduce_layout
 
-__all__ = ["arg_reduce", "arg_step"]
+__all__ = ["arg_reduce", "arg_step", "float32_fold"]
 
 
 def arg_step(kind: str, a: np.ndarray, ia: np.ndarray, b: np.ndarray,
@@ -35,3 +36,43 @@ def arg_reduce(kind: str, dims: tuple[int, ...], x: np.ndarray, idx: np.ndarray,
 
     values, indices = fold_steps(moved, accs, step)
     return values, indices
+
+
+_U32 = np.uint32
+_NEG_ZERO = _U32(0x80000000)
+
+
+def float32_fold(kind: str, acc: np.ndarray, x: np.ndarray) -> np.ndarray | None:
+    """``reduce``'s sequential fold of float32 values ``x`` over its last axis from float32
+    accumulators ``acc`` (x's shape without the last axis) with float32 accumulation, as one
+    NumPy call instead of one step per element; None where it would not be bit-identical to the
+    steps (decision EM-14):
+
+    * ``add`` / ``mul``: ``accumulate`` is the fold itself, one float32 rounding per element in
+      index order. Without a NaN among the operands, the only NaN is one a step makes (inf - inf,
+      0 x inf): the hardware's default NaN, which every later step passes on as it is, as the
+      steps' ``first_nan`` does. With a NaN operand (whose payload the steps choose by operand
+      order): None.
+    * ``max`` / ``min``: order-free but for ±0 (OP9: max is +0 if any zero is +0, min -0 if any is
+      -0), which is set afterwards; with a NaN operand: None.
+    """
+    if kind not in ("add", "mul", "max", "min") or x.dtype != np.float32 \
+            or acc.dtype != np.float32 or x.ndim < 1 or x.shape[-1] == 0:
+        return None
+    if has_nan(x) or has_nan(acc):
+        return None
+    with np.errstate(all="ignore"):
+        if kind in ("add", "mul"):
+            op = np.add if kind == "add" else np.multiply
+            joined = np.concatenate([np.broadcast_to(acc, x.shape[:-1])[..., None], x], axis=-1)
+            return np.ascontiguousarray(op.accumulate(joined, axis=-1)[..., -1])
+        pick = np.maximum if kind == "max" else np.minimum
+        r = pick(pick.reduce(x, axis=-1), acc)
+    zero = r == 0
+    if zero.any():
+        word = _U32(0) if kind == "max" else _NEG_ZERO  # the zero that wins a tie
+        wins = (x.view(_U32) == word).any(axis=-1) | (np.asarray(acc).view(_U32) == word)
+        other = _NEG_ZERO if kind == "max" else _U32(0)
+        r = np.array(r)
+        r.view(_U32)[zero] = np.where(wins, word, other)[zero]
+    return r

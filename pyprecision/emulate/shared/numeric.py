@@ -24,7 +24,7 @@ import numpy as np
 from pyprecision.errors import EmulationError
 from pyprecision.formats import formats
 from pyprecision.hlo import PrimitiveType, numpy_dtype, type_name
-from pyprecision.kernel import float_to_int, round_to_format, wrap_int
+from pyprecision.kernel import as_float32, float_to_int, round_to_format, wrap_int
 
 P = PrimitiveType
 
@@ -71,7 +71,7 @@ def widen(x: np.ndarray) -> np.ndarray:
         return x
     if x.dtype.kind in "biu":
         return x
-    return x.astype(np.float32)
+    return as_float32(x)  # astype(np.float32) bit for bit, through the core's decode (N7)
 
 
 def _wrap_int(x: np.ndarray, t: PrimitiveType) -> np.ndarray:
@@ -154,6 +154,14 @@ def check_value(x: np.ndarray, t: PrimitiveType, what: str) -> None:
 _QUIET_BIT = {np.dtype(np.float32): (np.uint32, 1 << 22), np.dtype(np.float64): (np.uint64, 1 << 51)}
 
 
+def has_nan(x: np.ndarray) -> bool:
+    """Whether float array ``x`` holds a NaN: NumPy's minimum propagates a NaN through its
+    reduction, which reads ``x`` once without the boolean array ``isnan(x).any()`` writes (half
+    the time on 64 Ki float32); tests/emulate/test_ir_fast_paths.py checks it on NaNs at every
+    position and beside ±inf."""
+    return bool(x.size) and bool(np.isnan(np.minimum.reduce(x, axis=None)))
+
+
 def first_nan(r: np.ndarray, a: Any, b: Any) -> np.ndarray:
     """``r`` (the float32 or float64 result of a binary op on ``a``, ``b``) with each NaN lane that
     an operand NaN reached replaced by the first operand's NaN where it is one, else the second's,
@@ -162,11 +170,9 @@ def first_nan(r: np.ndarray, a: Any, b: Any) -> np.ndarray:
     NaN op NaN, differently for float32 and float64 and by array length, so without this the
     payload of a NaN result depended on the loop, not on the program."""
     r = np.asarray(r)
-    if r.dtype not in _QUIET_BIT:
+    if r.dtype not in _QUIET_BIT or not has_nan(r):
         return r
     nan = np.isnan(r)
-    if not nan.any():
-        return r
     with np.errstate(all="ignore"):
         x = np.broadcast_to(np.asarray(a, dtype=r.dtype), r.shape)
         y = np.broadcast_to(np.asarray(b, dtype=r.dtype), r.shape)

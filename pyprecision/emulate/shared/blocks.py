@@ -1,0 +1,61 @@
+"""A chain of elementwise steps evaluated one block of elements at a time (decision EM-14).
+
+Both executors find runs of elementwise instructions on one large shape (the HLO evaluator in
+``emulate/hlo/fused.py``, the IR evaluator in ``emulate/ir/fused.py``) and hand them here: each
+step is evaluated on ``BLOCK`` elements of its operands at a time, so a chain's intermediates stay
+in the core's cache, and only the values read after the run are written out whole. A step's value
+at an element depends on that element's operands alone (the planners take only such steps), so a
+block has the bits the whole array would have.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable
+from typing import Any
+
+import numpy as np
+
+#: elements per block: 64 Ki float32 are 256 KiB, so a chain's handful of live blocks sit in L2
+#: (MiniLM-L6 under none, one thread: 16 Ki 1.47 s, 32 Ki 1.41 s, 64 Ki 1.39 s, 128 Ki 1.52 s)
+BLOCK = 1 << 16
+#: shapes smaller than this run whole (a block loop would only add calls)
+MIN_ELEMENTS = 2 * BLOCK
+
+#: one step: the block's values so far (operands by key) -> its value on the block
+Step = Callable[[dict[Hashable, Any]], Any]
+
+
+def run_in_blocks(
+    size: int,
+    inputs: dict[Hashable, np.ndarray],
+    steps: list[tuple[Hashable, Step]],
+    outputs: set[Hashable],
+    scalars: dict[Hashable, Any] | None = None,
+) -> dict[Hashable, np.ndarray]:
+    """Evaluate ``steps`` (key, function) in order, block by block over ``size`` elements.
+
+    ``inputs`` are arrays of ``size`` elements, sliced per block (a broadcast scalar stays a
+    broadcast); ``scalars`` are passed to every block as they are. Returns the flat arrays of
+    the ``outputs`` keys."""
+    flat = {key: _flat(np.asarray(x)) for key, x in inputs.items()}
+    outs: dict[Hashable, np.ndarray] = {}
+    for s in range(0, size, BLOCK):
+        e = min(s + BLOCK, size)
+        block: dict[Hashable, Any] = dict(scalars or {})
+        for key, x in flat.items():
+            block[key] = x[s:e]
+        for key, step in steps:
+            r = np.asarray(step(block))
+            block[key] = r
+            if key in outputs:
+                out = outs.get(key)
+                if out is None:
+                    out = outs[key] = np.empty(size, dtype=r.dtype)
+                out[s:e] = r
+    return outs
+
+
+def _flat(x: np.ndarray) -> np.ndarray:
+    """``x`` as one flat dimension; a broadcast scalar (every stride 0) stays a broadcast."""
+    if x.size and not any(x.strides):
+        return np.lib.stride_tricks.as_strided(x, shape=(x.size,), strides=(0,), writeable=False)
+    return x.reshape(-1)
