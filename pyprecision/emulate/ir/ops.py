@@ -16,6 +16,7 @@ import numpy as np
 from pyprecision.emulate.ir.numbers import round_to
 from pyprecision.emulate.shared.numeric import first_nan
 from pyprecision.errors import EmulationError
+from pyprecision.formats import format as pyprecision_format
 from pyprecision.kernel import pe_matmul
 
 #: IEEE single operations: on float32 operands, NumPy's float32 result is the correctly rounded one,
@@ -83,6 +84,7 @@ def unary_rounded(kind: str, x: np.ndarray, dt: Any, src: Any = None) -> np.ndar
 #: rounding the correctly rounded float32 result again is the correct rounding (Figueroa);
 #: the ranges where that argument needs care are checked in docs/decisions/ir.md (EM-11).
 _NARROW_F32 = frozenset({"bf16", "fp16"})
+_SATURATES = {name: bool(pyprecision_format(name).default_saturate) for name in _NARROW_F32}
 
 
 def _narrow_same(dt: Any, src: tuple[Any, ...]) -> bool:
@@ -92,13 +94,16 @@ def _narrow_same(dt: Any, src: tuple[Any, ...]) -> bool:
 def _narrow_from_f32(r: np.ndarray, dt: Any,
                      slow: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
     """``r`` (the float32 result of an EM-11 operation) rounded once to ``dt`` by the cast core;
-    the lanes where ``r`` is not finite (NaN payloads, float32 overflow) take the float64 route,
-    ``slow(mask)``, so they keep exactly the bits they had before EM-11."""
+    the NaN lanes of ``r`` (whose payload the two routes may choose differently) take the float64
+    route, ``slow(mask)``, so they keep exactly the bits they had before EM-11. A ±inf lane of
+    ``r`` needs no such care: it is the exact result (an infinite operand, x / 0) or the exact
+    result overflowed float32, beyond bf16's and fp16's own overflow threshold, and neither
+    saturates by default (a saturating format would take the float64 route here too)."""
     out = round_to(r, dt)
     if r.size and np.isfinite(np.minimum.reduce(r, axis=None)) \
             and np.isfinite(np.maximum.reduce(r, axis=None)):
         return out  # min and max finite: no NaN (it propagates) and no ±inf
-    bad = ~np.isfinite(r)
+    bad = ~np.isfinite(r) if _SATURATES[dt.fmt] else np.isnan(r)
     if bad.any():
         out = np.array(out)
         out[bad] = slow(bad)
