@@ -262,16 +262,15 @@ class SelectOp(Instruction):
 
     def evaluate(self, ev: Any) -> Any:
         """``where(pred != 0, x, y)`` rounded to the result dtype. Operands of the result's float
-        dtype need no rounding where the selected lanes have no NaN (float32) or are all finite
-        (the narrow formats, whose rounding may saturate an infinity): the lanes are the result
-        (decision EM-13; otherwise the rounding gives a NaN or an infinity the dtype's encoding)."""
+        dtype need no rounding where the selected lanes have no NaN and, for a format whose
+        rounding saturates an infinity (the fp8s), no ±inf: the lanes are the result (decisions
+        EM-13, EM-14; otherwise the rounding gives a NaN or an infinity the dtype's encoding)."""
         shape = self.result.shape  # type: ignore[union-attr]
         p, a, b = (ev.operand(o, shape) for o in self.operands)
         rdt = self.result.dtype  # type: ignore[union-attr]
         if rdt.is_float and all(o.dtype is rdt for o in self.operands[1:]):
             r = np.where(p != 0, a, b)
-            if r.dtype == np.float32 and not bool(
-                    np.isnan(r).any() if rdt.fmt is None else (~np.isfinite(r)).any()):
+            if r.dtype == np.float32 and ev.num.is_own_value(r, rdt):
                 return r
         kind = np.float64 if self.result.dtype.is_float else object  # type: ignore[union-attr]
         with np.errstate(invalid="ignore"):  # a signalling NaN is quieted by the widening

@@ -239,3 +239,26 @@ def test_select_of_same_dtype_operands_equals_the_rounded_route(name, special):
         bv = np.asarray(ins["b"]).astype(np.float64)
     want = round_to(np.where(p != 0, av, bv), dt)
     assert np.array_equal(got.view(np.uint32), np.asarray(want, np.float32).view(np.uint32))
+
+
+@pytest.mark.parametrize("name", ["bfloat16", "float16", "float8e5"])
+def test_select_of_infinite_values_stored_without_saturation(name):
+    """A ±inf value that reached memory unsaturated (an fp8e5 input holding the inf code): a
+    select of it gives what the float64 route gives — ±inf where the dtype's rounding keeps it
+    (bf16, fp16), ±max where it saturates (fp8e5, EM-14)."""
+    import ml_dtypes
+
+    from pyprecision.emulate.ir.eval import run_ir
+
+    dt = ir.as_dtype(name)
+    n = 8
+    store = {"bfloat16": ml_dtypes.bfloat16, "float16": np.float16,
+             "float8e5": ml_dtypes.float8_e5m2}[name]
+    a = np.array([np.inf, -np.inf, 1.0, -0.0, 2.0, np.inf, 0.5, -1.0], np.float32).astype(store)
+    b = np.array([0.25, 3.0, -np.inf, np.inf, 1.5, -2.0, -np.inf, 4.0], np.float32).astype(store)
+    p = np.array([1, 1, 0, 0, 1, 0, 0, 1], np.uint8)
+    got = np.asarray(run_ir(ir.parse(_SELECT.format(n=n, t=name)), {"p": p, "a": a, "b": b})["y"])
+    with np.errstate(invalid="ignore"):
+        want = round_to(np.where(p != 0, a.astype(np.float64), b.astype(np.float64)), dt)
+    assert np.array_equal(got.astype(np.float32).view(np.uint32), want.view(np.uint32))
+    assert np.isinf(want).any() == (name != "float8e5")

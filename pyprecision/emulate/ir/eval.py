@@ -67,9 +67,26 @@ def saturate_inf(x: np.ndarray, dt: DType, src: DType | None = None) -> np.ndarr
     return round_to(y, dt)
 
 
+def is_own_value(x: np.ndarray, dt: DType) -> bool:
+    """Whether ``round_to(x, dt)`` is ``x`` itself, for float32 ``x`` whose lanes are values of
+    float dtype ``dt``: no NaN (the rounding quiets a signalling one and gives it ``dt``'s NaN
+    encoding) and, where ``dt``'s rounding saturates (the fp8 formats), no ±inf (EM-13, EM-14)."""
+    if not x.size:
+        return True
+    lo, hi = np.minimum.reduce(x, axis=None), np.maximum.reduce(x, axis=None)
+    if np.isnan(lo) or np.isnan(hi):
+        return False
+    return not (dt.fmt is not None and _SATURATES.get(dt.fmt, True) and (np.isinf(lo) or
+                                                                           np.isinf(hi)))
+
+
+_SATURATES = {f.name: bool(f.default_saturate) for f in pyprecision.formats()}
+
+
 #: the numerics an instruction's ``evaluate`` reads through ``ev.num`` (``ir`` never imports them)
 NUMERICS = types.SimpleNamespace(
     saturate_inf=saturate_inf,
+    is_own_value=is_own_value,
     round_to=round_to,
     convert=convert,
     from_storage=from_storage,
