@@ -87,6 +87,8 @@ def quantize_f32(x: Any, fmt: Any) -> np.ndarray:
     f = _format(fmt)
     if source is None or a.dtype.byteorder not in ("=", "|") or f.bits > 16:
         return as_float32(round_to_format(a, fmt))
+    if a.ndim > 1 and not a.flags.c_contiguous and a.flags.f_contiguous:
+        return quantize_f32(a.T, fmt).T  # elementwise: a transposed view needs no copy
     src = a if a.flags.c_contiguous else a.copy(order="C")
     codes = np.empty(src.shape, f.storage_dtype)
     out = np.empty(src.shape, np.float32)

@@ -90,7 +90,8 @@ def test_quantize_f32_is_the_general_route(f):
     with np.errstate(invalid="ignore"):
         x64 = np.concatenate([x.astype(np.float64),
                               np.random.default_rng(3).standard_normal(4096) * 1e3])
-    for src in (x, x64, x.reshape(64, -1)[:, ::3], x[:1].reshape(()), x[:0]):
+    for src in (x, x64, x.reshape(64, -1)[:, ::3], x.reshape(64, -1).T, x64[:4096].reshape(8, -1).T,
+                x[:1].reshape(()), x[:0]):
         got = quantize_f32(src, f.name)
         want = as_float32(round_to_format(src, f.name))
         assert got.dtype == np.float32 and got.shape == np.shape(src)
