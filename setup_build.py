@@ -33,6 +33,7 @@ SOURCES = [
     "dot_portable.c",
     "dot_avx2.c",
     "dot_avx512.c",
+    "chain.c",
 ]
 
 CFLAGS = [

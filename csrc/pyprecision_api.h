@@ -140,3 +140,45 @@ int pp_cpu_count(void);
  * defaults (measured per CPU family, dispatch.c). Returns the previous setting (-1: the
  * defaults). Results never depend on it; it exists for tests and benchmarks. */
 long long pp_set_stream_threshold(long long bytes);
+
+/* A program of float32 elementwise operations over n lanes (chain.c, decision EM-15). code holds
+ * n_insn instructions of 5 int32 each: op (PP_CHAIN_*), dst, a, b, c, register indices below n_regs
+ * (unused operands: any valid index). Registers 0 .. n_in - 1 are loaded from in_ptr[i], an array
+ * of in_kind[i] (PP_CHAIN_F32 ...; U8 / I64 give 1.0 where nonzero) read at lane j * in_stride[i]
+ * (0: one value for every lane, or 1). After the program, register out_reg[i] is stored to
+ * out_ptr[i] as out_kind[i] (a BF16 register must hold bf16 values). Returns PP_CHAIN_NAN, with
+ * the outputs partly written, when a loaded or computed value is a NaN or the floating-point
+ * environment is not the default one: the caller then computes the lanes its own way. */
+#define PP_CHAIN_NAN 5
+#define PP_CHAIN_F32 0
+#define PP_CHAIN_BF16 1
+#define PP_CHAIN_F16 2
+#define PP_CHAIN_U8 3
+#define PP_CHAIN_I64 4
+#define PP_CHAIN_COPY 0
+#define PP_CHAIN_ADD 1
+#define PP_CHAIN_SUB 2
+#define PP_CHAIN_MUL 3
+#define PP_CHAIN_DIV 4
+#define PP_CHAIN_MAX 5
+#define PP_CHAIN_MIN 6
+#define PP_CHAIN_NEG 7
+#define PP_CHAIN_ABS 8
+#define PP_CHAIN_SQRT 9
+#define PP_CHAIN_SQUARE 10
+#define PP_CHAIN_RECIP 11
+#define PP_CHAIN_RELU 12
+#define PP_CHAIN_EQ 13
+#define PP_CHAIN_NE 14
+#define PP_CHAIN_LT 15
+#define PP_CHAIN_LE 16
+#define PP_CHAIN_GT 17
+#define PP_CHAIN_GE 18
+#define PP_CHAIN_SELECT 19
+#define PP_CHAIN_BF16_ROUND 20
+#define PP_CHAIN_F16_ROUND 21
+#define PP_CHAIN_NOPS 22
+int pp_chain(const int32_t *code, size_t n_insn, size_t n_regs, size_t n_in,
+             const void *const *in_ptr, const int32_t *in_kind, const int64_t *in_stride,
+             size_t n_out, void *const *out_ptr, const int32_t *out_kind, const int32_t *out_reg,
+             size_t n);

@@ -19,7 +19,9 @@ from typing import Any
 import numpy as np
 
 from pyprecision.emulate.hlo.ops import BINARY_OPS, UNARY_OPS
-from pyprecision.emulate.shared import blocks
+from pyprecision.emulate.shared import blocks, chain
+from pyprecision.emulate.shared.numeric import dtype_of
+from pyprecision.hlo import PrimitiveType
 
 FUSABLE = frozenset({*BINARY_OPS, *UNARY_OPS, "compare", "select", "clamp", "convert"})
 HOISTABLE = frozenset({"broadcast", "constant", "reshape", "parameter", "iota"})
@@ -43,6 +45,8 @@ class Run:
     scalars: list[int] = field(default_factory=list)
     #: ids of the body's values read after the run (or the computation's root)
     outputs: set[int] = field(default_factory=set)
+    #: ids of the inputs that are broadcasts of a scalar (a chain reads one value, EM-15)
+    splats: set[int] = field(default_factory=set)
 
 
 def plan_runs(plan: list[tuple[Any, list[int]]], root: Any) -> dict[int, Run]:
@@ -108,6 +112,8 @@ def _wire(run: Run, insts: list[Any], last_read: dict[int, int], root: Any) -> N
             if key in defined or key in run.inputs or key in run.scalars:
                 continue
             (run.scalars if not o.shape.dimensions else run.inputs).append(key)
+            if o.opcode == "broadcast" and not o.operands[0].shape.dimensions:
+                run.splats.add(key)
         defined.add(id(inst))
         if last_read.get(id(inst), -1) >= run.stop or inst is root:
             run.outputs.add(id(inst))
@@ -132,8 +138,55 @@ def run_blocks(run: Run, plan: list[tuple[Any, list[int]]], evaluate: Any,
     def step(inst: Any) -> blocks.Step:
         return lambda block: evaluate(inst, [block[id(o)] for o in inst.operands])
 
-    steps: list[tuple[Any, blocks.Step]] = [(id(plan[k][0]), step(plan[k][0])) for k in run.body]
+    splats = {key: chain.Const(np.asarray(env[key]).reshape(-1)[:1]) for key in run.splats}
+    items = []
+    for inst in (plan[k][0] for k in run.body):
+        ops = chain_ops(inst, splats)
+        items.append(chain.Item(id(inst), step(inst), tuple(id(o) for o in inst.operands), ops,
+                                dtype_of(inst.shape.element_type) if ops else None))
+    steps = chain.compile_steps(items, set(run.outputs))
     outs = blocks.run_in_blocks(size, {key: env[key] for key in run.inputs}, steps,
                                 set(run.outputs), {key: env[key] for key in run.scalars})
     for key, out in outs.items():
         env[int(key)] = out.reshape(run.dims)  # type: ignore[call-overload]
+
+
+# -- the instructions a C chain evaluates (decision EM-15) ------------------------------------
+
+P = PrimitiveType
+#: element types whose values a chain's float32 registers hold, and the rounding to each
+_ROUND = {P.F32: None, P.BF16: "round_bf16", P.F16: "round_fp16"}
+_BINARY = {"add": "add", "subtract": "sub", "multiply": "mul", "divide": "div",
+           "maximum": "max", "minimum": "min"}
+_UNARY = {"negate": "neg", "abs": "abs", "sqrt": "sqrt"}
+_COMPARE = {"EQ": "eq", "NE": "ne", "LT": "lt", "LE": "le", "GT": "gt", "GE": "ge"}
+
+
+def chain_ops(inst: Any, splats: dict[int, chain.Const]) -> list[chain.Op] | None:
+    """``inst``'s value as chain operations, where it is the handler's (``hlo/ops.py``) on
+    operands without a NaN: the float32 IEEE operation on the float32 values of the operands,
+    rounded once to nearest even to a bf16 / f16 result (round_to, no saturation); compare and
+    select exact; a convert between these types one rounding of the exact value. None
+    otherwise. ``splats``: the operands that are one value everywhere, by id."""
+    t = inst.shape.element_type
+    op, key = inst.opcode, id(inst)
+    args = tuple(splats.get(id(o), id(o)) for o in inst.operands)
+    types = [o.shape.element_type for o in inst.operands]
+    if op == "compare":
+        name = _COMPARE.get(inst.attr("direction") or "")
+        if name is None or inst.attr("type") == "TOTALORDER" or types[0] not in _ROUND:
+            return None
+        return [(name, key, args)]
+    if t not in _ROUND:
+        return None
+    if op == "select":
+        return [("select", key, args)] if types[1] == t and types[2] == t else None
+    if op == "convert":
+        return [(_ROUND[t] or "copy", key, args)] if types[0] in _ROUND else None
+    name = _BINARY.get(op) or _UNARY.get(op)
+    if name is None or any(u != t for u in types):
+        return None
+    rounding = _ROUND[t]
+    if rounding is None:
+        return [(name, key, args)]
+    return [(name, (key, "exact"), args), (rounding, key, ((key, "exact"),))]

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from pyprecision.emulate.shared import blocks
+from pyprecision.emulate.shared import blocks, chain
 from pyprecision.ir import (
     BinaryOp,
     BroadcastOp,
@@ -151,8 +151,99 @@ def run_blocks(run: Run, insts: list[Instruction], num: Any,
     def step(inst: Instruction) -> blocks.Step:
         return lambda block: inst.evaluate(_BlockFrame(num, block))
 
-    steps: list[tuple[Any, blocks.Step]] = [(id(insts[k].result), step(insts[k]))
-                                            for k in run.body]
+    items = []
+    for inst in (insts[k] for k in run.body):
+        ops = chain_ops(inst, num)
+        items.append(chain.Item(id(inst.result), step(inst),
+                                tuple(id(o) for o in inst.operands if not isinstance(o, ScalarValue)),
+                                ops, np.dtype(np.int64 if _is_compare(inst) else np.float32)))
+    steps = chain.compile_steps(items, set(run.outputs), _ACCEPT)
     outs = blocks.run_in_blocks(size, inputs, steps, set(run.outputs))
     for key, out in outs.items():
         vals[int(key)] = out.reshape(run.shape)  # type: ignore[call-overload]
+
+
+# -- the instructions a C chain evaluates (decision EM-15) ------------------------------------
+
+#: the values the IR evaluator's float32 fast paths take (EM-10, EM-11): float32 values, and the
+#: int64 0 / 1 of a comparison as a select's predicate
+_ACCEPT: frozenset[np.dtype] = frozenset({np.dtype(np.float32), np.dtype(np.int64)})
+_BINARY = {"add": "add", "sub": "sub", "mul": "mul", "div": "div", "max": "max", "min": "min"}
+_COMPARE = {"cmp_eq": "eq", "cmp_ne": "ne", "cmp_lt": "lt", "cmp_le": "le", "cmp_gt": "gt",
+            "cmp_ge": "ge"}
+#: exact in any precision: the float64 route's value is the float32 operation's
+_EXACT_UNARY = {"neg": "neg", "abs": "abs", "relu": "relu", "copy": "copy", "cast": "copy"}
+#: IEEE single operations (ops._F32_UNARY)
+_IEEE_UNARY = {"sqrt": "sqrt", "square": "square", "reciprocal": "recip"}
+_NARROW = {"bf16": "round_bf16", "fp16": "round_fp16"}
+_NOT = object()
+
+
+def _is_compare(inst: Instruction) -> bool:
+    return isinstance(inst, BinaryOp) and inst.is_compare
+
+
+def _rounding(dt: Any) -> Any:
+    """None for fp32 (a float32 value is its own fp32 value), the rounding op for bf16 / fp16,
+    ``_NOT`` for any other dtype (an fp8 saturates, an integer wraps: not a chain's)."""
+    if not dt.is_float:
+        return _NOT
+    if dt.fmt is None:
+        return None
+    return _NARROW.get(dt.fmt, _NOT)
+
+
+def chain_ops(inst: Instruction, num: Any) -> list[chain.Op] | None:
+    """``inst``'s value as chain operations where its ``evaluate`` takes a float32 route
+    (``emulate/ir/ops.py``: EM-10's IEEE single operations for an fp32 result, EM-11's float32
+    operation rounded once for a bf16 / fp16 result of operands of that dtype, exact operations
+    rounded once) on operands without a NaN; None otherwise."""
+    key = id(inst.result)
+    rdt = inst.result.dtype  # type: ignore[union-attr]
+    args = tuple(_arg(o, num) for o in inst.operands)
+    if isinstance(inst, BinaryOp):
+        if not (inst.lhs.dtype.is_float and inst.rhs.dtype.is_float):
+            return None
+        if inst.is_compare:
+            return [(_COMPARE[inst.kind], key, args)]
+        name = _BINARY.get(inst.kind)
+        rounding = _rounding(rdt)
+        if name is None or rounding is _NOT or (
+                rounding is not None and not (inst.lhs.dtype is rdt and inst.rhs.dtype is rdt)):
+            return None
+        return _rounded(name, key, args, rounding)
+    rounding = _rounding(rdt)
+    if rounding is _NOT:
+        return None
+    if isinstance(inst, UnaryOp):
+        src = inst.operands[0].dtype
+        if not src.is_float:
+            return None
+        if inst.kind in _EXACT_UNARY:
+            if inst.kind in ("cast", "copy") and src is rdt:
+                return [("copy", key, args)]
+            return _rounded(_EXACT_UNARY[inst.kind], key, args, rounding)
+        name = _IEEE_UNARY.get(inst.kind)
+        if name is None or (rounding is not None and src is not rdt):
+            return None
+        return _rounded(name, key, args, rounding)
+    if isinstance(inst, SelectOp):  # select exact; rounded where a branch is of another dtype
+        if not isinstance(inst.pred, ScalarValue) and inst.pred.dtype.is_float:
+            return None
+        same = all(o.dtype is rdt for o in inst.operands[1:])
+        return _rounded("select", key, args, None if same else rounding)
+    return None
+
+
+def _rounded(name: str, key: Any, args: tuple[Any, ...], rounding: Any) -> list[chain.Op]:
+    if rounding is None:
+        return [(name, key, args)]
+    return [(name, (key, "exact"), args), (rounding, key, ((key, "exact"),))]
+
+
+def _arg(op: Any, num: Any) -> Any:
+    if isinstance(op, ScalarValue):  # as _BlockFrame.operand rounds it
+        v = num.round_to(np.array(op.value, dtype=np.float64 if op.dtype.is_float else object),
+                         op.dtype)
+        return chain.Const(np.asarray(v).reshape(-1)[:1])
+    return id(op)

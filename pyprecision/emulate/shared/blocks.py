@@ -20,8 +20,11 @@ BLOCK = 1 << 16
 #: shapes smaller than this run whole (a block loop would only add calls)
 MIN_ELEMENTS = 2 * BLOCK
 
-#: one step: the block's values so far (operands by key) -> its value on the block
+#: one step: the block's values so far (operands by key) -> its value on the block, or a dict of
+#: values by key (a step that defines several, ``emulate/shared/chain.py``)
 Step = Callable[[dict[Hashable, Any]], Any]
+#: the key of the block's length among its values
+LENGTH = "block-length"
 
 
 def run_in_blocks(
@@ -41,16 +44,19 @@ def run_in_blocks(
     for s in range(0, size, BLOCK):
         e = min(s + BLOCK, size)
         block: dict[Hashable, Any] = dict(scalars or {})
+        block[LENGTH] = e - s
         for key, x in flat.items():
             block[key] = x[s:e]
         for key, step in steps:
-            r = np.asarray(step(block))
-            block[key] = r
-            if key in outputs:
-                out = outs.get(key)
-                if out is None:
-                    out = outs[key] = np.empty(size, dtype=r.dtype)
-                out[s:e] = r
+            r = step(block)
+            values = r.items() if isinstance(r, dict) else ((key, r),)
+            for k, v in values:
+                v = block[k] = np.asarray(v)
+                if k in outputs:
+                    out = outs.get(k)
+                    if out is None:
+                        out = outs[k] = np.empty(size, dtype=v.dtype)
+                    out[s:e] = v
     return outs
 
 

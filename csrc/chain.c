@@ -1,0 +1,281 @@
+/* pyprecision C core: a chain of float32 elementwise operations, evaluated a tile of lanes at a
+ * time (decision EM-15, docs/decisions/ir.md).
+ *
+ * The executors (emulate/shared/chain.py) compile a run of elementwise instructions into a short
+ * program of the operations below, each the IEEE single operation NumPy's float32 loop performs
+ * (+ - * / sqrt, x*x, 1/x, the sign operations, compares, select) or a rounding of a float32 value
+ * to bf16 / fp16 (round to nearest even, no saturation). Every register holds float32 values.
+ *
+ * NaN: the NumPy routes choose a NaN result's payload by rules of their own (decision OP12's first
+ * operand, the float64 route of EM-11), which a vector loop here would have to reproduce lane by
+ * lane. It does not try: a tile in which a NaN reaches an output or an operation that could hide
+ * it (step() below) makes the call return PP_CHAIN_NAN, and the caller evaluates that block its own way. Likewise when the
+ * floating-point environment is not the default one (round to nearest, no FTZ/DAZ), where the
+ * hardware operations here would not be NumPy's. So on every lane this function writes, its
+ * value is the value the NumPy route computes: the same IEEE operations on the same operands.
+ *
+ * No FMA (-ffp-contract=off), no reassociation (no -ffast-math): each operation is rounded once,
+ * in the program's order. The operand order of a commutative operation only matters for a NaN
+ * payload, which never reaches a result here.
+ */
+#include "pyprecision.h"
+
+#include <math.h>
+#include <stdlib.h>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+#define TILE 256
+#define MAX_REGS 4096
+
+static inline uint32_t fbits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
+static inline float bitsf(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
+
+/* bf16 code of a non-NaN float32, rounded to nearest even (overflow gives ±inf: no saturation;
+ * bf16 has float32's exponent range, so subnormals round by the same carry). */
+static inline uint16_t bf16_code(float x) {
+    uint32_t u = fbits(x);
+    u += 0x7FFFu + ((u >> 16) & 1u);
+    return (uint16_t)(u >> 16);
+}
+
+/* fp16 code of a non-NaN float32, rounded to nearest even, no saturation. */
+static inline uint16_t f16_code(float x) {
+    uint32_t u = fbits(x);
+    uint32_t s = (u >> 16) & 0x8000u, a = u & 0x7FFFFFFFu;
+    if (a >= 0x477FF000u) return (uint16_t)(s | 0x7C00u); /* >= 65520 (or inf): rounds to inf */
+    if (a >= 0x38800000u) {                                 /* >= 2^-14: a normal fp16 */
+        uint32_t r = a + 0xFFFu + ((a >> 13) & 1u);         /* carries into the exponent */
+        return (uint16_t)(s | ((r - 0x38000000u) >> 13));   /* exponent bias 127 -> 15 */
+    }
+    /* below 2^-14: a multiple of 2^-24. |x| + 0.5 lies in [0.5, 1), where a float32 ulp is
+     * 2^-24, so the hardware addition rounds |x| to that grid to nearest even, exactly once. */
+    float v = bitsf(a) + 0.5f;
+    return (uint16_t)(s | (fbits(v) - 0x3F000000u)); /* 1024 units = 2^-14: code 0x400, right */
+}
+
+static inline float f16_value(uint16_t h) {
+    uint32_t s = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1Fu, m = h & 0x3FFu;
+    if (e == 0) {
+        float v = (float)m * 0x1p-24f; /* exact: m < 2^10 */
+        return s ? -v : v;
+    }
+    if (e == 31) return bitsf(s | 0x7F800000u | (m << 13)); /* inf, or a NaN (caught by the caller) */
+    return bitsf(s | ((e + 112u) << 23) | (m << 13));
+}
+
+static inline float bf16_value(uint16_t h) { return bitsf((uint32_t)h << 16); }
+
+#if defined(__x86_64__)
+static int env_default(void) { return (_mm_getcsr() & ~0x3fu) == 0x1f80u; }
+#else
+static int env_default(void) { return 0; }
+#endif
+
+static int check(const int32_t *code, size_t n_insn, size_t n_regs, size_t n_in,
+                 const int32_t *in_kind, const int64_t *in_stride, size_t n_out,
+                 const int32_t *out_kind, const int32_t *out_reg) {
+    if (n_regs == 0 || n_regs > MAX_REGS || n_in > n_regs) return 0;
+    for (size_t i = 0; i < n_in; i++) {
+        if (in_kind[i] < 0 || in_kind[i] > PP_CHAIN_I64) return 0;
+        if (in_stride[i] != 0 && in_stride[i] != 1) return 0;
+    }
+    for (size_t i = 0; i < n_out; i++) {
+        if (out_kind[i] < 0 || out_kind[i] > PP_CHAIN_I64) return 0;
+        if (out_reg[i] < 0 || (size_t)out_reg[i] >= n_regs) return 0;
+    }
+    for (size_t i = 0; i < n_insn; i++) {
+        const int32_t *c = code + 5 * i;
+        if (c[0] < 0 || c[0] >= PP_CHAIN_NOPS) return 0;
+        for (int j = 1; j < 5; j++)
+            if (c[j] < 0 || (size_t)c[j] >= n_regs) return 0;
+    }
+    return 1;
+}
+
+/* Whether any of x[0 .. len) is a NaN. */
+#define CH_INLINE static inline __attribute__((always_inline))
+CH_INLINE int any_nan(const float *x, size_t len) {
+    int bad = 0;
+    for (size_t j = 0; j < len; j++) bad |= x[j] != x[j];
+    return bad;
+}
+
+CH_INLINE void load_run(float *r, const void *src, int kind, size_t off, size_t len) {
+    switch (kind) {
+    case PP_CHAIN_F32:
+        memcpy(r, (const float *)src + off, len * sizeof(float));
+        break;
+    case PP_CHAIN_BF16: {
+        const uint16_t *s = (const uint16_t *)src + off;
+        for (size_t j = 0; j < len; j++) r[j] = bf16_value(s[j]);
+        break;
+    }
+    case PP_CHAIN_F16: {
+        const uint16_t *s = (const uint16_t *)src + off;
+        for (size_t j = 0; j < len; j++) r[j] = f16_value(s[j]);
+        break;
+    }
+    case PP_CHAIN_U8: {
+        const uint8_t *s = (const uint8_t *)src + off;
+        for (size_t j = 0; j < len; j++) r[j] = s[j] != 0 ? 1.0f : 0.0f;
+        break;
+    }
+    default: { /* PP_CHAIN_I64 */
+        const int64_t *s = (const int64_t *)src + off;
+        for (size_t j = 0; j < len; j++) r[j] = s[j] != 0 ? 1.0f : 0.0f;
+        break;
+    }
+    }
+}
+
+/* Register r over lanes [off, off + len) of an input: contiguous (stride 1) or one value. */
+CH_INLINE void load(float *r, const void *src, int kind, int64_t stride, size_t off, size_t len) {
+    if (stride == 0) {
+        float v;
+        load_run(&v, src, kind, 0, 1);
+        for (size_t j = 0; j < len; j++) r[j] = v;
+        return;
+    }
+    load_run(r, src, kind, off, len);
+}
+
+CH_INLINE void store(void *dst, int kind, size_t off, const float *r, size_t len) {
+    switch (kind) {
+    case PP_CHAIN_F32:
+        memcpy((float *)dst + off, r, len * sizeof(float));
+        break;
+    case PP_CHAIN_BF16: { /* the value is a bf16 value (the program rounded it): its top half */
+        uint16_t *d = (uint16_t *)dst + off;
+        for (size_t j = 0; j < len; j++) d[j] = (uint16_t)(fbits(r[j]) >> 16);
+        break;
+    }
+    case PP_CHAIN_F16: {
+        uint16_t *d = (uint16_t *)dst + off;
+        for (size_t j = 0; j < len; j++) d[j] = f16_code(r[j]);
+        break;
+    }
+    case PP_CHAIN_U8: {
+        uint8_t *d = (uint8_t *)dst + off;
+        for (size_t j = 0; j < len; j++) d[j] = r[j] != 0.0f;
+        break;
+    }
+    default: {
+        int64_t *d = (int64_t *)dst + off;
+        for (size_t j = 0; j < len; j++) d[j] = r[j] != 0.0f;
+        break;
+    }
+    }
+}
+
+/* One operation over a tile. Returns whether the operation could hide a NaN: an operand of one
+ * whose result need not be a NaN where an operand is (max/min as written here, relu, and the
+ * roundings, which may turn a signalling NaN into an infinity) is a NaN. The other operations
+ * either give a NaN wherever an operand is one (IEEE arithmetic; the sign operations keep it), or
+ * give NumPy's result whatever the payload (a compare is false, != true; a select copies the
+ * lane it picks). So a NaN made or loaded anywhere reaches such an operand, an output (the caller
+ * checks the outputs) or no result at all: no lane is stored whose value a NaN payload decides. */
+CH_INLINE int step(int op, float *d, const float *a, const float *b, const float *c,
+                   size_t len) {
+    int bad = 0;
+    switch (op) {
+    case PP_CHAIN_MAX: case PP_CHAIN_MIN:
+        bad = any_nan(a, len) | any_nan(b, len);
+        break;
+    case PP_CHAIN_RELU: case PP_CHAIN_BF16_ROUND: case PP_CHAIN_F16_ROUND:
+        bad = any_nan(a, len);
+        break;
+    default:
+        break;
+    }
+    if (bad) return 1;
+    switch (op) {
+#define LOOP(expr) for (size_t j = 0; j < len; j++) d[j] = (expr); break
+    case PP_CHAIN_ADD: LOOP(a[j] + b[j]);
+    case PP_CHAIN_SUB: LOOP(a[j] - b[j]);
+    case PP_CHAIN_MUL: LOOP(a[j] * b[j]);
+    case PP_CHAIN_DIV: LOOP(a[j] / b[j]);
+    case PP_CHAIN_MAX: /* -0 < +0 (OP9): a tie of zeros gives +0 when either is +0 */
+        for (size_t j = 0; j < len; j++) {
+            float m = a[j] > b[j] ? a[j] : b[j];
+            d[j] = (a[j] == b[j]) ? bitsf(fbits(a[j]) & fbits(b[j])) : m;
+        }
+        break;
+    case PP_CHAIN_MIN: /* ... and -0 when either is -0 */
+        for (size_t j = 0; j < len; j++) {
+            float m = a[j] < b[j] ? a[j] : b[j];
+            d[j] = (a[j] == b[j]) ? bitsf(fbits(a[j]) | fbits(b[j])) : m;
+        }
+        break;
+    case PP_CHAIN_NEG: LOOP(bitsf(fbits(a[j]) ^ 0x80000000u));
+    case PP_CHAIN_ABS: LOOP(bitsf(fbits(a[j]) & 0x7FFFFFFFu));
+    case PP_CHAIN_SQRT: LOOP(sqrtf(a[j]));
+    case PP_CHAIN_SQUARE: LOOP(a[j] * a[j]);
+    case PP_CHAIN_RECIP: LOOP(1.0f / a[j]);
+    case PP_CHAIN_RELU: LOOP(a[j] > 0.0f ? a[j] : 0.0f);
+    case PP_CHAIN_EQ: LOOP(a[j] == b[j] ? 1.0f : 0.0f);
+    case PP_CHAIN_NE: LOOP(a[j] != b[j] ? 1.0f : 0.0f);
+    case PP_CHAIN_LT: LOOP(a[j] < b[j] ? 1.0f : 0.0f);
+    case PP_CHAIN_LE: LOOP(a[j] <= b[j] ? 1.0f : 0.0f);
+    case PP_CHAIN_GT: LOOP(a[j] > b[j] ? 1.0f : 0.0f);
+    case PP_CHAIN_GE: LOOP(a[j] >= b[j] ? 1.0f : 0.0f);
+    case PP_CHAIN_SELECT: LOOP(a[j] != 0.0f ? b[j] : c[j]);
+    case PP_CHAIN_BF16_ROUND: LOOP(bf16_value(bf16_code(a[j])));
+    case PP_CHAIN_F16_ROUND: LOOP(f16_value(f16_code(a[j])));
+    default: LOOP(a[j]); /* PP_CHAIN_COPY */
+#undef LOOP
+    }
+    return 0;
+}
+
+/* The tile loop, compiled for AVX-512, AVX2 and the baseline and picked by the CPU at load time
+ * (GCC's target_clones): the same IEEE operations in every width. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(PP_EMULATE_AVX512)
+__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#endif
+static int run(const int32_t *code, size_t n_insn, size_t n_in, const void *const *in_ptr,
+               const int32_t *in_kind, const int64_t *in_stride, size_t n_out,
+               void *const *out_ptr, const int32_t *out_kind, const int32_t *out_reg, size_t n,
+               float *regs) {
+    for (size_t off = 0; off < n; off += TILE) {
+        size_t len = n - off < TILE ? n - off : TILE;
+        int bad = 0;
+        for (size_t i = 0; i < n_in; i++)
+            load(regs + i * TILE, in_ptr[i], in_kind[i], in_stride[i], off, len);
+        for (size_t i = 0; i < n_insn && !bad; i++) {
+            const int32_t *c = code + 5 * i;
+            bad |= step(c[0], regs + (size_t)c[1] * TILE, regs + (size_t)c[2] * TILE,
+                        regs + (size_t)c[3] * TILE, regs + (size_t)c[4] * TILE, len);
+        }
+        for (size_t i = 0; i < n_out && !bad; i++)
+            bad |= any_nan(regs + (size_t)out_reg[i] * TILE, len);
+        if (bad) return PP_CHAIN_NAN;
+        for (size_t i = 0; i < n_out; i++)
+            store(out_ptr[i], out_kind[i], off, regs + (size_t)out_reg[i] * TILE, len);
+    }
+    return PP_OK;
+}
+
+int pp_chain(const int32_t *code, size_t n_insn, size_t n_regs, size_t n_in,
+             const void *const *in_ptr, const int32_t *in_kind, const int64_t *in_stride,
+             size_t n_out, void *const *out_ptr, const int32_t *out_kind, const int32_t *out_reg,
+             size_t n) {
+    if (!code || !in_kind || !in_stride || !out_kind || !out_reg || (n_in && !in_ptr) ||
+        (n_out && !out_ptr))
+        return PP_EINVAL;
+    if (!check(code, n_insn, n_regs, n_in, in_kind, in_stride, n_out, out_kind, out_reg))
+        return PP_EINVAL;
+    for (size_t i = 0; i < n_in; i++)
+        if (!in_ptr[i] && n) return PP_EINVAL;
+    for (size_t i = 0; i < n_out; i++)
+        if (!out_ptr[i] && n) return PP_EINVAL;
+    if (!env_default()) return PP_CHAIN_NAN;
+    if (n == 0) return PP_OK;
+    float *regs = malloc(n_regs * TILE * sizeof(float));
+    if (!regs) return PP_ENOMEM;
+    int status = run(code, n_insn, n_in, in_ptr, in_kind, in_stride, n_out, out_ptr, out_kind,
+                     out_reg, n, regs);
+    free(regs);
+    return status;
+}

@@ -1,0 +1,341 @@
+"""The C core's elementwise chains (decision EM-15): every operation is NumPy's float32 operation
+bit for bit on every non-NaN input class, the roundings are ml_dtypes' on a stratified sweep of
+float32, a NaN never reaches a returned lane, and both executors give with chains the bits they
+give without them, on the real models of tests/data (also with NaN inputs forcing the fallback)
+and on random programs (hypothesis)."""
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pyprecision import hlo
+from pyprecision.emulate import compile_hlo, run_compiled, run_hlo
+from pyprecision.emulate.shared import blocks, chain
+from pyprecision.errors import CastError, EmulationError, LoweringError, PassError, VerifyError
+from pyprecision.frontend import parse_flags
+from pyprecision.kernel import chain as kchain
+from pyprecision.kernel.chain import OPS, Program
+from tests.models_data import load_model, model_names
+
+F32 = np.float32
+BF16 = np.dtype(ml_dtypes.bfloat16)
+
+
+def _bits(x):
+    x = np.asarray(x)
+    return x.view(np.uint8 if x.dtype.itemsize == 1 else f"u{x.dtype.itemsize}")
+
+
+def _specials():
+    """Float32 words of every class but NaN: ±0, the subnormal edges, the normal edges, ±inf,
+    the bf16 / fp16 rounding boundaries and ties, powers of two around fp16's range."""
+    words = [0, 1, 2, 0x7FFFF, 0x400000, 0x7FFFFF, 0x800000, 0x800001, 0x7F7FFFFF, 0x7F800000,
+             0x3F800000, 0x3F800001, 0x3F808000, 0x3F818000, 0x3F807FFF, 0x477FE000, 0x477FEFFF,
+             0x477FF000, 0x477FF001, 0x47800000, 0x38800000, 0x387FFFFF, 0x387FF000, 0x33800000,
+             0x33000000, 0x33000001, 0x337FFFFF, 0x32FFFFFF, 0x33C00000]
+    for e in range(0, 255):
+        for m in (0, 1, 0x1000, 0x1001, 0xFFF, 0x2000, 0x3000, 0x8000, 0x8001, 0x7FFF, 0x18000,
+                  0x7FFFFF, 0x7FF000, 0x7FE000):
+            words.append((e << 23) | m)
+    w = np.array(words, np.uint32)
+    return np.concatenate([w, w | 0x80000000]).view(F32)
+
+
+def _sweep(seed=0, n=1 << 18):
+    """``_specials`` and random words of every exponent, NaN words removed."""
+    rng = np.random.default_rng(seed)
+    w = rng.integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32)
+    x = np.concatenate([_specials(), w.view(F32)])
+    return x[~np.isnan(x)]
+
+
+def _max(a, b):
+    return np.where((a == b) & (a == 0), np.where(np.signbit(a), b, a), np.maximum(a, b))
+
+
+def _min(a, b):
+    return np.where((a == b) & (a == 0), np.where(np.signbit(a), a, b), np.minimum(a, b))
+
+
+#: the NumPy operation each chain operation is (float32 in, float32 out)
+REF = {
+    "copy": lambda a: a, "add": np.add, "sub": np.subtract, "mul": np.multiply,
+    "div": np.divide, "max": _max, "min": _min, "neg": np.negative, "abs": np.abs,
+    "sqrt": np.sqrt, "square": lambda a: a * a, "recip": lambda a: F32(1) / a,
+    "relu": lambda a: np.where(a > 0, a, F32(0)),
+    "eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
+    "gt": np.greater, "ge": np.greater_equal,
+    "select": lambda p, a, b: np.where(p != 0, a, b),
+    "round_bf16": lambda a: a.astype(BF16).astype(F32),
+    "round_fp16": lambda a: a.astype(np.float16).astype(F32),
+}
+
+
+def _ref(name, *args):
+    with np.errstate(all="ignore"):
+        return np.asarray(REF[name](*args)).astype(F32)
+
+
+def test_every_operation_has_a_reference():
+    assert set(REF) == set(OPS)
+
+
+@pytest.mark.parametrize("name", sorted(OPS))
+def test_each_operation_is_numpys_float32_operation(name):
+    """Every operation on the stratified sweep (operands paired with a shuffled copy, so every
+    class meets every other): the bits NumPy's float32 loop gives, where no NaN arises."""
+    x = _sweep()
+    y = np.random.default_rng(1).permutation(x)
+    arity = OPS[name][1]
+    if name == "select":
+        args = [(np.arange(x.size) % 3 == 0).astype(F32), x, y]
+    else:
+        args = [x, y][:arity]
+    want = _ref(name, *args)
+    ok = ~np.isnan(want)
+    args = [a[ok] for a in args]
+    want = want[ok]
+    prog = Program([(name, arity, *range(arity))], arity + 1, arity, [(arity, F32)])
+    (got,) = prog(args, want.size)
+    np.testing.assert_array_equal(_bits(got), _bits(want))
+
+
+def test_max_min_of_zeros_order_minus_zero_below_plus_zero():
+    z = np.array([0.0, -0.0], F32)
+    a, b = np.repeat(z, 2), np.tile(z, 2)
+    for name in ("max", "min"):
+        (got,) = Program([(name, 2, 0, 1)], 3, 2, [(2, F32)])([a, b], 4)
+        want = np.array([0.0, 0.0, 0.0, -0.0] if name == "max" else [0.0, -0.0, -0.0, -0.0], F32)
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+
+
+@pytest.mark.parametrize("fmt,dtype", [("bf16", BF16), ("fp16", np.float16)])
+def test_roundings_store_ml_dtypes_codes(fmt, dtype):
+    """round_bf16 / round_fp16 then stored in the format: ml_dtypes' (NumPy's) RNE code of every
+    swept float32, ±0, subnormals, overflow to ±inf and ties included."""
+    x = _sweep(2)
+    prog = Program([(f"round_{fmt}", 1, 0)], 2, 1, [(1, dtype), (1, F32)])
+    with np.errstate(over="ignore"):
+        want = x.astype(dtype)
+    stored, value = prog([x], x.size)
+    np.testing.assert_array_equal(_bits(stored), _bits(want))
+    np.testing.assert_array_equal(_bits(value), _bits(want.astype(F32)))
+
+
+@pytest.mark.parametrize("dtype", [BF16, np.dtype(np.float16)])
+def test_every_16_bit_code_loads_as_its_float32_value(dtype):
+    codes = np.arange(1 << 16, dtype=np.uint16).view(dtype)
+    finite = codes[~np.isnan(codes.astype(F32))]
+    prog = Program([("copy", 1, 0)], 2, 1, [(1, F32), (1, dtype)])
+    value, back = prog([finite], finite.size)
+    np.testing.assert_array_equal(_bits(value), _bits(finite.astype(F32)))
+    np.testing.assert_array_equal(_bits(back), _bits(finite))
+    for nan in codes[np.isnan(codes.astype(F32))][::97]:
+        assert prog([np.array([nan])], 1) is None
+
+
+def test_predicates_of_bool_uint8_and_int64():
+    p = np.array([0, 1, 2, 255, 0], np.int64)
+    a, b = np.arange(5, dtype=F32), -np.arange(5, dtype=F32)
+    prog = Program([("select", 3, 0, 1, 2)], 4, 3, [(3, F32)])
+    for dt in (np.int64, np.uint8, np.bool_):
+        (got,) = prog([p.astype(dt), a, b], 5)
+        np.testing.assert_array_equal(got, np.where(p != 0, a, b))
+
+
+def test_one_value_for_every_lane():
+    """A one-element input and a stride-0 broadcast are read as one value; a 0-d array too."""
+    x = np.arange(1000, dtype=F32)
+    prog = Program([("mul", 2, 0, 1)], 3, 2, [(2, F32)])
+    for c in (np.array(F32(3)), np.array([3], F32), np.broadcast_to(F32(3), (1000,))):
+        (got,) = prog([x, c], 1000)
+        np.testing.assert_array_equal(got, x * F32(3))
+
+
+def test_a_nan_never_reaches_a_returned_lane():
+    """A NaN made (0/0, inf - inf) or loaded, then stored, or hidden by an operation whose
+    result need not be NaN (max, relu, rounding), makes the call return None; a compare of a NaN
+    or a select that drops it gives NumPy's lanes."""
+    one = np.ones(300, F32)
+    x = one.copy()
+    x[257] = np.nan  # in the second tile
+    cases = [
+        [("add", 1, 0, 0)],
+        [("max", 1, 0, 0)],
+        [("min", 1, 0, 0)],
+        [("relu", 1, 0)],
+        [("round_bf16", 1, 0)],
+        [("round_fp16", 1, 0)],
+        [("mul", 1, 0, 0), ("max", 1, 1, 1)],
+    ]
+    for code in cases:
+        prog = Program(code, 2, 1, [(1, F32)])
+        assert prog([x], 300) is None, code
+        assert prog([one], 300) is not None, code
+    for name in ("eq", "ne", "lt", "ge"):
+        (got,) = Program([(name, 1, 0, 0)], 2, 1, [(1, np.bool_)])([x], 300)
+        np.testing.assert_array_equal(got, REF[name](x, x))
+    p = (np.arange(300) != 257).astype(F32)
+    (got,) = Program([("select", 2, 1, 0, 1)], 3, 2, [(2, F32)])([x, p], 300)
+    np.testing.assert_array_equal(got, np.where(p != 0, x, p))
+    made = Program([("sub", 1, 0, 0), ("div", 1, 1, 1)], 2, 1, [(1, F32)])  # 0 / 0
+    assert made([one], 300) is None
+    sig = np.array([0x7F800001], np.uint32).view(F32)  # a signalling NaN rounds to inf by bits
+    assert Program([("round_bf16", 1, 0)], 2, 1, [(1, F32)])([sig], 1) is None
+
+
+def test_bad_programs_and_inputs_are_refused():
+    with pytest.raises(CastError, match="unknown operation"):
+        Program([("fma", 1, 0, 0)], 2, 1, [(1, F32)])
+    with pytest.raises(CastError, match="takes 2 operands"):
+        Program([("add", 1, 0)], 2, 1, [(1, F32)])
+    with pytest.raises(CastError, match="outside"):
+        Program([("add", 5, 0, 0)], 2, 1, [(1, F32)])
+    with pytest.raises(CastError, match="output register"):
+        Program([("add", 1, 0, 0)], 2, 1, [(1, np.float64)])
+    with pytest.raises(CastError, match="registers"):
+        Program([], 0, 0, [])
+    prog = Program([("add", 1, 0, 0)], 2, 1, [(1, F32)])
+    with pytest.raises(CastError, match="dtype"):
+        prog([np.ones(4)], 4)
+    with pytest.raises(CastError, match="dtype"):
+        prog([np.ones(4, ">f4")], 4)
+    with pytest.raises(CastError, match="elements"):
+        prog([np.ones(3, F32)], 4)
+    with pytest.raises(CastError, match="inputs"):
+        prog([], 4)
+    (empty,) = prog([np.ones(0, F32)], 0)
+    assert empty.shape == (0,)
+
+
+# -- random programs against a NumPy interpreter of the same program --------------------------
+
+_WORDS = st.one_of(
+    st.sampled_from([0, 0x80000000, 0x7F800000, 0xFF800000, 1, 0x807FFFFF, 0x3F800000,
+                     0x477FF000, 0x7F7FFFFF, 0x7FC00000, 0x7F800001, 0xFFC00001]),
+    st.integers(0, 2**32 - 1))
+_NAMES = sorted(OPS)
+
+
+@st.composite
+def programs(draw):
+    n_in = draw(st.integers(1, 3))
+    lanes = draw(st.integers(1, 600))
+    inputs = [np.array(draw(st.lists(_WORDS, min_size=lanes, max_size=lanes)),
+                       np.uint32).view(F32) for _ in range(n_in)]
+    code, n_regs = [], n_in
+    for _ in range(draw(st.integers(1, 12))):
+        name = draw(st.sampled_from(_NAMES))
+        arity = OPS[name][1]
+        args = [draw(st.integers(0, n_regs - 1)) for _ in range(arity)]
+        dst = draw(st.integers(0, n_regs)) if n_regs < 8 else draw(st.integers(0, n_regs - 1))
+        n_regs = max(n_regs, dst + 1)
+        code.append((name, dst, *args))
+    outs = sorted(set(draw(st.lists(st.integers(0, n_regs - 1), min_size=1, max_size=3))))
+    return inputs, code, n_regs, outs, lanes
+
+
+@given(programs())
+@settings(max_examples=300, deadline=None)
+def test_random_programs_are_their_numpy_interpretation(case):
+    inputs, code, n_regs, outs, lanes = case
+    regs = [np.zeros(lanes, F32) for _ in range(n_regs)]
+    regs[:len(inputs)] = [x.copy() for x in inputs]
+    saw_nan = any(np.isnan(x).any() for x in inputs)
+    for name, dst, *args in code:
+        regs[dst] = _ref(name, *[regs[a] for a in args])
+        saw_nan |= bool(np.isnan(regs[dst]).any())
+    got = Program(code, n_regs, len(inputs), [(r, F32) for r in outs])(inputs, lanes)
+    if got is None:
+        assert saw_nan  # only a NaN (or the FP environment, default here) refuses
+        return
+    for r, g in zip(outs, got, strict=True):
+        np.testing.assert_array_equal(_bits(g), _bits(regs[r]))
+
+
+# -- both executors with and without chains ---------------------------------------------------
+
+ERRORS = (EmulationError, LoweringError, PassError, VerifyError)
+FLAGS = [None, ["--auto-cast", "none"], ["--auto-cast", "matmult"], ["--auto-cast", "all"],
+         ["--auto-cast", "all", "--auto-cast-type", "fp16"]]
+MODELS = [(s, n) for s in ("jax-0.10.2", "torch_xla-2.9.0") for n in model_names(s)
+          if n not in ("bert_base", "bert_base_per_head")]
+
+
+@pytest.fixture
+def small_blocks(monkeypatch):
+    from pyprecision.emulate.hlo import fused as hfused
+    from pyprecision.emulate.ir import fused as ifused
+
+    monkeypatch.setattr(blocks, "BLOCK", 300)
+    monkeypatch.setattr(blocks, "MIN_ELEMENTS", 8)
+    monkeypatch.setattr(hfused, "MIN_RUN", 2)
+    monkeypatch.setattr(ifused, "MIN_RUN", 2)
+
+
+def _run(module, flags, inputs):
+    if flags is None:
+        return run_hlo(module, inputs)
+    return run_compiled(compile_hlo(module, parse_flags(flags)), inputs)
+
+
+def _counted(monkeypatch):
+    calls = {"chain": 0, "nan": 0}
+    orig = kchain.Program.__call__
+
+    def call(self, inputs, n):
+        r = orig(self, inputs, n)
+        calls["chain"] += 1
+        calls["nan"] += r is None
+        return r
+    monkeypatch.setattr(kchain.Program, "__call__", call)
+    return calls
+
+
+def _with_nans(inputs, seed):
+    rng = np.random.default_rng(seed)
+    out = []
+    for x in inputs:
+        x = np.array(x)
+        if x.dtype.kind == "f" or x.dtype == BF16:
+            flat = x.reshape(-1)
+            flat[rng.integers(0, flat.size, max(1, flat.size // 50))] = np.nan
+        out.append(x)
+    return out
+
+
+@pytest.mark.parametrize("source,name", MODELS)
+def test_real_models_with_and_without_chains(source, name, small_blocks, monkeypatch):
+    data = load_model(name, source)
+    if not data.inputs:
+        pytest.skip("text-only module")
+    module = hlo.parse(data.text)
+    calls = _counted(monkeypatch)
+    for inputs in (data.inputs, _with_nans(data.inputs, 0)):
+        for flags in FLAGS:
+            try:
+                got = _run(module, flags, inputs)
+            except ERRORS:
+                continue
+            with monkeypatch.context() as m:
+                m.setattr(chain, "MIN_SEGMENT", 10**9)
+                want = _run(module, flags, inputs)
+            for g, w in zip(got, want, strict=True):
+                assert np.asarray(g).tobytes() == np.asarray(w).tobytes(), (flags, name)
+    _CHAINED.append(calls["chain"])
+    _BAILED.append(calls["nan"])
+
+
+_CHAINED: list[int] = []
+_BAILED: list[int] = []
+
+
+def test_the_chains_ran_and_fell_back():
+    """The comparison above ran chains, and the NaN inputs made some of them fall back."""
+    if not _CHAINED:
+        pytest.skip("run with test_real_models_with_and_without_chains")
+    assert sum(_CHAINED) > 100
+    assert sum(_BAILED) > 0
