@@ -28,7 +28,7 @@ from pyprecision.emulate.pipeline.driver import (
 from pyprecision.emulate.pipeline.memo import DEFAULT_MEMO_BYTES, ValueMemo
 from pyprecision.errors import EmulationError, LoweringError, PassError, VerifyError
 from pyprecision.frontend import PrecisionConfig
-from pyprecision.passes import run_pipeline
+from pyprecision.passes import pipeline_key, run_pipeline
 
 __all__ = ["FlagSetRun", "FlagSetRunner", "Program", "SharedRuns", "run_flag_sets"]
 
@@ -135,7 +135,8 @@ class FlagSetRunner:
     """One HLO module and one set of inputs, ready to run under many configs: the HLO passes and
     the binding are done once here; the module is lowered once per lowering setting
     (``lower.lowering_key``) and each config's passes run on a copy of that lowering
-    (``ir.clone_module``, decision P21); emulated outputs are kept across ``run`` calls (so a
+    (``ir.clone_module``, decision P21), once per program key (what the lowering and the passes
+    read of a config, :meth:`program_key`; decision P22); emulated outputs are kept across ``run`` calls (so a
     second call with an already-run program emulates nothing), and with ``share_values`` the
     values computed by one program are reused by the next wherever everything upstream is the
     same (:class:`~pyprecision.emulate.pipeline.memo.ValueMemo`, at most ``memo_bytes``;
@@ -161,6 +162,7 @@ class FlagSetRunner:
         self.target, self.filename, self.text = target, filename, text
         self.lowered = 0
         self._lowerings: dict[Any, lower.Lowered | Exception] = {}
+        self._programs: dict[Any, Program | Exception] = {}
         self._digests: dict[int, tuple[Any, bytes]] = {}
         self._emulated: dict[bytes, tuple[list[np.ndarray] | None, Exception | None]] = {}
         self.emulations = 0
@@ -205,9 +207,32 @@ class FlagSetRunner:
         a run of one's own (e.g. with a trace)."""
         return self.program(config).compiled
 
+    def program_key(self, config: PrecisionConfig) -> tuple[Any, ...]:
+        """What of ``config`` the lowering and the precision passes read (``lower.lowering_key``,
+        ``passes.pipeline_key``): configs with equal keys get one program (decision P22)."""
+        return (lower.lowering_key(config), pipeline_key(config, self.target))
+
     def program(self, config: PrecisionConfig) -> Program:
         """``config``'s program: lowered (a copy of the shared lowering), through its precision
-        passes, with its digest; a lowering or pass error raises."""
+        passes, with its digest; a lowering or pass error raises. Made once per
+        :meth:`program_key`: configs with equal keys share the lowered module and statistics
+        (not to be rewritten), each with its own ``CompiledHlo.config``."""
+        key = self.program_key(config)
+        got = self._programs.get(key)
+        if got is None:
+            try:
+                got = self._program(config)
+            except SET_ERRORS as exc:
+                got = exc
+            self._programs[key] = got
+        if isinstance(got, Exception):
+            raise got
+        if got.compiled.config is config:
+            return got
+        return Program(dataclasses.replace(got.compiled, config=config), got.digest,
+                       list(got.changed))  # fmt: skip
+
+    def _program(self, config: PrecisionConfig) -> Program:
         base = self._lower(config)
         if isinstance(base, Exception):
             raise base
