@@ -15,7 +15,7 @@ Before a program runs, every instruction whose signature has a value in the memo
 a not-memoized instruction reads is replaced by a load of that value from a new constant tensor,
 and what becomes dead is removed; the program runs with a trace, and the values of what it did
 compute are added to the memo (until ``max_bytes``). The program given is not changed: the work
-is done on a copy.
+is done on a copy (``ir.clone_module``), made only when a memoized value is used.
 """
 
 from __future__ import annotations
@@ -95,12 +95,19 @@ class ValueMemo:
 
     def run(self, module: ir.Module, run: Any) -> Any:
         """``run(reduced_module, trace)`` on a copy of ``module`` with every memoized value that
-        is read by a computed instruction loaded from a constant instead; its result is returned
+        is read by a computed instruction loaded from a constant instead (on ``module`` itself
+        when no memoized value is read); its result is returned
         and what it computed is memoized."""
-        work = ir.clone_module(module)
-        f = work.main
-        sigs = self.signatures(f)
+        sigs = self.signatures(module.main)
         hit = {i for i, s in sigs.items() if s in self.values}
+        work = module  # nothing memoized is read: run the program itself (running changes nothing)
+        if hit:
+            work = ir.clone_module(module)
+            pairs = zip(module.main.instructions(), work.main.instructions(), strict=True)
+            moved = {id(a): id(b) for a, b in pairs}
+            sigs = {moved[i]: s for i, s in sigs.items()}
+            hit = {moved[i] for i in hit}
+        f = work.main
         for inst in list(f.instructions()):
             if id(inst) not in hit:
                 continue
