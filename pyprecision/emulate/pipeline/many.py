@@ -150,11 +150,11 @@ class FlagSetRunner:
     the binding are done once here; the module is lowered once per lowering setting
     (``lower.lowering_key``) and each config's passes run on a copy of that lowering
     (``ir.clone_module``, decision P21), once per program key (what the lowering and the passes
-    read of a config, :meth:`program_key`; decision P22); emulated outputs are kept across ``run`` calls (so a
-    second call with an already-run program emulates nothing), and with ``share_values`` the
-    values computed by one program are reused by the next wherever everything upstream is the
-    same (:class:`~pyprecision.emulate.pipeline.memo.ValueMemo`, at most ``memo_bytes``;
-    decision V25). ``module`` is not changed."""
+    read of a config, :meth:`program_key`; decision P22); emulated outputs are kept across
+    ``run`` calls (so a second call with an already-run program emulates nothing), and with
+    ``share_values`` the values computed by one program are reused by the next wherever
+    everything upstream is the same (:class:`~pyprecision.emulate.pipeline.memo.ValueMemo`, at
+    most ``memo_bytes``; decision V25). ``module`` is not changed."""
 
     def __init__(
         self,
