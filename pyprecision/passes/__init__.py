@@ -17,7 +17,13 @@ from pyprecision.passes.mutator_gates import (
     match_or_mutate_verdict,
     mutate_load_verdict,
 )
-from pyprecision.passes.pipeline import pipeline_pass_names, run_passes, run_pipeline
+from pyprecision.passes.pipeline import (
+    PIPELINE_FIELDS,
+    pipeline_key,
+    pipeline_pass_names,
+    run_passes,
+    run_pipeline,
+)
 from pyprecision.passes.provenance import Decision, ProvenanceLog, Verdict
 from pyprecision.passes.registry import PASSES, make_pass, parse_pass_list
 from pyprecision.passes.statistics import (
@@ -31,6 +37,7 @@ from pyprecision.passes.target import GENERATIONS, Generation, Target
 
 __all__ = [
     "GENERATIONS",
+    "PIPELINE_FIELDS",
     "PASSES",
     "STATISTICS",
     "AutoCastFP32",
@@ -57,6 +64,7 @@ __all__ = [
     "is_exact_cast",
     "is_matmult_transpose",
     "make_pass",
+    "pipeline_key",
     "match_or_mutate_verdict",
     "mutate_fp32",
     "mutate_load_verdict",

@@ -10,7 +10,12 @@ from pyprecision.frontend import MODE_TABLE, PrecisionConfig
 from pyprecision.ir import Function, Module, to_text, verify
 from pyprecision.pass_manager import run_pass_sequence
 from pyprecision.passes.statistics import Statistics, snapshot
-from pyprecision.passes.target import Target
+from pyprecision.passes.target import Target, relayout_token
+
+#: every PrecisionConfig field the precision passes read (through :func:`pipeline_pass_names` and
+#: ``Target.from_config``); :func:`pipeline_key` is made of these and the target alone (decision
+#: P22; ``tests/passes/test_pipeline_key.py`` fails when a pass run reads any other field)
+PIPELINE_FIELDS = ("fp32_cast_mode", "fast_math", "internal_experimental_unsafe_fp8e4m3fn_as_fp8e4m3")
 
 
 def pipeline_pass_names(config: PrecisionConfig | str) -> list[str]:
@@ -26,6 +31,27 @@ def pipeline_pass_names(config: PrecisionConfig | str) -> list[str]:
         return names
     first = "auto-cast-fp32" if scope == "all" else "auto-cast-tc-inputs"
     return [*names, first, "dtype-mutator", "cast-elimination"]
+
+
+def pipeline_key(config: PrecisionConfig, target: str = "gen2") -> tuple[Any, ...]:
+    """What of ``config`` and ``target`` the precision passes read (decision P22): the passes that
+    run (:func:`pipeline_pass_names`), the generation (DTypeMutator's DMA cast, the PE's operand
+    dtypes), and of the mode what those passes ask: nothing for scope ``none`` (no pass reads
+    it), the mode for scope ``all`` (AutoCastFP32's cascade; no pass there asks for a transpose
+    dtype), the mode and the transpose dtype (the relayout token's, else the mode's) for scope
+    ``matmult`` (AutoCastTCInputs' ``get_matmult_operand_type``). An unknown mode is its own key
+    (``Target.from_config`` refuses it). Equal keys on equal IR: the same program, statistics
+    and errors."""
+    mode = config.fp32_cast_mode
+    names = tuple(pipeline_pass_names(config))
+    if mode not in MODE_TABLE:
+        return (target, names, "unknown", mode)
+    row = MODE_TABLE[mode]
+    if row.scope == "none":
+        return (target, names)
+    if row.scope == "all":
+        return (target, names, mode)
+    return (target, names, mode, relayout_token(config) or row.transpose_dtype)
 
 
 def run_passes(unit: Module | Function, passes: Sequence[Any], *, each: bool | None = None

@@ -31,14 +31,31 @@ def _prepared(name: str) -> hlo.HloModule:
     return m
 
 
+def _zeros(m: hlo.HloModule) -> list[object]:
+    """Inputs of the right shapes for every ENTRY parameter (programs need no real values)."""
+    def leaf(shape: object) -> object:
+        if shape.is_tuple:  # type: ignore[attr-defined]
+            return tuple(leaf(s) for s in shape.tuple_shapes)  # type: ignore[attr-defined]
+        return np.zeros(tuple(shape.dimensions),  # type: ignore[attr-defined]
+                        hlo.numpy_dtype(shape.element_type))  # type: ignore[attr-defined]
+    params = sorted(m.entry.parameters, key=lambda p: p.parameter_number or 0)
+    return [leaf(p.shape) for p in params]
+
+
 @pytest.mark.parametrize("name", model_names())
 def test_a_cloned_lowering_through_the_passes_prints_as_a_fresh_one(name: str) -> None:
+    """Also the proof of the program key (decision P22): the program ``FlagSetRunner`` makes once
+    per ``program_key`` and shares prints, for every flag set, as that set's own fresh lowering
+    after its own passes (and fails as it does)."""
     m = _prepared(name)
+    runner = FlagSetRunner(hlo.parse(load_model(name).text), _zeros(m))
     bases: dict[object, ir.Module] = {}
     for config in CONFIGS:
         try:
             fresh = lower.lower(m, config=config)
         except LoweringError:
+            with pytest.raises(LoweringError):
+                runner.program(config)
             continue
         key = lower.lowering_key(config)
         base = bases.setdefault(key, lower.lower(m, config=config).module)
@@ -50,10 +67,17 @@ def test_a_cloned_lowering_through_the_passes_prints_as_a_fresh_one(name: str) -
         except ERRORS as exc:
             with pytest.raises(type(exc)):
                 run_pipeline(copy, config)
+            with pytest.raises(type(exc)):
+                runner.program(config)
             continue
         run_pipeline(copy, config)
-        assert ir.to_text(copy) == ir.to_text(fresh.module), config
+        want = ir.to_text(fresh.module)
+        assert ir.to_text(copy) == want, config
         ir.verify(copy)
+        shared = runner.program(config)  # made once per program key, shared by equal keys
+        assert shared.compiled.config is config
+        assert ir.to_text(shared.compiled.lowered.module) == want, config
+    assert len(runner._programs) < len(CONFIGS)  # some sets did share
     for key, base in bases.items():  # the passes rewrote the copies only
         config = next(c for c in CONFIGS if lower.lowering_key(c) == key)
         assert ir.to_text(base) == ir.to_text(lower.lower(m, config=config).module)
@@ -129,3 +153,24 @@ def test_programs_with_narrowed_constants_are_digested_and_run(cast_type: str) -
     for a, b in zip(runner.outputs(prog), alone, strict=True):
         assert a.dtype == b.dtype and a.tobytes() == b.tobytes()
     assert runner.program(config).digest == prog.digest
+
+
+@pytest.mark.parametrize("name", ["encoder_block", "scan_rnn", "maxpool_cnn_grad"])
+def test_a_programs_texts_are_what_its_instructions_print(name: str) -> None:
+    """``Program.texts`` (what the digest printed, reused by the value memo's signatures) holds
+    every instruction's printed text but those whose inert ``narrow_acc`` the digest left out."""
+    data = load_model(name)
+    runner = FlagSetRunner(hlo.parse(data.text), data.inputs)
+    for config in CONFIGS:
+        try:
+            prog = runner.program(config)
+        except ERRORS:
+            continue
+        insts = [i for f in prog.compiled.lowered.module.functions for i in f.instructions()]
+        assert prog.texts
+        for inst in insts:
+            got = prog.texts.get(id(inst))
+            if got is None:
+                assert getattr(inst, "narrow_acc", False), ir.instruction_to_text(inst)
+            else:
+                assert got == ir.instruction_to_text(inst)

@@ -28,7 +28,7 @@ from pyprecision.emulate.pipeline.driver import (
 from pyprecision.emulate.pipeline.memo import DEFAULT_MEMO_BYTES, ValueMemo
 from pyprecision.errors import EmulationError, LoweringError, PassError, VerifyError
 from pyprecision.frontend import PrecisionConfig
-from pyprecision.passes import run_pipeline
+from pyprecision.passes import pipeline_key, run_pipeline
 
 __all__ = ["FlagSetRun", "FlagSetRunner", "Program", "SharedRuns", "run_flag_sets"]
 
@@ -61,26 +61,32 @@ class SharedRuns:
     emulations: int
 
 
-def _ir_key(module: ir.Module, digests: dict[int, tuple[Any, bytes]] | None = None) -> bytes:
+def _ir_key(module: ir.Module, digests: dict[int, tuple[Any, bytes]] | None = None,
+            texts: dict[int, str] | None = None) -> bytes:
     """A digest of the program, with the ``narrow_acc`` flags that change nothing left out: equal
     digests, equal programs (decision V22). It reads what the printed IR says — every tensor
     (constants' bytes included) and every instruction — but digests a constant's bytes once per
     array (``digests``: ``id`` → (the array, kept alive; its digest)), so programs cloned from one
-    lowering do not print their weights again."""
+    lowering do not print their weights again. ``texts`` (a dict) receives ``id`` → printed text
+    of every instruction whose ``narrow_acc`` flag was not left out (the text it prints as)."""
     inert = [i for f in module.functions for i in f.instructions()
              if getattr(i, "narrow_acc", False) and narrow_acc_is_inert(i)]
     for inst in inert:
         inst.narrow_acc = False  # type: ignore[attr-defined]
     try:
-        text = _program_text(module, {} if digests is None else digests)
+        text = _program_text(module, {} if digests is None else digests, texts)
     finally:
         for inst in inert:
             inst.narrow_acc = True  # type: ignore[attr-defined]
+            if texts is not None:
+                texts.pop(id(inst), None)
     return hashlib.blake2b(text.encode("utf-8"), digest_size=32).digest()
 
 
-def _program_text(module: ir.Module, digests: dict[int, tuple[Any, bytes]]) -> str:
+def _program_text(module: ir.Module, digests: dict[int, tuple[Any, bytes]],
+                  texts: dict[int, str] | None = None) -> str:
     out = []
+    to_text = ir.instruction_to_text
     for f in module.functions:
         out.append(f"func @{f.name}\n")
         for t in f.tensors:
@@ -99,7 +105,12 @@ def _program_text(module: ir.Module, digests: dict[int, tuple[Any, bytes]]) -> s
             out.append(head + "\n")
         for b in f.blocks:
             out.append(f"^{b.name}:\n")
-            out.extend(ir.instruction_to_text(i) + "\n" for i in b.instructions)
+            if texts is None:
+                out.extend(to_text(i) + "\n" for i in b.instructions)
+                continue
+            for i in b.instructions:
+                texts[id(i)] = line = to_text(i)
+                out.append(line + "\n")
     return "".join(out)
 
 
@@ -129,17 +140,21 @@ class Program:
     compiled: CompiledHlo
     digest: bytes
     changed: list[str]
+    #: ``id`` → printed text of the program's instructions, as the digest printed them (the value
+    #: memo's signatures reuse them instead of printing again)
+    texts: dict[int, str] = field(default_factory=dict, repr=False)
 
 
 class FlagSetRunner:
     """One HLO module and one set of inputs, ready to run under many configs: the HLO passes and
     the binding are done once here; the module is lowered once per lowering setting
     (``lower.lowering_key``) and each config's passes run on a copy of that lowering
-    (``ir.clone_module``, decision P21); emulated outputs are kept across ``run`` calls (so a
-    second call with an already-run program emulates nothing), and with ``share_values`` the
-    values computed by one program are reused by the next wherever everything upstream is the
-    same (:class:`~pyprecision.emulate.pipeline.memo.ValueMemo`, at most ``memo_bytes``;
-    decision V25). ``module`` is not changed."""
+    (``ir.clone_module``, decision P21), once per program key (what the lowering and the passes
+    read of a config, :meth:`program_key`; decision P22); emulated outputs are kept across
+    ``run`` calls (so a second call with an already-run program emulates nothing), and with
+    ``share_values`` the values computed by one program are reused by the next wherever
+    everything upstream is the same (:class:`~pyprecision.emulate.pipeline.memo.ValueMemo`, at
+    most ``memo_bytes``; decision V25). ``module`` is not changed."""
 
     def __init__(
         self,
@@ -161,6 +176,7 @@ class FlagSetRunner:
         self.target, self.filename, self.text = target, filename, text
         self.lowered = 0
         self._lowerings: dict[Any, lower.Lowered | Exception] = {}
+        self._programs: dict[Any, Program | Exception] = {}
         self._digests: dict[int, tuple[Any, bytes]] = {}
         self._emulated: dict[bytes, tuple[list[np.ndarray] | None, Exception | None]] = {}
         self.emulations = 0
@@ -205,9 +221,32 @@ class FlagSetRunner:
         a run of one's own (e.g. with a trace)."""
         return self.program(config).compiled
 
+    def program_key(self, config: PrecisionConfig) -> tuple[Any, ...]:
+        """What of ``config`` the lowering and the precision passes read (``lower.lowering_key``,
+        ``passes.pipeline_key``): configs with equal keys get one program (decision P22)."""
+        return (lower.lowering_key(config), pipeline_key(config, self.target))
+
     def program(self, config: PrecisionConfig) -> Program:
         """``config``'s program: lowered (a copy of the shared lowering), through its precision
-        passes, with its digest; a lowering or pass error raises."""
+        passes, with its digest; a lowering or pass error raises. Made once per
+        :meth:`program_key`: configs with equal keys share the lowered module and statistics
+        (not to be rewritten), each with its own ``CompiledHlo.config``."""
+        key = self.program_key(config)
+        got = self._programs.get(key)
+        if got is None:
+            try:
+                got = self._program(config)
+            except SET_ERRORS as exc:
+                got = exc
+            self._programs[key] = got
+        if isinstance(got, Exception):
+            raise got
+        if got.compiled.config is config:
+            return got
+        return dataclasses.replace(got, compiled=dataclasses.replace(got.compiled, config=config),
+                                   changed=list(got.changed))  # fmt: skip
+
+    def _program(self, config: PrecisionConfig) -> Program:
         base = self._lower(config)
         if isinstance(base, Exception):
             raise base
@@ -215,8 +254,10 @@ class FlagSetRunner:
             base.notes.extend(relabelled_constants(base))
         stats = run_pipeline(base.module, config, self.target)
         changed = [n for n, c in stats.changed.items() if c]
-        return Program(CompiledHlo(self.module, base, stats, config, self.target),
-                       _ir_key(base.module, self._digests), changed)  # fmt: skip
+        texts: dict[int, str] = {}
+        digest = _ir_key(base.module, self._digests, texts)
+        return Program(CompiledHlo(self.module, base, stats, config, self.target), digest,
+                       changed, texts)  # fmt: skip
 
     def outputs(self, prog: Program) -> list[np.ndarray]:
         """The outputs of ``prog`` on the bound inputs (emulated once per digest; the error of a
@@ -225,7 +266,7 @@ class FlagSetRunner:
         if got is None:
             self.emulations += 1
             try:
-                got = (self._emulate(prog.compiled), None)
+                got = (self._emulate(prog), None)
             except SET_ERRORS as exc:
                 got = (None, exc)
             self._emulated[prog.digest] = got
@@ -234,7 +275,8 @@ class FlagSetRunner:
         assert got[0] is not None
         return got[0]
 
-    def _emulate(self, compiled: CompiledHlo) -> list[np.ndarray]:
+    def _emulate(self, prog: Program) -> list[np.ndarray]:
+        compiled = prog.compiled
         if self.memo is None:
             return run_compiled(compiled, self.bound.args)
 
@@ -243,7 +285,7 @@ class FlagSetRunner:
             return run_compiled(dataclasses.replace(compiled, lowered=lowered), self.bound.args,
                                 trace)  # fmt: skip
 
-        return self.memo.run(compiled.lowered.module, run)
+        return self.memo.run(compiled.lowered.module, run, prog.texts)
 
     def run_one(self, config: PrecisionConfig, strict: bool = False
                 ) -> tuple[FlagSetRun, bytes | None]:

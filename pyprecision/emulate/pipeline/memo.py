@@ -15,7 +15,7 @@ Before a program runs, every instruction whose signature has a value in the memo
 a not-memoized instruction reads is replaced by a load of that value from a new constant tensor,
 and what becomes dead is removed; the program runs with a trace, and the values of what it did
 compute are added to the memo (until ``max_bytes``). The program given is not changed: the work
-is done on a copy.
+is done on a copy (``ir.clone_module``), made only when a memoized value is used.
 """
 
 from __future__ import annotations
@@ -67,8 +67,11 @@ class ValueMemo:
             return ("splat", t.dtype.name, t.shape, repr(v))
         return ("mem", program, t.name)
 
-    def signatures(self, f: ir.Function) -> dict[int, int]:
-        """``id(instruction) → signature`` for every instruction of ``f`` with a result."""
+    def signatures(self, f: ir.Function, texts: dict[int, str] | None = None) -> dict[int, int]:
+        """``id(instruction) → signature`` for every instruction of ``f`` with a result;
+        ``texts`` (``id`` → the instruction's printed text, as ``ir.instruction_to_text`` prints it
+        now) saves printing the instructions it holds."""
+        texts = texts or {}
         program = next(self._programs)
         sigs: dict[int, int] = {}
         by_value: dict[int, int] = {}
@@ -79,7 +82,8 @@ class ValueMemo:
             if isinstance(inst, _NEVER):
                 key: tuple[Any, ...] = ("never", program, res.name)
             else:
-                text = ir.instruction_to_text(inst).split(" = ", 1)[1]
+                text = texts.get(id(inst)) or ir.instruction_to_text(inst)
+                text = text.split(" = ", 1)[1]
                 ops = tuple(by_value.get(id(op), -1) if isinstance(op, ir.Value) else None
                             for op in inst.operands)  # fmt: skip
                 if -1 in ops:  # an operand from outside the function's blocks: do not share
@@ -93,14 +97,21 @@ class ValueMemo:
             by_value[id(res)] = sigs[id(inst)] = self._sig(key)
         return sigs
 
-    def run(self, module: ir.Module, run: Any) -> Any:
+    def run(self, module: ir.Module, run: Any, texts: dict[int, str] | None = None) -> Any:
         """``run(reduced_module, trace)`` on a copy of ``module`` with every memoized value that
-        is read by a computed instruction loaded from a constant instead; its result is returned
-        and what it computed is memoized."""
-        work = ir.clone_module(module)
-        f = work.main
-        sigs = self.signatures(f)
+        is read by a computed instruction loaded from a constant instead (on ``module`` itself
+        when no memoized value is read); its result is returned and what it computed is
+        memoized. ``texts``: see :meth:`signatures`."""
+        sigs = self.signatures(module.main, texts)
         hit = {i for i, s in sigs.items() if s in self.values}
+        work = module  # nothing memoized is read: run the program itself (running changes nothing)
+        if hit:
+            work = ir.clone_module(module)
+            pairs = zip(module.main.instructions(), work.main.instructions(), strict=True)
+            moved = {id(a): id(b) for a, b in pairs}
+            sigs = {moved[i]: s for i, s in sigs.items()}
+            hit = {moved[i] for i in hit}
+        f = work.main
         for inst in list(f.instructions()):
             if id(inst) not in hit:
                 continue
