@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from pyprecision.emulate.shared.blocks import LENGTH, Step
-from pyprecision.kernel.chain import KINDS, Program
+from pyprecision.kernel import CHAIN_DTYPES, ChainProgram
 
 #: stretches shorter than this stay NumPy steps (one C call saves nothing on one operation)
 MIN_SEGMENT = 2
@@ -51,7 +51,7 @@ class Item:
 
 
 def compile_steps(items: Sequence[Item], outputs: set[Hashable],
-                  accept: frozenset[np.dtype] = frozenset(KINDS)) -> list[tuple[Hashable, Step]]:
+                  accept: frozenset[np.dtype] = frozenset(CHAIN_DTYPES)) -> list[tuple[Hashable, Step]]:
     """The steps of a run: ``items`` in order, each stretch of at least ``MIN_SEGMENT`` items
     with ops one step (its key a :class:`Segment`, its value a dict of the stretch's values
     read by a later item or in ``outputs``). ``accept``: the input dtypes the executor's own
@@ -114,7 +114,7 @@ class Segment:
             if last.get(dst, -1) < k:  # never read: its register is free again
                 free.append(r)
         dtypes = {it.key: it.dtype for it in items}
-        self.program = Program(code, max(n_regs, 1), len(self.inputs),
+        self.program = ChainProgram(code, max(n_regs, 1), len(self.inputs),
                                [(reg[key], dtypes[key]) for key in self.needed])
 
     def __call__(self, block: dict[Hashable, Any]) -> dict[Hashable, Any]:
