@@ -231,7 +231,8 @@ CH_INLINE int step(int op, float *d, const float *a, const float *b, const float
 
 /* The tile loop, compiled for AVX-512, AVX2 and the baseline and picked by the CPU at load time
  * (GCC's target_clones): the same IEEE operations in every width. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(PP_EMULATE_AVX512)
+#if defined(__x86_64__) && defined(__GNUC__) && __GNUC__ >= 11 && !defined(__clang__) && \
+    !defined(PP_EMULATE_AVX512)
 __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #endif
 static int run(const int32_t *code, size_t n_insn, size_t n_in, const void *const *in_ptr,

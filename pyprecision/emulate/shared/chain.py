@@ -118,6 +118,8 @@ class Segment:
                                [(reg[key], dtypes[key]) for key in self.needed])
 
     def __call__(self, block: dict[Hashable, Any]) -> dict[Hashable, Any]:
+        """The stretch's values read after it, on one block (the program's, or its items' own
+        steps' where the program meets a NaN or an input dtype outside ``accept``)."""
         n = block[LENGTH]
         args = [a.value if isinstance(a, Const) else block[a] for a in self.inputs]
         if all(np.asarray(x).dtype in self.accept for x in args):
