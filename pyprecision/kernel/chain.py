@@ -86,7 +86,7 @@ class Program:
         that size); its dtype one of ``KINDS``, in native byte order."""
         if len(inputs) != self.n_in:
             raise CastError(f"chain program: {len(inputs)} inputs for {self.n_in}")
-        arrays, kinds, strides = [], np.empty(self.n_in, np.int32), np.empty(self.n_in, np.int64)
+        arrays, kinds, strides = [], [], []
         for i, x in enumerate(inputs):
             x = np.asarray(x)
             kind = KINDS.get(x.dtype) if x.dtype.isnative else None
@@ -94,20 +94,21 @@ class Program:
                 raise CastError(f"chain program: input {i} has dtype {x.dtype.str}; valid: "
                                 f"{', '.join(str(d) for d in KINDS)} (native byte order)")
             if x.size == 1 or (x.size == n and x.ndim == 1 and x.strides == (0,)):
-                x, strides[i] = np.ascontiguousarray(x.reshape(-1)[:1]), 0
+                x, stride = np.ascontiguousarray(x.reshape(-1)[:1]), 0
             elif x.size == n:
-                x, strides[i] = np.ascontiguousarray(x.reshape(-1)), 1
+                x, stride = np.ascontiguousarray(x.reshape(-1)), 1
             else:
                 raise CastError(f"chain program: input {i} has {x.size} elements, not {n} or 1")
-            kinds[i] = kind
+            kinds.append(kind)
+            strides.append(stride)
             arrays.append(x)
         outs = [np.empty(n, dt) for dt in self.out_dtypes]
-        in_p = ffi.new("void *[]", [ffi.cast("void *", a.ctypes.data) for a in arrays] or 1)
-        out_p = ffi.new("void *[]", [ffi.cast("void *", a.ctypes.data) for a in outs] or 1)
+        # ffi.from_buffer: the arrays' own memory (contiguous, alive until the call returns)
+        in_p = ffi.new("void *[]", [ffi.from_buffer(a) for a in arrays] or 1)
+        out_p = ffi.new("void *[]", [ffi.from_buffer(a) for a in outs] or 1)
         status = lib.pp_chain(self._code_p, self.n_insn, self.n_regs, self.n_in, in_p,
-                              ffi.cast("int32_t *", kinds.ctypes.data),
-                              ffi.cast("int64_t *", strides.ctypes.data), len(outs), out_p,
-                              self._out_kind_p, self._out_reg_p, n)
+                              ffi.new("int32_t[]", kinds or 1), ffi.new("int64_t[]", strides or 1),
+                              len(outs), out_p, self._out_kind_p, self._out_reg_p, n)
         if status == lib.PP_CHAIN_NAN:
             return None
         if status:
