@@ -21,6 +21,7 @@
 #include "pyprecision.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -28,6 +29,8 @@
 
 #define TILE 256
 #define MAX_REGS 4096
+/* lanes per thread's share at least: a 64 Ki-element block splits in four */
+#define CHAIN_GRAIN 16384
 
 static inline uint32_t fbits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
 static inline float bitsf(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
@@ -237,10 +240,10 @@ __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #endif
 static int run(const int32_t *code, size_t n_insn, size_t n_in, const void *const *in_ptr,
                const int32_t *in_kind, const int64_t *in_stride, size_t n_out,
-               void *const *out_ptr, const int32_t *out_kind, const int32_t *out_reg, size_t n,
-               float *regs) {
-    for (size_t off = 0; off < n; off += TILE) {
-        size_t len = n - off < TILE ? n - off : TILE;
+               void *const *out_ptr, const int32_t *out_kind, const int32_t *out_reg, size_t begin,
+               size_t end, float *regs) {
+    for (size_t off = begin; off < end; off += TILE) {
+        size_t len = end - off < TILE ? end - off : TILE;
         int bad = 0;
         for (size_t i = 0; i < n_in; i++)
             load(regs + i * TILE, in_ptr[i], in_kind[i], in_stride[i], off, len);
@@ -258,12 +261,42 @@ static int run(const int32_t *code, size_t n_insn, size_t n_in, const void *cons
     return PP_OK;
 }
 
+typedef struct {
+    const int32_t *code;
+    size_t n_insn, n_regs, n_in, n_out;
+    const void *const *in_ptr;
+    const int32_t *in_kind;
+    const int64_t *in_stride;
+    void *const *out_ptr;
+    const int32_t *out_kind, *out_reg;
+    _Atomic int status;
+} chain_job;
+
+/* One thread's share [begin, end) of the lanes, with registers of its own. */
+static void chain_range(void *ctx, size_t begin, size_t end) {
+    chain_job *j = ctx;
+    if (atomic_load(&j->status) != PP_OK) return;
+    if (!env_default()) { /* a worker's own environment (threads inherit their creator's) */
+        atomic_store(&j->status, PP_CHAIN_NAN);
+        return;
+    }
+    float *regs = malloc(j->n_regs * TILE * sizeof(float));
+    if (!regs) {
+        atomic_store(&j->status, PP_ENOMEM);
+        return;
+    }
+    int st = run(j->code, j->n_insn, j->n_in, j->in_ptr, j->in_kind, j->in_stride, j->n_out,
+                 j->out_ptr, j->out_kind, j->out_reg, begin, end, regs);
+    free(regs);
+    if (st != PP_OK) atomic_store(&j->status, st);
+}
+
 int pp_chain(const int32_t *code, size_t n_insn, size_t n_regs, size_t n_in,
              const void *const *in_ptr, const int32_t *in_kind, const int64_t *in_stride,
              size_t n_out, void *const *out_ptr, const int32_t *out_kind, const int32_t *out_reg,
-             size_t n) {
+             size_t n, int threads) {
     if (!code || !in_kind || !in_stride || !out_kind || !out_reg || (n_in && !in_ptr) ||
-        (n_out && !out_ptr))
+        (n_out && !out_ptr) || threads < 1)
         return PP_EINVAL;
     if (!check(code, n_insn, n_regs, n_in, in_kind, in_stride, n_out, out_kind, out_reg))
         return PP_EINVAL;
@@ -271,12 +304,11 @@ int pp_chain(const int32_t *code, size_t n_insn, size_t n_regs, size_t n_in,
         if (!in_ptr[i] && n) return PP_EINVAL;
     for (size_t i = 0; i < n_out; i++)
         if (!out_ptr[i] && n) return PP_EINVAL;
-    if (!env_default()) return PP_CHAIN_NAN;
+    if (!env_default()) return PP_CHAIN_NAN; /* the caller's; each worker checks its own */
     if (n == 0) return PP_OK;
-    float *regs = malloc(n_regs * TILE * sizeof(float));
-    if (!regs) return PP_ENOMEM;
-    int status = run(code, n_insn, n_in, in_ptr, in_kind, in_stride, n_out, out_ptr, out_kind,
-                     out_reg, n, regs);
-    free(regs);
-    return status;
+    chain_job j = {code, n_insn, n_regs, n_in, n_out, in_ptr, in_kind, in_stride, out_ptr,
+                   out_kind, out_reg, PP_OK};
+    int st = pp_parallel_for(n, CHAIN_GRAIN, threads, chain_range, &j);
+    if (st != PP_OK) return st;
+    return atomic_load(&j.status);
 }

@@ -148,7 +148,8 @@ long long pp_set_stream_threshold(long long bytes);
  * (0: one value for every lane, or 1). After the program, register out_reg[i] is stored to
  * out_ptr[i] as out_kind[i] (a BF16 register must hold bf16 values). Returns PP_CHAIN_NAN, with
  * the outputs partly written, when a loaded or computed value is a NaN or the floating-point
- * environment is not the default one: the caller then computes the lanes its own way. */
+ * environment is not the default one: the caller then computes the lanes its own way. threads:
+ * at most this many workers (>= 1), each on lanes of its own. */
 #define PP_CHAIN_NAN 5
 #define PP_CHAIN_F32 0
 #define PP_CHAIN_BF16 1
@@ -181,4 +182,4 @@ long long pp_set_stream_threshold(long long bytes);
 int pp_chain(const int32_t *code, size_t n_insn, size_t n_regs, size_t n_in,
              const void *const *in_ptr, const int32_t *in_kind, const int64_t *in_stride,
              size_t n_out, void *const *out_ptr, const int32_t *out_kind, const int32_t *out_reg,
-             size_t n);
+             size_t n, int threads);

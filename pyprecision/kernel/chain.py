@@ -17,6 +17,7 @@ import numpy as np
 
 from pyprecision._core import ffi, lib
 from pyprecision.errors import CastError
+from pyprecision.kernel._args import threads_arg
 
 #: operation name -> (code, number of register operands)
 OPS: dict[str, tuple[int, int]] = {
@@ -44,6 +45,8 @@ KINDS: dict[np.dtype, int] = {
 }
 
 MAX_REGS = 4096
+#: csrc/chain.c's CHAIN_GRAIN: the fewest lanes one worker takes
+GRAIN = 16384
 
 
 class Program:
@@ -80,10 +83,13 @@ class Program:
         self._out_reg_p = ffi.cast("int32_t *", self._out_reg.ctypes.data)
         self._out_kind_p = ffi.cast("int32_t *", self._out_kind.ctypes.data)
 
-    def __call__(self, inputs: Sequence[np.ndarray], n: int) -> list[np.ndarray] | None:
+    def __call__(self, inputs: Sequence[np.ndarray], n: int,
+                 threads: int | None = None) -> list[np.ndarray] | None:
         """The output registers over ``n`` lanes, or None (a NaN, or a non-default FP
         environment). Each input: ``n`` elements, or one element for every lane (any shape of
-        that size); its dtype one of ``KINDS``, in native byte order."""
+        that size); its dtype one of ``KINDS``, in native byte order. ``threads``: as every
+        parallel part of the core (None: ``kernel.thread_limit`` / PYPRECISION_THREADS / the
+        usable cores); fewer than ``2 * GRAIN`` lanes stay on the calling thread."""
         if len(inputs) != self.n_in:
             raise CastError(f"chain program: {len(inputs)} inputs for {self.n_in}")
         arrays, kinds, strides = [], [], []
@@ -108,7 +114,8 @@ class Program:
         out_p = ffi.new("void *[]", [ffi.from_buffer(a) for a in outs] or 1)
         status = lib.pp_chain(self._code_p, self.n_insn, self.n_regs, self.n_in, in_p,
                               ffi.new("int32_t[]", kinds or 1), ffi.new("int64_t[]", strides or 1),
-                              len(outs), out_p, self._out_kind_p, self._out_reg_p, n)
+                              len(outs), out_p, self._out_kind_p, self._out_reg_p, n,
+                              threads_arg(threads) if n >= 2 * GRAIN else 1)
         if status == lib.PP_CHAIN_NAN:
             return None
         if status:

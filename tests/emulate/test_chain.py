@@ -339,3 +339,22 @@ def test_the_chains_ran_and_fell_back():
         pytest.skip("run with test_real_models_with_and_without_chains")
     assert sum(_CHAINED) > 100
     assert sum(_BAILED) > 0
+
+
+def test_threads_split_the_lanes_and_any_share_declines():
+    """Two workers give the one-thread bits; a NaN in either worker's share declines the call."""
+    rng = np.random.default_rng(5)
+    n = 5 * kchain.GRAIN + 17
+    x, y = (rng.standard_normal(n).astype(F32) for _ in range(2))
+    code = [("mul", 2, 0, 1), ("add", 2, 2, 0), ("round_bf16", 3, 2), ("lt", 4, 0, 1),
+            ("select", 2, 4, 3, 1), ("div", 3, 2, 0)]
+    prog = Program(code, 5, 2, [(2, F32), (3, F32), (4, np.bool_)])
+    one = prog([x, y], n, threads=1)
+    two = prog([x, y], n, threads=2)
+    assert one is not None and two is not None
+    for a, b in zip(one, two, strict=True):
+        np.testing.assert_array_equal(_bits(a), _bits(b))
+    for where in (3, n - 3):
+        bad = x.copy()
+        bad[where] = np.nan
+        assert prog([bad, y], n, threads=2) is None
