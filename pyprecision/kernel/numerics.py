@@ -12,6 +12,7 @@
 """
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -93,7 +94,7 @@ def quantize_f32(x: Any, fmt: Any) -> np.ndarray:
     small = _SMALL.get(f.name) if a.dtype == np.float32 and src.size <= SMALL_ELEMENTS \
         and not f.default_saturate else None
     if small is not None:  # one single-threaded pass of the chain kernel; a NaN goes on below
-        got = small()([src], src.size)
+        got = _chain_rounding(small)([src], src.size)
         if got is not None:
             return got[0].reshape(src.shape)
     codes = np.empty(src.shape, f.storage_dtype)
@@ -121,19 +122,14 @@ _OPTIONS: dict[tuple[int, bool], Any] = {}
 SMALL_ELEMENTS = 1 << 18
 
 
+@functools.cache
 def _chain_rounding(op: str) -> Any:
-    program: list[Any] = []
+    from pyprecision.kernel.chain import Program
 
-    def get() -> Any:
-        if not program:
-            from pyprecision.kernel.chain import Program
-
-            program.append(Program([(op, 1, 0)], 2, 1, [(1, np.float32)]))
-        return program[0]
-    return get
+    return Program([(op, 1, 0)], 2, 1, [(1, np.float32)])
 
 
-_SMALL = {"bf16": _chain_rounding("round_bf16"), "fp16": _chain_rounding("round_fp16")}
+_SMALL = {"bf16": "round_bf16", "fp16": "round_fp16"}
 
 
 def _options(index: int, saturate: bool) -> Any:

@@ -186,7 +186,4 @@ def chain_ops(inst: Any, splats: dict[int, chain.Const]) -> list[chain.Op] | Non
     name = _BINARY.get(op) or _UNARY.get(op)
     if name is None or any(u != t for u in types):
         return None
-    rounding = _ROUND[t]
-    if rounding is None:
-        return [(name, key, args)]
-    return [(name, (key, "exact"), args), (rounding, key, ((key, "exact"),))]
+    return chain.rounded(name, key, args, _ROUND[t])

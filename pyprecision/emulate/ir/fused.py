@@ -134,11 +134,8 @@ class _BlockFrame:
             v = self.num.round_to(
                 np.array(op.value, dtype=np.float64 if op.dtype.is_float else object), op.dtype
             )
-            return np.broadcast_to(v, self.vals[_LENGTH].shape)
+            return np.broadcast_to(v, (self.vals[blocks.LENGTH],))
         return self.vals[id(op)]
-
-
-_LENGTH = "length"  # the key of a block-long placeholder in the block's values
 
 
 def run_blocks(run: Run, insts: list[Instruction], num: Any,
@@ -146,7 +143,6 @@ def run_blocks(run: Run, insts: list[Instruction], num: Any,
     """Evaluate ``run`` block by block from the values in ``vals``; store its outputs there."""
     size = int(np.prod(run.shape))
     inputs: dict[Any, np.ndarray] = {key: vals[key] for key in run.inputs}
-    inputs[_LENGTH] = np.broadcast_to(np.zeros((), np.uint8), (size,))
 
     def step(inst: Instruction) -> blocks.Step:
         return lambda block: inst.evaluate(_BlockFrame(num, block))
@@ -211,7 +207,7 @@ def chain_ops(inst: Instruction, num: Any) -> list[chain.Op] | None:
         if name is None or rounding is _NOT or (
                 rounding is not None and not (inst.lhs.dtype is rdt and inst.rhs.dtype is rdt)):
             return None
-        return _rounded(name, key, args, rounding)
+        return chain.rounded(name, key, args, rounding)
     rounding = _rounding(rdt)
     if rounding is _NOT:
         return None
@@ -222,23 +218,17 @@ def chain_ops(inst: Instruction, num: Any) -> list[chain.Op] | None:
         if inst.kind in _EXACT_UNARY:
             if inst.kind in ("cast", "copy") and src is rdt:
                 return [("copy", key, args)]
-            return _rounded(_EXACT_UNARY[inst.kind], key, args, rounding)
+            return chain.rounded(_EXACT_UNARY[inst.kind], key, args, rounding)
         name = _IEEE_UNARY.get(inst.kind)
         if name is None or (rounding is not None and src is not rdt):
             return None
-        return _rounded(name, key, args, rounding)
+        return chain.rounded(name, key, args, rounding)
     if isinstance(inst, SelectOp):  # select exact; rounded where a branch is of another dtype
         if not isinstance(inst.pred, ScalarValue) and inst.pred.dtype.is_float:
             return None
         same = all(o.dtype is rdt for o in inst.operands[1:])
-        return _rounded("select", key, args, None if same else rounding)
+        return chain.rounded("select", key, args, None if same else rounding)
     return None
-
-
-def _rounded(name: str, key: Any, args: tuple[Any, ...], rounding: Any) -> list[chain.Op]:
-    if rounding is None:
-        return [(name, key, args)]
-    return [(name, (key, "exact"), args), (rounding, key, ((key, "exact"),))]
 
 
 def _arg(op: Any, num: Any) -> Any:

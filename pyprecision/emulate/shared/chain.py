@@ -37,6 +37,14 @@ class Const:
 Op = tuple[str, Hashable, tuple[Any, ...]]
 
 
+def rounded(name: str, key: Hashable, args: tuple[Any, ...], rounding: str | None) -> list[Op]:
+    """Operation ``name`` defining ``key``, then, when ``rounding`` is given, that rounding of
+    its exact value (kept under ``(key, "exact")``)."""
+    if rounding is None:
+        return [(name, key, args)]
+    return [(name, (key, "exact"), args), (rounding, key, ((key, "exact"),))]
+
+
 @dataclass
 class Item:
     """One instruction of a run: its key and NumPy step, the keys it reads, and, where the
