@@ -125,6 +125,42 @@ static void dot_items(void *ctx, size_t begin, size_t end) {
     free(buf);
 }
 
+/* One operand's side of pp_dot_products_exact: 0 when an element is inf, NaN, subnormal or has a
+ * significand of more than 12 bits (a nonzero among the low 12 of its 23 fraction bits); else 1,
+ * with the smallest biased exponent of its nonzero elements (255 when it has none) and the largest
+ * (0 when it has none). One branch-free pass the compiler vectorises. */
+#if defined(__x86_64__) && defined(__GNUC__) && __GNUC__ >= 11 && !defined(__clang__) && \
+    !defined(PP_EMULATE_AVX512)
+__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#endif
+static int exact_side(const float *x, size_t n, unsigned *emin, unsigned *emax) {
+    const uint32_t *w = (const uint32_t *)(const void *)x;
+    uint32_t bad = 0, lo = 255, hi = 0;
+    for (size_t i = 0; i < n; i++) {
+        const uint32_t u = w[i] & 0x7fffffffu, e = u >> 23;
+        const uint32_t zero = (uint32_t)0 - (uint32_t)(u == 0); /* all ones for +-0 */
+        const uint32_t special = (uint32_t)0 - (uint32_t)(e == 255u || e == 0u);
+        bad |= (u & 0xfffu) | (special & ~zero); /* inf, NaN, subnormal; not +-0 */
+        const uint32_t el = e | (zero & 255u); /* a zero's exponent field is 0: 255 */
+        lo = el < lo ? el : lo;
+        hi = e > hi ? e : hi;
+    }
+    *emin = lo;
+    *emax = hi;
+    return bad == 0;
+}
+
+int pp_dot_products_exact(const float *a, size_t na, const float *b, size_t nb) {
+    unsigned amin, amax, bmin, bmax;
+    if ((na && !a) || (nb && !b)) return 0;
+    if (!exact_side(a, na, &amin, &amax) || !exact_side(b, nb, &bmin, &bmax)) return 0;
+    if (amin == 255u || bmin == 255u) return 1; /* one side all zeros: every product is +-0 */
+    /* significands of <= 12 bits multiply into <= 24 bits: exact unless out of the normal range.
+     * |a| < 2^(amax-126), |b| < 2^(bmax-126): |a*b| < 2^128 when amax + bmax <= 380 (no
+     * overflow); |a| >= 2^(amin-127): |a*b| >= 2^-126 when amin + bmin >= 128 (no subnormal) */
+    return amax + bmax <= 380u && amin + bmin >= 128u;
+}
+
 const pp_dot_set *pp_dot_set_for(int isa) {
     switch (isa) {
     case PP_ISA_PORTABLE: return &pp_dot_portable;
@@ -160,11 +196,18 @@ int pp_dot(int type, const void *a, size_t a_size, const void *b, size_t b_size,
     if (!offsets_ok(a_off, batch, mk, a_size) || !offsets_ok(b_off, batch, kn, b_size))
         return PP_EINVAL;
     const pp_dot_set *set = pp_dot_set_for(isa);
+    const pp_dot_tile *tile = set ? (type == PP_T_F64 ? &set->f64 : &set->f32) : NULL;
+    /* K11: exact products let one fused multiply-add do the multiply and the add, same bits */
+    /* (the scan reads both operands once: worth it where each element takes part in >= 8
+     * multiply-adds) */
+    if (type == PP_T_F32 && set && set->f32_exact.uk && pp_isa_dot_fma(isa) &&
+        k && (a_size + b_size) / k <= total / 8 && pp_dot_products_exact(a, a_size, b, b_size))
+        tile = &set->f32_exact;
     dot_job j = {
         .es = type == PP_T_F64 ? 8 : 4, .f64 = type == PP_T_F64, .a = a, .b = b, .out = out,
         .a_off = a_off, .b_off = b_off, .m = m, .k = k, .n = n,
         .row_blocks = (m + DOT_MB - 1) / DOT_MB, .col_blocks = (n + DOT_NB - 1) / DOT_NB,
-        .tile = set ? (type == PP_T_F64 ? &set->f64 : &set->f32) : NULL,
+        .tile = tile,
     };
     atomic_init(&j.status, PP_OK);
     const size_t items = batch * j.row_blocks * j.col_blocks;

@@ -9,6 +9,9 @@
  *   DK_LOADN(p,n) the first n (< DK_LANES) elements, the rest +0; nothing past them is read
  *   DK_STOREN(p,v,n) the first n (<= DK_LANES) elements; nothing past them is written
  *   DK_CANON(v)   every NaN lane as the positive quiet NaN (decision N6)
+ *   DK_FMADD(x,y,acc) optional: one fused multiply-add (x*y + acc, one rounding), used instead of
+ *                 DK_MUL and DK_ADD; only for operands whose products are exact (K11)
+ *   DK_ATTR       optional: attributes of the kernel (e.g. a target that adds FMA)
  *
  * Each lane of each accumulator is one output element: acc = acc + (a[k] * b[k]) for k in order,
  * starting from +0.0 (flags & PP_DOT_FIRST) or from the partial sum stored in c by the previous
@@ -25,7 +28,16 @@
 #define DK_UNROLL _Pragma("GCC unroll 16")
 #endif
 
-static void DK_NAME(size_t kc, const void *a_, size_t lda, const void *bp_, void *c_, size_t ldc,
+#ifndef DK_ATTR
+#define DK_ATTR
+#endif
+#ifdef DK_FMADD
+#define DK_STEP(acc, x, y) DK_FMADD(x, y, acc)
+#else
+#define DK_STEP(acc, x, y) DK_ADD(acc, DK_MUL(x, y))
+#endif
+
+DK_ATTR static void DK_NAME(size_t kc, const void *a_, size_t lda, const void *bp_, void *c_, size_t ldc,
                     int mr, int nr, int flags) {
     const DK_T *a = a_, *bp = bp_;
     DK_T *c = c_;
@@ -44,7 +56,7 @@ static void DK_NAME(size_t kc, const void *a_, size_t lda, const void *bp_, void
         DK_UNROLL for (int v = 0; v < DK_NV; v++) b[v] = DK_LOAD(bp + kk * (DK_LANES * DK_NV) + v * DK_LANES);
         DK_UNROLL for (int r = 0; r < DK_MR; r++) {
             const DK_V x = DK_SET1(ar[r][kk]);
-            DK_UNROLL for (int v = 0; v < DK_NV; v++) acc[r][v] = DK_ADD(acc[r][v], DK_MUL(x, b[v]));
+            DK_UNROLL for (int v = 0; v < DK_NV; v++) acc[r][v] = DK_STEP(acc[r][v], x, b[v]);
         }
     }
     for (int r = 0; r < mr && r < DK_MR; r++)
@@ -55,3 +67,5 @@ static void DK_NAME(size_t kc, const void *a_, size_t lda, const void *bp_, void
             DK_STOREN(c + (size_t)r * ldc + v * DK_LANES, out, left >= DK_LANES ? DK_LANES : left);
         }
 }
+#undef DK_STEP
+#undef DK_ATTR

@@ -42,4 +42,5 @@ DP_KERNEL(dot_f64_portable, double, pp_bits_to_f64(UINT64_C(0x7ff8000000000000))
 const pp_dot_set pp_dot_portable = {
     {DP_MR, DP_NR, dot_f32_portable},
     {DP_MR, DP_NR, dot_f64_portable},
+    {0, 0, NULL}, /* no fused tile: a software fmaf would be slower than the multiply and add */
 };

@@ -43,6 +43,25 @@ int pp_isa_avx512_bf16(void) {
     return h;
 }
 
+/* Whether the PE dot's fused tile (K11) may run with instruction set `isa`: AVX-512 F has FMA, an
+ * AVX2 CPU must say so; PYPRECISION_DOT_FMA=0 turns it off (to compare the two tiles on one CPU).
+ * The environment is read once. */
+int pp_isa_dot_fma(int isa) {
+    static _Atomic int off = -1;
+    int o = off;
+    if (o < 0) {
+        const char *env = getenv("PYPRECISION_DOT_FMA");
+        o = off = env && env[0] == '0' && env[1] == '\0';
+    }
+    if (o) return 0;
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_cpu_init();
+    if (isa == PP_ISA_AVX512) return pp_isa_supported(PP_ISA_AVX512);
+    if (isa == PP_ISA_AVX2) return pp_isa_supported(PP_ISA_AVX2) && __builtin_cpu_supports("fma");
+#endif
+    return 0;
+}
+
 int pp_isa_auto(void) {
     if (pp_isa_supported(PP_ISA_AVX512)) return PP_ISA_AVX512;
     if (pp_isa_supported(PP_ISA_AVX2)) return PP_ISA_AVX2;

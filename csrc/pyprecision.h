@@ -183,10 +183,16 @@ typedef struct {
 } pp_dot_tile;
 typedef struct {
     pp_dot_tile f32, f64;
+    /* float32 with one fused multiply-add per step, for operands whose every product is exact in
+     * float32 (pp_dot_products_exact): then round(acc + a*b) is round(acc + round(a*b)), the same
+     * bits as f32's multiply and add (docs/decisions/kernel.md K11). uk NULL: none. */
+    pp_dot_tile f32_exact;
 } pp_dot_set;
 extern const pp_dot_set pp_dot_portable;
 extern const pp_dot_set pp_dot_avx2;
 extern const pp_dot_set pp_dot_avx512;
+/* Whether the fused tile may run with `isa` (isa.c; PYPRECISION_DOT_FMA=0 turns it off). */
+int pp_isa_dot_fma(int isa);
 /* The tiles of an instruction set (PP_ISA_PORTABLE..AVX512), NULL for the reference loop. */
 const pp_dot_set *pp_dot_set_for(int isa);
 

@@ -126,6 +126,12 @@ int pp_dot(int type, const void *a, size_t a_size, const void *b, size_t b_size,
            const int64_t *a_off, const int64_t *b_off, size_t m, size_t k, size_t n, void *out,
            int threads, int isa);
 
+/* Whether every product of an element of a[0, na) and one of b[0, nb) is exact in float32: no
+ * element is inf, NaN or subnormal, every significand has at most 12 bits (bf16, fp16, tf32 and
+ * fp8 values do) and the products stay in the normal range. pp_dot then uses one fused
+ * multiply-add per step where the CPU has it: the same bits (decision K11). */
+int pp_dot_products_exact(const float *a, size_t na, const float *b, size_t nb);
+
 /* The stochastic-rounding generator's words (SplitMix64, see srwords.c), for element indices
  * [first, first + n). */
 int pp_random_words(uint64_t seed, uint64_t first, size_t n, uint32_t *out);
