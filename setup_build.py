@@ -34,6 +34,7 @@ SOURCES = [
     "dot_avx2.c",
     "dot_avx512.c",
     "chain.c",
+    "fold.c",
 ]
 
 CFLAGS = [

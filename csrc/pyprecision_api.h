@@ -132,6 +132,14 @@ int pp_dot(int type, const void *a, size_t a_size, const void *b, size_t b_size,
  * multiply-add per step where the CPU has it: the same bits (decision K11). */
 int pp_dot_products_exact(const float *a, size_t na, const float *b, size_t nb);
 
+/* A reduce's sequential fold of float32 rows: out[r] = (((init[r] op x[r][0]) op x[r][1]) op ...)
+ * over row-major x (rows x n), one float32 rounding per step in index order, op PP_FOLD_ADD (+)
+ * or PP_FOLD_MUL (*). Operands must be NaN-free (csrc/fold.c says why). */
+#define PP_FOLD_ADD 0
+#define PP_FOLD_MUL 1
+int pp_fold_f32(int kind, const float *x, size_t rows, size_t n, const float *init, float *out,
+                int threads);
+
 /* The stochastic-rounding generator's words (SplitMix64, see srwords.c), for element indices
  * [first, first + n). */
 int pp_random_words(uint64_t seed, uint64_t first, size_t n, uint32_t *out);

@@ -20,7 +20,14 @@ import pyprecision
 from pyprecision.emulate.ir.bits import bit_count, reduce_precision
 from pyprecision.emulate.ir.fused import plan_runs, run_blocks
 from pyprecision.emulate.ir.index import gather, scatter, sort_perm
-from pyprecision.emulate.ir.numbers import convert, from_storage, round_to, to_storage, view_bits
+from pyprecision.emulate.ir.numbers import (
+    TileRounding,
+    convert,
+    from_storage,
+    round_to,
+    to_storage,
+    view_bits,
+)
 from pyprecision.emulate.ir.ops import (
     _is_identity,
     binary_rounded,
@@ -111,6 +118,35 @@ NUMERICS = types.SimpleNamespace(
 
 
 # -- the interpreter ------------------------------------------------------------------------------------
+def _frame_numerics() -> types.SimpleNamespace:
+    """NUMERICS with one frame's ``TileRounding`` for its roundings and casts, and an identity
+    test that remembers the read-only identities it found (the PE transposes' identity
+    constants, loaded as one frozen array; EM-16)."""
+    tiles = TileRounding()
+    identities: dict[int, np.ndarray] = {}
+
+    def is_identity(x: np.ndarray) -> bool:
+        if identities.get(id(x)) is x:
+            return True
+        if not _is_identity(x):
+            return False
+        if not x.flags.writeable:  # a value or a loaded constant: never written (EM-9)
+            identities[id(x)] = x  # kept alive: its id is never reused
+        return True
+
+    def unary_rounded(kind: str, x: np.ndarray, dt: Any, src: Any = None) -> np.ndarray:
+        if kind in ("cast", "copy") and dt.is_float and np.asarray(x).dtype == np.float32:
+            return tiles(x, dt)  # unary_float is the identity for these
+        return NUMERICS.unary_rounded(kind, x, dt, src)
+
+    def matmul_fp32(s: np.ndarray, m: np.ndarray) -> np.ndarray:
+        return NUMERICS.matmul_fp32(s, m, is_identity)
+
+    return types.SimpleNamespace(**{**vars(NUMERICS), "round_to": tiles, "convert": tiles.convert,
+                                    "unary_rounded": unary_rounded, "matmul_fp32": matmul_fp32,
+                                    "is_identity": is_identity})
+
+
 class _Frame:
     """What an instruction's ``evaluate`` sees: operand values, memory, the numerics (``num``)."""
 
@@ -124,6 +160,7 @@ class _Frame:
         trace: dict[int, np.ndarray] | None = None,
     ):
         self.module, self.f, self.mem = module, f, mem
+        self.num = _frame_numerics()
         self.vals: dict[int, np.ndarray] = {}
         self.trace = trace
         #: tensors whose buffer only memory holds (made by a row store, not read since): a row
@@ -206,7 +243,7 @@ class _Frame:
             if run is not None:
                 if pending is not None and any(k in pending.ids for k in run.inputs):
                     pending.flush()
-                run_blocks(run, insts, self.num, self.vals)
+                run_blocks(run, insts, NUMERICS, self.vals)  # blocks: no tile rounding (EM-16)
             for k in range(i, run.stop if run is not None else i + 1):
                 if drops is not None:
                     for store, key in drops[k]:
@@ -274,7 +311,7 @@ class _PendingDots:
         s, m = f.operand(inst.stationary), f.operand(inst.moving)
         if s.dtype != np.float32 or m.dtype != np.float32 or s.ndim != 2 or m.ndim != 2:
             return False
-        if _is_identity(m) or _is_identity(s):
+        if f.num.is_identity(m) or f.num.is_identity(s):
             return False
         r = inst.result
         assert r is not None

@@ -15,7 +15,7 @@ import numpy as np
 from pyprecision.ir import DType
 from pyprecision.kernel import as_float32, quantize_f32, round_to_format, wrap_int
 
-__all__ = ["convert", "from_storage", "round_to", "to_storage", "view_bits"]
+__all__ = ["TileRounding", "convert", "from_storage", "round_to", "to_storage", "view_bits"]
 
 
 def round_to(x: Any, dt: DType) -> np.ndarray:
@@ -62,3 +62,83 @@ def from_storage(a: np.ndarray, dt: DType) -> np.ndarray:
 def view_bits(x: np.ndarray, src: DType, dst: DType) -> np.ndarray:
     """Reinterpret the bits of ``src`` values as ``dst`` (same width)."""
     return from_storage(to_storage(x, src).view(dst.np_dtype), dst)
+
+
+#: TileRounding's limits: tiles up to this many elements, roots up to ``_ROOT_ELEMENTS`` (the
+#: rounded copy of a root is kept until ``_ROOTS`` newer roots replace it)
+_TILE_ELEMENTS = 1 << 16
+_ROOT_ELEMENTS = 1 << 22
+_ROOTS = 4
+
+
+class TileRounding:
+    """``round_to`` for one frame of the IR evaluator, cheaper on the lowering's PE tiles
+    (decision EM-16), with the same bits:
+
+    - a narrow rounding of a small view into a larger float32 array (the root: a batched
+      operand the lowering slices into one tile per batch entry) rounds the whole root the second
+      time one of its views is rounded, and every later view is a slice of that rounded copy
+      (rounding is elementwise: rounding then slicing is slicing then rounding);
+    - a view into such a rounded copy, rounded again to the same dtype (the cast after a PE
+      transpose of a tile, which returns the tile's values), is returned as it is, as is a bf16
+      rounding (no saturation) of values that are already bf16 values, none NaN: RNE of a
+      representable value is the value.
+    """
+
+    def __init__(self) -> None:
+        #: [root, dtype, its rounded copy (root's shape) or None], newest last
+        self._roots: list[list[Any]] = []
+
+    def __call__(self, x: Any, dt: DType) -> np.ndarray:
+        """``round_to(x, dt)``, bit for bit."""
+        a = np.asarray(x)
+        if dt.fmt is None or a.dtype != np.float32 or not 0 < a.size <= _TILE_ELEMENTS \
+                or not dt.is_float:
+            return round_to(a, dt)
+        root = a.base
+        if isinstance(root, np.ndarray):
+            while isinstance(root.base, np.ndarray):
+                root = root.base
+            got = self._from_root(a, root, dt)
+            if got is not None:
+                return got
+        if dt.fmt == "bf16" and _bf16_values(a):
+            return a
+        return round_to(a, dt)
+
+    def convert(self, x: Any, src: DType | None, dst: DType) -> np.ndarray:
+        """``convert`` with this rounding."""
+        if src is dst:
+            return np.asarray(x)
+        return self(x, dst)
+
+    def _from_root(self, a: np.ndarray, root: np.ndarray, dt: DType) -> np.ndarray | None:
+        for entry in self._roots:
+            if entry[1] is not dt:
+                continue
+            if entry[2] is root:  # already rounded to dt: unchanged
+                return a
+            if entry[0] is root:
+                rounded = entry[2]
+                if rounded is None:
+                    rounded = entry[2] = round_to(root, dt)
+                    rounded.flags.writeable = False
+                return _same_view(a, root, rounded)
+        if root.dtype == np.float32 and root.flags.c_contiguous \
+                and 2 * a.size <= root.size <= _ROOT_ELEMENTS:
+            self._roots = self._roots[1 - _ROOTS:] + [[root, dt, None]]  # first sight: a tile only
+        return None
+
+
+def _same_view(a: np.ndarray, root: np.ndarray, other: np.ndarray) -> np.ndarray:
+    """The view of ``other`` (``root``'s shape, C order) that ``a`` is of ``root``."""
+    offset = a.__array_interface__["data"][0] - root.__array_interface__["data"][0]
+    flat = other.reshape(-1)
+    if a.flags.c_contiguous:
+        return flat[offset // 4:offset // 4 + a.size].reshape(a.shape)
+    return np.lib.stride_tricks.as_strided(flat[offset // 4:], a.shape, a.strides, writeable=False)
+
+
+def _bf16_values(a: np.ndarray) -> bool:
+    """Every element of float32 ``a`` is a bf16 value (low 16 bits zero) and none is NaN."""
+    return not bool((a.view(np.uint32) & 0xFFFF).any()) and not bool(np.isnan(a).any())

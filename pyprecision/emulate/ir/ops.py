@@ -284,18 +284,21 @@ def _int_rem(x: int, y: int) -> int:
     return r if x >= 0 else -r
 
 
-def matmul_fp32(s: np.ndarray, m: np.ndarray) -> np.ndarray:
+def matmul_fp32(s: np.ndarray, m: np.ndarray,
+                is_identity: Callable[[np.ndarray], bool] | None = None) -> np.ndarray:
     """``s.T @ m`` the way the PE array computes it: operands exact in fp32 (every float dtype is a subset
     of fp32), each product rounded to fp32, summed sequentially over K in fp32 from +0, no FMA
     (``pyprecision.kernel.pe_matmul``). Returns float32. ``s`` [..., K, M] and ``m`` [..., K, N]
     may carry batch dimensions (one C call for all of them). A 2-D product with an identity
     operand (the PE transpose, ``matmul %x, %ident``) is worked out without the K-long sums, with
-    the same bits (decision EM-12)."""
+    the same bits (decision EM-12). ``is_identity``: the identity test (default ``_is_identity``;
+    a frame passes one that remembers its answer for a constant operand)."""
     s, m = np.asarray(s), np.asarray(m)
     if s.ndim == 2 and m.ndim == 2 and s.dtype == np.float32 and m.dtype == np.float32:
-        if _is_identity(m):
+        is_identity = is_identity or _is_identity
+        if is_identity(m):
             return pe_identity(s).T
-        if _is_identity(s):
+        if is_identity(s):
             return pe_identity(m)
     return pe_matmul(np.swapaxes(s, -1, -2), m).astype(np.float32, copy=False)
 

@@ -8,6 +8,7 @@ import numpy as np
 
 from pyprecision.emulate.shared.numeric import has_nan
 from pyprecision.emulate.shared.reduce import fold_steps, reduce_layout
+from pyprecision.kernel import fold_f32
 
 __all__ = ["arg_reduce", "arg_step", "float32_fold"]
 
@@ -48,24 +49,22 @@ def float32_fold(kind: str, acc: np.ndarray, x: np.ndarray) -> np.ndarray | None
     NumPy call instead of one step per element; None where it would not be bit-identical to the
     steps (decision EM-14):
 
-    * ``add`` / ``mul``: ``accumulate`` is the fold itself, one float32 rounding per element in
-      index order. Without a NaN among the operands, the only NaN is one a step makes (inf - inf,
-      0 x inf): the hardware's default NaN, which every later step passes on as it is, as the
-      steps' ``first_nan`` does. With a NaN operand (whose payload the steps choose by operand
-      order): None.
+    * ``add`` / ``mul``: ``kernel.fold_f32`` is the fold itself, one float32 rounding per element
+      in index order (EM-17). Without a NaN among the operands, the only NaN is one a step makes
+      (inf - inf, 0 x inf): the hardware's default NaN, which every later step passes on as it
+      is, as the steps' ``first_nan`` does. With a NaN operand (whose payload the steps choose by
+      operand order): None.
     * ``max`` / ``min``: order-free but for ±0 (OP9: max is +0 if any zero is +0, min -0 if any is
       -0), which is set afterwards; with a NaN operand: None.
     """
     if kind not in ("add", "mul", "max", "min") or x.dtype != np.float32 \
             or acc.dtype != np.float32 or x.ndim < 1 or x.shape[-1] == 0:
         return None
+    if kind in ("add", "mul"):  # the C fold: None with a NaN operand (EM-17)
+        return fold_f32(kind, x, acc)
     if has_nan(x) or has_nan(acc):
         return None
     with np.errstate(all="ignore"):
-        if kind in ("add", "mul"):
-            op = np.add if kind == "add" else np.multiply
-            joined = np.concatenate([np.broadcast_to(acc, x.shape[:-1])[..., None], x], axis=-1)
-            return np.ascontiguousarray(op.accumulate(joined, axis=-1)[..., -1])
         pick = np.maximum if kind == "max" else np.minimum
         r = pick(pick.reduce(x, axis=-1), acc)
     zero = r == 0

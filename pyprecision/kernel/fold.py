@@ -1,0 +1,52 @@
+"""A reduce's sequential fold of float32 rows in the C core (csrc/fold.c, decision EM-17):
+``fold_f32("add", x, init)[r]`` is ``(((init[r] + x[r, 0]) + x[r, 1]) + ...)``, one float32
+rounding per step in index order: what ``np.add.accumulate(..., axis=-1)[..., -1]`` computes,
+with several rows in flight. Operands with a NaN are refused (``None``): an IEEE operation's NaN
+payload depends on the operand order, which C does not fix, and the callers fold those their way.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from pyprecision._core import lib
+from pyprecision.errors import CastError
+from pyprecision.kernel import _args
+
+__all__ = ["fold_f32"]
+
+_KINDS = {"add": lib.PP_FOLD_ADD, "mul": lib.PP_FOLD_MUL}
+
+
+def fold_f32(kind: str, x: Any, init: Any, *, threads: int | None = None) -> np.ndarray | None:
+    """The fold over the last axis of float32 ``x`` ([..., n]) from float32 ``init`` (x's shape
+    without the last axis, or broadcastable to it): a new float32 array of that shape, or None
+    when ``x`` or ``init`` holds a NaN. ``kind``: "add" or "mul". Bad arguments: CastError."""
+    code = _KINDS.get(kind)
+    if code is None:
+        raise CastError(f"fold_f32: kind must be 'add' or 'mul', not {kind!r}")
+    a = np.asarray(x)
+    if a.dtype != np.float32 or a.ndim < 1:
+        raise CastError(f"fold_f32: x must be a float32 array of at least 1 dimension, got "
+                        f"{a.dtype}{list(a.shape)}")  # fmt: skip
+    start = np.asarray(init)
+    if start.dtype != np.float32:
+        raise CastError(f"fold_f32: init must be float32, got {start.dtype}")
+    try:
+        start = np.broadcast_to(start, a.shape[:-1]).copy()  # C order; 0-d stays 0-d
+    except ValueError:
+        raise CastError(f"fold_f32: init of shape {list(start.shape)} does not broadcast to "
+                        f"{list(a.shape[:-1])}") from None  # fmt: skip
+    if np.isnan(start).any() or np.isnan(a).any():
+        return None
+    if a.shape[-1] == 0 or start.size == 0:
+        return start.copy()
+    src = np.ascontiguousarray(a.reshape(-1, a.shape[-1]) if a.ndim > 1 else a[None])
+    out = np.empty(start.shape, np.float32)
+    rows, n = src.shape
+    status = lib.pp_fold_f32(code, _args.ptr(src, "float *"), rows, n,
+                             _args.ptr(start, "float *"), _args.ptr(out, "float *"),
+                             _args.threads_arg(threads))  # fmt: skip
+    _args.check_status(status, "fold_f32")
+    return out
