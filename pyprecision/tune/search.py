@@ -238,7 +238,9 @@ def tune(
             break
         scores[i] = Score(scores[i].cost, scores[i].length,
                           error_of(metric, runner.outputs(progs[i][0]), ref))  # fmt: skip
-    trials, skipped, index = [], [], {}
+    trials: list[Trial] = []
+    skipped: list[NotEmulated] = []
+    index: dict[int, int] = {}  # program -> its trial
     for i, ((prog, members), rep, cost) in enumerate(zip(progs, reps, costs, strict=True)):
         others = [f for f in members if f is not rep]
         err = scores[i].error
