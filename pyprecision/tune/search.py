@@ -231,8 +231,8 @@ def tune(
     scores = [Score(c.total_s, len(r.argv), 0.0 if i == 0 else None)
               for i, (c, r) in enumerate(zip(costs, reps, strict=True))]  # fmt: skip
     todo = sum(s.cost <= scores[0].cost for s in scores[1:]) if not exhaustive else len(scores) - 1
-    bar = _progress(iter(int, 1), todo, "emulate", progress)  # an endless iterator, one per step
-    for _ in bar:
+    # one step per emulation, and a last one that finds nothing left (at most len(scores) steps)
+    for _ in _progress(range(len(scores)), todo, "emulate", progress):
         i = next_to_emulate(scores, budget, exhaustive)
         if i is None:
             break
