@@ -7,6 +7,7 @@ emulating) for scale, with their ratio.
 
     python bench/bench_tune.py --data /tmp/minilm --repeat 3
     python bench/bench_tune.py --model minilm6 --data /tmp/minilm6 --repeat 1
+    python bench/bench_tune.py --model minilm6 --data /tmp/minilm6 --repeat 1 --exhaustive
 """
 from __future__ import annotations
 
@@ -61,6 +62,8 @@ def main() -> None:
     ap.add_argument("--budget", default="1e-2")
     ap.add_argument("--model", choices=("minilm2", "minilm6"), default="minilm2")
     ap.add_argument("--layers", type=int, default=6, help="minilm6 only: the encoder's layers")
+    ap.add_argument("--exhaustive", action="store_true",
+                    help="tune --exhaustive: emulate every program (the search before TU8)")
     a = ap.parse_args()
     d = Path(a.data)
     if a.model == "minilm2":
@@ -71,7 +74,7 @@ def main() -> None:
     else:
         model, npz = _minilm6(d, a.layers)
     tune = [sys.executable, "-m", "pyprecision.tools.cli", "tune", model, "--inputs", npz,
-            "--budget", a.budget]
+            "--budget", a.budget, *(["--exhaustive"] if a.exhaustive else [])]
     once = [sys.executable, "-c", "import sys; from pyprecision.tools.cli import main; "
             "from pyprecision.tools.tune_cmd import read_module, bind_inputs; "
             "from pyprecision import emulate; from pyprecision.frontend import parse_flags; "

@@ -47,6 +47,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                    help="held-out inputs: re-measure the recommendation, warn above the budget")
     p.add_argument("--top", type=int, default=5, metavar="N",
                    help="ops shown in the attribution (default 5; 0: none)")
+    p.add_argument("--exhaustive", action="store_true",
+                   help="emulate every distinct program, also those costing more than the "
+                   "recommendation (the full frontier; slower)")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.add_argument("--plot", metavar="PNG", help="draw the frontier (matplotlib)")
     p.set_defaults(func=run)
@@ -111,7 +114,8 @@ def run(args: argparse.Namespace) -> int:
         held = check_arguments(module, bind_inputs(module, args.validate), args.validate)
     table = load_cost_table(args.cost_table) if args.cost_table else None
     result = tune(module, inputs, budget, args.metric, args.target, cost_table=table,
-                  validate=held, attribution=args.top, progress=None)  # fmt: skip
+                  validate=held, attribution=args.top, progress=None,
+                  exhaustive=args.exhaustive)  # fmt: skip
     if args.plot:
         plot_frontier(result, args.plot)
     if args.json:

@@ -10,9 +10,11 @@ from pyprecision.tune.cost import COST_TABLE, Cost, estimate_cost, load_cost_tab
 from pyprecision.tune.errors import TuneError
 from pyprecision.tune.metrics import METRICS, error_of
 from pyprecision.tune.report import plot_frontier, result_lines
-from pyprecision.tune.search import Trial, TuneResult, check_arguments, pareto, tune
+from pyprecision.tune.search import NotEmulated, Trial, TuneResult, check_arguments, pareto, tune
+from pyprecision.tune.selection import Score, emulation_order, next_to_emulate, recommend
 from pyprecision.tune.space import FlagSet, flag_sets
 
-__all__ = ["COST_TABLE", "METRICS", "Cost", "FlagSet", "OpShare", "Trial", "TuneError",
-           "TuneResult", "check_arguments", "error_of", "estimate_cost", "flag_sets",
-           "load_cost_table", "pareto", "plot_frontier", "result_lines", "tune"]  # fmt: skip
+__all__ = ["COST_TABLE", "METRICS", "Cost", "FlagSet", "NotEmulated", "OpShare", "Score", "Trial",
+           "TuneError", "TuneResult", "check_arguments", "emulation_order", "error_of",
+           "estimate_cost", "flag_sets", "load_cost_table", "next_to_emulate", "pareto",
+           "plot_frontier", "recommend", "result_lines", "tune"]  # fmt: skip

@@ -33,8 +33,11 @@ def _row(t: Trial, base: Trial) -> str:
 def result_lines(result: TuneResult) -> list[str]:
     """The report as lines of text."""
     rec, base = result.recommended, result.baseline
+    emulated = (f"{len(result.trials)} distinct programs emulated" if not result.not_emulated else
+                f"{result.programs} distinct programs, {len(result.trials)} emulated (cheapest "
+                f"first), {len(result.not_emulated)} not: they cost more than the recommendation")
     lines = [f"budget {result.budget:g} ({result.metric}, worst output), target {result.target}: "
-             f"{result.sets_tried} flag sets, {len(result.trials)} distinct programs emulated"]
+             f"{result.sets_tried} flag sets, {emulated}"]
     lines.append(f"recommended: {rec.flags.cli}")
     lines.append(f"  NEURON_CC_FLAGS=\"{rec.flags.cli}\"")
     lines.append(f"  error {_err(rec.error)} (none: {_err(base.error)}), estimated cost "
@@ -43,7 +46,8 @@ def result_lines(result: TuneResult) -> list[str]:
     if result.validation_error is not None:
         verdict = "EXCEEDS the budget" if result.validation_exceeds else "within the budget"
         lines.append(f"held-out inputs: error {_err(result.validation_error)}, {verdict}")
-    lines.append("Pareto frontier (cost, error), cheapest first:")
+    of = " of the programs emulated" if result.not_emulated else ""
+    lines.append(f"Pareto frontier (cost, error){of}, cheapest first:")
     lines.append(f"  {'error':>10}  {'est. cost':>14}  {'vs none':>7}  flags")
     lines += [_row(t, base) for t in result.frontier]
     if result.attribution:

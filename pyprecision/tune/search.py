@@ -1,8 +1,8 @@
 """The search: every flag set of the space run through one :class:`~pyprecision.emulate.FlagSetRunner`
 (the HLO passes and the binding once, one lowering per lowering setting, flag sets whose programs
-are the same emulated once; decision TU7), each distinct program scored by its error against
-``--auto-cast none`` and by its estimated cost; the recommendation is the cheapest set within the
-budget."""
+are the same emulated once; decision TU7), each distinct program costed (an estimate, without
+emulation) and then, cheapest first, scored by its error against ``--auto-cast none`` until no
+program left could be the recommendation: the cheapest set within the budget (decision TU8)."""
 
 from __future__ import annotations
 
@@ -20,9 +20,10 @@ from pyprecision.tune.attribution import OpShare, attribute
 from pyprecision.tune.cost import COST_TABLE, Cost, estimate_cost
 from pyprecision.tune.errors import TuneError
 from pyprecision.tune.metrics import METRICS, error_of
+from pyprecision.tune.selection import Score, next_to_emulate, recommend
 from pyprecision.tune.space import ACCUMULATION_FLAG, SATURATE_FLAG, FlagSet, flag_sets
 
-__all__ = ["Trial", "TuneResult", "check_arguments", "tune"]
+__all__ = ["NotEmulated", "Trial", "TuneResult", "check_arguments", "tune"]
 
 TARGETS = ("gen2", "gen3", "gen4")
 
@@ -45,10 +46,27 @@ class Trial:
 
 
 @dataclass
+class NotEmulated:
+    """A distinct program left out of the emulation: it costs more than the recommendation, so it
+    could not be recommended (decision TU8). Its cost is known, its error is not."""
+
+    flags: FlagSet
+    aliases: list[FlagSet]
+    cost: Cost
+
+    def to_json(self) -> dict[str, Any]:
+        """``flags``, ``cost`` (seconds), ``cost_detail``, ``aliases``; no error."""
+        return {"flags": self.flags.cli, "cost": self.cost.total_s,
+                "cost_detail": self.cost.to_json(), "aliases": [a.cli for a in self.aliases]}
+
+
+@dataclass
 class TuneResult:
     """What ``tune`` found: the recommended trial, the baseline (``--auto-cast none``), the Pareto
-    frontier of (cost, error), every trial, the ops adding most error under the recommendation and
-    (with held-out inputs) the recommendation's error there."""
+    frontier of (cost, error) of the programs emulated, every trial (an emulated program), the
+    programs not emulated because they cost more than the recommendation (none with
+    ``exhaustive``), the ops adding most error under the recommendation and (with held-out inputs)
+    the recommendation's error there."""
 
     budget: float
     metric: str
@@ -61,11 +79,19 @@ class TuneResult:
     attribution: list[OpShare] = field(default_factory=list)
     validation_error: float | None = None
     notes: list[str] = field(default_factory=list)
+    not_emulated: list[NotEmulated] = field(default_factory=list)
+    exhaustive: bool = False
+
+    @property
+    def programs(self) -> int:
+        """The distinct programs compiled: emulated or not."""
+        return len(self.trials) + len(self.not_emulated)
 
     @property
     def budget_met(self) -> bool:
         """Whether a program that narrows (another than ``--auto-cast none``'s, in a mode other
-        than none) meets the budget."""
+        than none) and was emulated meets the budget (every program costing no more than the
+        recommendation was)."""
         return any(t.error <= self.budget and t.flags.mode != "none"
                    for t in self.trials if t is not self.baseline)  # fmt: skip
 
@@ -87,7 +113,10 @@ class TuneResult:
                          "cost": self.baseline.cost.total_s},  # fmt: skip
             "frontier": [t.to_json() for t in self.frontier],
             "trials": [t.to_json() for t in self.trials],
-            "sets_tried": self.sets_tried, "programs_emulated": len(self.trials),
+            "sets_tried": self.sets_tried, "programs": self.programs,
+            "programs_emulated": len(self.trials),
+            "programs_not_emulated": len(self.not_emulated), "exhaustive": self.exhaustive,
+            "not_emulated": [t.to_json() for t in self.not_emulated],
             "attribution": [a.to_json() for a in self.attribution],
             "validation": None if self.validation_error is None else {
                 "error": _num(self.validation_error), "exceeds_budget": self.validation_exceeds},
@@ -146,7 +175,7 @@ def _space(runner: FlagSetRunner) -> tuple[list[FlagSet], list[str]]:
     if not fp8:
         notes.append("--experimental-unsafe-fp8e4m3fn-as-fp8e4m3: no float8e4m3fn value, not "
                      "searched")  # fmt: skip
-    return flag_sets(accumulation=acc, saturate=sat, fp8=fp8), notes
+    return flag_sets(accumulation=acc, saturate=sat, fp8=fp8, key=runner.program_key), notes
 
 
 def _progress(items: Iterable[Any], total: int, desc: str, enabled: bool | None) -> Iterable[Any]:
@@ -169,13 +198,16 @@ def tune(
     validate: Sequence[Any] | None = None,
     attribution: int = 5,
     progress: bool | None = False,
+    exhaustive: bool = False,
 ) -> TuneResult:
     """The cheapest neuronx-cc flags whose outputs stay within ``budget`` of ``--auto-cast none``'s
     on ``args`` (the ENTRY parameters in order) under ``metric`` (rel-l2, max-abs, ulp, top1; the
     worst output counts), costed on ``target`` with ``cost_table`` (default :data:`COST_TABLE`:
     an estimate, not a measurement). ``module``: an HLO module or its text. ``validate``: held-out
     arguments the recommendation is re-measured on. ``progress``: a tqdm bar (None: on a
-    terminal). Bad input is a TuneError."""
+    terminal). Programs are emulated cheapest first and the search stops where no program left
+    could be the recommendation; ``exhaustive`` emulates every program (the full frontier).
+    Bad input is a TuneError."""
     _check_options(budget, metric, target)
     if isinstance(module, str):
         module = hlo.parse(module)
@@ -191,38 +223,64 @@ def tune(
     for fs in _progress(sets, len(sets), "compile", progress):
         prog = runner.program(fs.config)
         groups.setdefault(prog.digest, (prog, []))[1].append(fs)
-    for prog, _ in groups.values():  # a missing PE dtype fails before anything is emulated
-        estimate_cost(prog.compiled.lowered.function, target, table)
-    ref: list[np.ndarray] | None = None
-    trials = []
-    for prog, members in _progress(list(groups.values()), len(groups), "emulate", progress):
-        rep = min(members, key=lambda f: len(f.argv))  # stable: the first of the shortest
-        outs = runner.outputs(prog)
-        if ref is None:  # the first group holds --auto-cast none
-            ref = outs
-        c = prog.compiled
-        trials.append(Trial(rep, [f for f in members if f is not rep], error_of(metric, outs, ref),
-                            estimate_cost(c.lowered.function, target, table), c))
-    baseline = trials[0]
-    ok = [t for t in trials if t.error <= budget]
-    rec = min(ok, key=lambda t: (t.cost.total_s, t.error, len(t.flags.argv)))
+    progs = list(groups.values())  # the first holds --auto-cast none
+    reps = [min(members, key=lambda f: len(f.argv)) for _, members in progs]  # first of shortest
+    # every cost before anything is emulated (a missing PE dtype fails here; decision TU8)
+    costs = [estimate_cost(p.compiled.lowered.function, target, table) for p, _ in progs]
+    ref = runner.outputs(progs[0][0])
+    scores = [Score(c.total_s, len(r.argv), 0.0 if i == 0 else None)
+              for i, (c, r) in enumerate(zip(costs, reps, strict=True))]  # fmt: skip
+    todo = sum(s.cost <= scores[0].cost for s in scores[1:]) if not exhaustive else len(scores) - 1
+    # one step per emulation, and a last one that finds nothing left (at most len(scores) steps)
+    for _ in _progress(range(len(scores)), todo, "emulate", progress):
+        i = next_to_emulate(scores, budget, exhaustive)
+        if i is None:
+            break
+        scores[i] = Score(scores[i].cost, scores[i].length,
+                          error_of(metric, runner.outputs(progs[i][0]), ref))  # fmt: skip
+    trials: list[Trial] = []
+    skipped: list[NotEmulated] = []
+    index: dict[int, int] = {}  # program -> its trial
+    for i, ((prog, members), rep, cost) in enumerate(zip(progs, reps, costs, strict=True)):
+        others = [f for f in members if f is not rep]
+        err = scores[i].error
+        if err is None:
+            skipped.append(NotEmulated(rep, others, cost))
+        else:
+            index[i] = len(trials)
+            trials.append(Trial(rep, others, err, cost, prog.compiled))
+    baseline, rec = trials[0], trials[index[recommend(scores, budget)]]
     result = TuneResult(float(budget), metric, target, baseline, rec, pareto(trials), trials,
-                        len(sets), notes=notes)  # fmt: skip
-    if rec is baseline and not result.budget_met:
-        same = [a for a in baseline.aliases if a.mode != "none"]
-        also = (f" ({len(same)} narrowing flag sets compile to --auto-cast none's program)"
-                if same else "")  # fmt: skip
-        result.notes.append(f"no flag set that narrows meets budget {budget:g} ({metric}); "
-                            f"recommending --auto-cast none{also}")  # fmt: skip
-    elif rec is baseline:
-        result.notes.append(f"the flag sets within budget {budget:g} ({metric}) cost no less "
-                            "than --auto-cast none; recommending it")  # fmt: skip
-    elif attribution > 0:
+                        len(sets), notes=notes, not_emulated=skipped,
+                        exhaustive=exhaustive)  # fmt: skip
+    _explain(result)
+    if rec is not baseline and attribution > 0:
         result.attribution = attribute(baseline.compiled, rec.compiled, args, attribution)
     if held_out is not None:
         result.validation_error = error_of(metric, run_compiled(rec.compiled, held_out),
                                            run_compiled(baseline.compiled, held_out))
     return result
+
+
+def _explain(result: TuneResult) -> None:
+    """The notes on the programs not emulated and on a recommendation of ``--auto-cast none``."""
+    rec, baseline, budget, metric = (result.recommended, result.baseline, result.budget,
+                                     result.metric)  # fmt: skip
+    if result.not_emulated:
+        n = len(result.not_emulated)
+        result.notes.append(f"{n} of {result.programs} programs not emulated: each costs more than "
+                            "the recommendation, so none could be recommended (--exhaustive "
+                            "emulates them for the full frontier)")  # fmt: skip
+    if rec is baseline and not result.budget_met:
+        same = [a for a in baseline.aliases if a.mode != "none"]
+        also = (f" ({len(same)} narrowing flag sets compile to --auto-cast none's program)"
+                if same else "")  # fmt: skip
+        scope = " and costs no more than --auto-cast none" if result.not_emulated else ""
+        result.notes.append(f"no flag set that narrows{scope} meets budget {budget:g} ({metric}); "
+                            f"recommending --auto-cast none{also}")  # fmt: skip
+    elif rec is baseline:
+        result.notes.append(f"the flag sets within budget {budget:g} ({metric}) cost no less "
+                            "than --auto-cast none; recommending it")  # fmt: skip
 
 
 def pareto(trials: Sequence[Trial]) -> list[Trial]:

@@ -1,6 +1,7 @@
 """The search space of ``tune``: every neuronx-cc flag the frontend knows that changes numerics, in
 the spelling a user pastes into ``NEURON_CC_FLAGS``, valid combinations only (each is parsed by
-``frontend.parse_flags``), one flag set per distinct effect (decision TU1).
+``frontend.parse_flags``), one flag set per key the caller gives (``tune`` gives
+``FlagSetRunner.program_key``: what the lowering and the passes read; decisions TU1, TU8).
 
 Axes: the precision mode (``--auto-cast`` × ``--auto-cast-type``, and ``--fast-math
 fp32-cast-matmult`` for the one mode no pair reaches) × the relayout token × mixed-precision
@@ -9,10 +10,10 @@ accumulation × saturate-infinity × fp8e4m3fn-as-fp8e4m3."""
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 
-from pyprecision.frontend import MODE_TABLE, PrecisionConfig, parse_flags
-from pyprecision.passes import Target
+from pyprecision.frontend import PrecisionConfig, parse_flags
 
 __all__ = ["FlagSet", "MODE_FLAGS", "RELAYOUT_FLAGS", "flag_sets"]
 
@@ -57,19 +58,6 @@ class FlagSet:
         """The fp32-cast mode the flags select."""
         return self.config.fp32_cast_mode
 
-    @property
-    def effect(self) -> tuple[object, ...]:
-        """Everything of the config the lowering and the passes read: the mode, the dtype of
-        matmult-based transposes (a relayout token that repeats the mode's own changes nothing),
-        accumulation, saturation, the fp8e4m3fn flag. Equal effects compile to one program."""
-        c = self.config
-        relayout = Target.from_config(c).relayout
-        transpose = MODE_TABLE[c.fp32_cast_mode].transpose_dtype
-        if transpose is not None and relayout is not None:
-            transpose = relayout
-        return (c.fp32_cast_mode, transpose, c.enable_mixed_precision_accumulation,
-                c.enable_saturate_infinity, c.internal_experimental_unsafe_fp8e4m3fn_as_fp8e4m3)
-
 
 def _argv(mode: str, relayout: str | None, narrow_acc: bool, saturate: bool,
           fp8: bool) -> tuple[str, ...]:  # fmt: skip
@@ -89,14 +77,16 @@ def _argv(mode: str, relayout: str | None, narrow_acc: bool, saturate: bool,
 
 
 def flag_sets(*, accumulation: bool = True, saturate: bool = True, fp8: bool = True,
-              modes: tuple[str, ...] | None = None) -> list[FlagSet]:  # fmt: skip
+              modes: tuple[str, ...] | None = None,
+              key: Callable[[PrecisionConfig], Hashable] | None = None) -> list[FlagSet]:  # fmt: skip
     """Every valid flag set of the space, ``--auto-cast none`` first. An axis turned off
     (``accumulation``/``saturate``/``fp8`` False) stays at its default: the caller has measured
     that it does not change the program (decision TU1). Mode ``none`` takes no relayout token
-    (its transposes stay fp32 whatever the token: ``Target.get_matmult_operand_type``); of flag
-    sets with one :attr:`FlagSet.effect`, the first (the shortest) is kept."""
+    (its transposes stay fp32 whatever the token: ``Target.get_matmult_operand_type``). With
+    ``key`` (e.g. ``FlagSetRunner.program_key``), of flag sets whose configs have one key the first
+    (the shortest) is kept."""
     out: list[FlagSet] = []
-    seen: set[tuple[object, ...]] = set()
+    seen: set[Hashable] = set()
     for mode in modes or tuple(MODE_FLAGS):
         relayouts = (None,) if mode == "none" else RELAYOUT_FLAGS
         for r, a, s, f in itertools.product(relayouts, (False, True) if accumulation else (False,),
@@ -104,7 +94,8 @@ def flag_sets(*, accumulation: bool = True, saturate: bool = True, fp8: bool = T
                                             (False, True) if fp8 else (False,)):  # fmt: skip
             argv = _argv(mode, r, a, s, f)
             fs = FlagSet(argv, parse_flags(list(argv)))  # FlagError if it were not valid
-            if fs.effect not in seen:
-                seen.add(fs.effect)
+            k = None if key is None else key(fs.config)
+            if key is None or k not in seen:
+                seen.add(k)
                 out.append(fs)
     return out

@@ -29,9 +29,9 @@ def _model(name: str, source: str) -> tuple[object, list[np.ndarray]]:
 
 
 @cache
-def _tune(name: str, source: str, budget: float, metric: str = "rel-l2"):
+def _tune(name: str, source: str, budget: float, metric: str = "rel-l2", exhaustive: bool = False):
     module, args = _model(name, source)
-    return tune(module, args, budget, metric)
+    return tune(module, args, budget, metric, exhaustive=exhaustive)
 
 
 def _fresh(module: object, args: list[np.ndarray], argv: tuple[str, ...]) -> list[np.ndarray]:
@@ -153,7 +153,7 @@ def test_tune_through_the_runner_equals_tune_from_independent_pipelines(name, so
 
     module, args = _model(name, source)
     budget = 1e-2
-    r = _tune(name, source, budget)
+    r = _tune(name, source, budget, exhaustive=True)
     none = _fresh(module, args, ("--auto-cast", "none"))
     alone = {}
     for t in r.trials:
@@ -171,3 +171,25 @@ def test_tune_through_the_runner_equals_tune_from_independent_pipelines(name, so
         if not front or err < front[-1][1]:
             front.append((cost, err))
     assert [(t.cost.total_s, t.error) for t in r.frontier] == front
+
+
+@pytest.mark.parametrize("name,source", MODELS)
+@pytest.mark.parametrize("budget,metric", [(0.0, "rel-l2"), (1e-3, "rel-l2"), (1e-2, "rel-l2"),
+                                           (1.0, "rel-l2"), (0.0, "ulp"), (0.0, "top1")])
+def test_the_early_stop_recommends_what_the_exhaustive_search_does(name, source, budget, metric):
+    """Decision TU8: programs emulated cheapest first, stopping past the recommendation's cost,
+    give the exhaustive search's recommendation, error and cost; every program left out costs more
+    than it; the programs emulated are the exhaustive search's own (same errors)."""
+    module, args = _model(name, source)
+    early = tune(module, args, budget, metric, attribution=0)
+    full = tune(module, args, budget, metric, attribution=0, exhaustive=True)
+    assert early.recommended.flags == full.recommended.flags
+    assert (early.recommended.error, early.recommended.cost) == (full.recommended.error,
+                                                                 full.recommended.cost)
+    assert not full.not_emulated and early.programs == full.programs == len(full.trials)
+    assert all(t.cost.total_s > early.recommended.cost.total_s for t in early.not_emulated)
+    errors = {t.flags: t.error for t in full.trials}
+    assert all(errors[t.flags] == t.error for t in early.trials)
+    doc = early.to_json()
+    assert doc["programs_not_emulated"] == len(early.not_emulated) and not doc["exhaustive"]
+    assert doc["programs"] == doc["programs_emulated"] + doc["programs_not_emulated"]

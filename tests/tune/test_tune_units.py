@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from pyprecision import hlo
-from pyprecision.emulate import compile_hlo
+from pyprecision.emulate import FlagSetRunner, compile_hlo
 from pyprecision.frontend import FP32_CAST_MODES, config_to_argv, parse_flags
 from pyprecision.tune import (
     COST_TABLE,
@@ -31,24 +31,50 @@ PKG = Path(__file__).resolve().parents[2] / "pyprecision"
 MLP = (Path(__file__).resolve().parents[1] / "data" / "models" / "jax-0.10.2" / "mlp_param.hlo.txt")
 
 
+def _runner() -> FlagSetRunner:
+    module = hlo.parse(MLP.read_text())
+    with np.load(MLP.with_suffix("").with_suffix(".npz")) as z:
+        return FlagSetRunner(module, [z[f"in{i}"] for i in range(7)], share_values=False)
+
+
 def test_the_space_reaches_every_mode_and_every_set_parses_back():
     sets = flag_sets()
     assert {fs.mode for fs in sets} == set(FP32_CAST_MODES)
-    assert len({fs.effect for fs in sets}) == len(sets)
+    assert len({fs.argv for fs in sets}) == len(sets) == (1 + 9 * 4) * 2**3  # every combination
     assert sets[0].argv == ("--auto-cast", "none")
     for fs in sets:
         again = parse_flags(fs.cli.split())
         assert again == fs.config and config_to_argv(again) is not None
 
 
+def test_one_flag_set_per_program_key_the_shortest_kept():
+    """tune keeps one flag set per ``FlagSetRunner.program_key`` (no copy of the rule in tune):
+    every set of the space has a kept one with its key and flags no longer than its own."""
+    runner = _runner()
+    every = flag_sets()
+    kept = flag_sets(key=runner.program_key)
+    keys = {runner.program_key(fs.config): fs for fs in kept}
+    assert len(keys) == len(kept) < len(every)
+    for fs in every:
+        rep = keys[runner.program_key(fs.config)]
+        assert len(rep.argv) <= len(fs.argv) and every.index(rep) <= every.index(fs)
+    # the relayout token of an all-* mode is read by no pass: one set per all-* mode and flags
+    alls = [fs for fs in kept if fs.mode == "all" and not fs.config.enable_saturate_infinity
+            and fs.config.enable_mixed_precision_accumulation
+            and not fs.config.internal_experimental_unsafe_fp8e4m3fn_as_fp8e4m3]
+    assert [fs.argv for fs in alls] == [("--auto-cast", "all", "--auto-cast-type", "bf16")]
+
+
 def test_an_axis_turned_off_stays_at_its_default():
-    sets = flag_sets(accumulation=False, saturate=False, fp8=False)
+    sets = flag_sets(accumulation=False, saturate=False, fp8=False, key=_runner().program_key)
     assert all(fs.config.enable_mixed_precision_accumulation and not fs.config.enable_saturate_infinity
                and not fs.config.internal_experimental_unsafe_fp8e4m3fn_as_fp8e4m3 for fs in sets)
-    # mode none takes no relayout; each other mode: its own transpose dtype, fp32, fp32r, fp8e4
-    # (a token repeating the mode's own transpose dtype is the same program, kept once)
-    assert len(sets) == 1 + sum(4 - (m in ("matmult-fp32r", "matmult-fp8e4", "all-fp8e4",
-                                           "all-fp32r")) for m in FP32_CAST_MODES if m != "none")
+    # mode none takes no relayout; a matmult-* mode: its own transpose dtype, fp32, fp32r, fp8e4
+    # (a token repeating the mode's own transpose dtype is the same program, kept once); an all-*
+    # mode: one (no pass of scope all reads the transpose dtype)
+    matmult = [m for m in FP32_CAST_MODES if m.startswith("matmult")]
+    assert len(sets) == 1 + sum(4 - (m in ("matmult-fp32r", "matmult-fp8e4")) for m in matmult) \
+        + sum(m.startswith(("all", "experimental-all")) for m in FP32_CAST_MODES)
 
 
 def test_the_sharing_rests_on_what_the_lowering_and_passes_read():
@@ -147,9 +173,18 @@ def test_none_recommended_when_what_meets_the_budget_costs_more():
     table = {"gen2": {"peak_tflops": slow, "memory_gbps": 820.0}}
     with np.load(MLP.with_suffix("").with_suffix(".npz")) as z:
         args = [z[f"in{i}"] for i in range(7)]
-    r = tune(module, args, 1.0, cost_table=table, attribution=0)
-    assert r.recommended is r.baseline and r.budget_met
+    r = tune(module, args, 1.0, cost_table=table, attribution=0, exhaustive=True)
+    assert r.recommended is r.baseline and r.budget_met and not r.not_emulated
     assert any("cost no less than --auto-cast none" in n for n in r.notes)
+    # cheapest first, nothing costing more than none is emulated, and the note says only that
+    early = tune(module, args, 1.0, cost_table=table, attribution=0)
+    assert early.recommended.flags == r.recommended.flags and not early.budget_met
+    assert all(t.cost.total_s > early.baseline.cost.total_s for t in early.not_emulated)
+    assert len(early.trials) + len(early.not_emulated) == len(r.trials)
+    assert any("no flag set that narrows and costs no more than --auto-cast none meets" in n
+               for n in early.notes)
+    assert any(f"{len(early.not_emulated)} of {len(r.trials)} programs not emulated" in n
+               for n in early.notes)
 
 
 def test_progress_bars_on_request(capsys):
