@@ -72,7 +72,8 @@ static void measured_thresholds(long long th[PP_STREAM_KINDS]) {
          * stores into the destination */
         th[PP_STREAM_SR_BUFFER] = PP_NEVER;
         /* SR to 4-byte codes (fp32r) streamed by the kernel itself (session 14, speed.md S26):
-         * from float32 0.6 -> ?? of the floor in 16 Mi-element calls against the block buffer */
+         * fp32r SR from float32 0.48-0.60 -> 0.52-0.74 of the floor, from float64 0.66-0.69 ->
+         * 1.02-1.06, in 16 Mi-element calls against the block buffer / plain stores */
         th[PP_STREAM_SR_DIRECT] = th[PP_STREAM_DIRECT];
     }
 #endif
