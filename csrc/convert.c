@@ -146,6 +146,7 @@ typedef struct {
     int out_bytes;
     int stream;                /* write through a block buffer with streaming stores */
     int stream_direct;         /* the set's kernel that streams its own output, where it has one */
+    int stream_sr;             /* stochastic rounding to 4-byte codes, the fused kernel streaming */
     const pp_kernel_set *ks;   /* NULL: the reference converter */
 } encode_job;
 
@@ -243,6 +244,15 @@ static void encode_range(void *ctx, size_t begin, size_t end) {
             return;
         }
     }
+    /* stochastic rounding to 4-byte codes where the set's fused kernel streams them itself: the
+     * whole range in one call, no block buffer (speed.md S26) */
+    if (j->stream_sr && (t == PP_T_F32 || t == PP_T_F64) &&
+        ks->sr_fused(&j->pr, t == PP_T_F64, (const char *)j->src + begin * es, end - begin,
+                     j->opt->random_bits ? j->opt->random_bits + begin : NULL, j->opt->seed, begin,
+                     (char *)j->dst + begin * (size_t)ob, ob, 1)) {
+        ks->sfence();
+        return;
+    }
     _Alignas(64) uint32_t rbuf[PP_BLOCK];
     _Alignas(64) uint64_t wide[PP_BLOCK];
     _Alignas(64) uint32_t obuf[PP_BLOCK];
@@ -264,7 +274,7 @@ static void encode_range(void *ctx, size_t begin, size_t end) {
                 d = 1;
             }
             d += ks->sr_fused(&j->pr, t == PP_T_F64, in0 + d * es, nb - d, given ? given + d : NULL,
-                              j->opt->seed, b0 + d, kout0 + d * (size_t)ob, ob);
+                              j->opt->seed, b0 + d, kout0 + d * (size_t)ob, ob, 0);
         }
         /* the rest: the set's lanes, the words (if any) from random_bits or a block buffer */
         const size_t b = b0 + d, n = nb - d;
@@ -341,5 +351,7 @@ int pp_encode(const void *src, int src_type, size_t n, void *dst, const pp_cast_
     const int sr_kind = opt->rounding == PP_STOCHASTIC && 2u * (size_t)j.out_bytes <= src_size[src_type];
     j.stream = j.ks != NULL && pp_use_streaming(moved, sr_kind ? PP_STREAM_SR_BUFFER : PP_STREAM_BUFFER);
     j.stream_direct = j.ks != NULL && pp_use_streaming(moved, PP_STREAM_DIRECT);
+    j.stream_sr = j.ks != NULL && opt->rounding == PP_STOCHASTIC && j.out_bytes == 4 &&
+                  pp_use_streaming(moved, PP_STREAM_SR_DIRECT);
     return pp_parallel_for(n, PP_ENCODE_GRAIN, opt->threads, encode_range, &j);
 }

@@ -20,7 +20,7 @@ const pp_kernel_set *pp_kernels_for(int isa) {
 }
 
 /* Streaming stores: when a call moves more bytes (input + output) than a threshold, its output
- * is written with non-temporal stores. Five thresholds, because the ways of streaming cost
+ * is written with non-temporal stores. Six thresholds, because the ways of streaming cost
  * differently: a kernel that streams its own output (enc_stream, decode_stream: no extra pass;
  * one threshold for encoders, one for decoders) and the block buffer that other kernels write
  * into, copied out with streaming stores (a second pass over every output byte, which pays only
@@ -34,7 +34,7 @@ const pp_kernel_set *pp_kernels_for(int isa) {
 #define PP_MIB (1LL << 20)
 #define PP_NEVER (1LL << 62)
 
-/* The measured defaults, by kind (PP_STREAM_BUFFER ... PP_STREAM_SR_BUFFER), into th. */
+/* The measured defaults, by kind (PP_STREAM_BUFFER ... PP_STREAM_SR_DIRECT), into th. */
 static void measured_thresholds(long long th[PP_STREAM_KINDS]) {
     for (int k = 0; k < PP_STREAM_KINDS; k++) th[k] = 8 * PP_MIB; /* Emerald Rapids' (see the end) */
 #if defined(__x86_64__) || defined(__i386__)
@@ -63,19 +63,25 @@ static void measured_thresholds(long long th[PP_STREAM_KINDS]) {
     /* stochastic rounding's block buffer: as the others' unless measured (the SR kernels are
      * compute-bound, so the copy pass is extra work, not hidden under memory time) */
     th[PP_STREAM_SR_BUFFER] = th[PP_STREAM_BUFFER];
+    /* the SR kernel that streams its own fp32r codes: never unless measured (speed.md S26) */
+    th[PP_STREAM_SR_DIRECT] = PP_NEVER;
     if (family == 6u && model == 167u) {
         /* Intel with AVX512-FP16 (family 6 model 167 as its hypervisor reports it; session 11,
          * speed.md S25): the buffer streamed cost 17-25 % on float64 sources and 4-12 % on
          * float32 ones in 16 Mi-element calls (80-192 MB moved), one thread, against plain
          * stores into the destination */
         th[PP_STREAM_SR_BUFFER] = PP_NEVER;
+        /* SR to 4-byte codes (fp32r) streamed by the kernel itself (session 14, speed.md S26):
+         * fp32r SR from float32 0.48-0.60 -> 0.52-0.74 of the floor, from float64 0.66-0.69 ->
+         * 1.02-1.06, in 16 Mi-element calls against the block buffer / plain stores */
+        th[PP_STREAM_SR_DIRECT] = th[PP_STREAM_DIRECT];
     }
 #endif
 }
 
 static _Atomic long long stream_override = -1; /* pp_set_stream_threshold; -1: the defaults */
-/* by kind: buffer, direct, decode buffer, decode direct, SR buffer */
-static _Atomic long long stream_th[PP_STREAM_KINDS] = {-1, -1, -1, -1, -1};
+/* by kind: buffer, direct, decode buffer, decode direct, SR buffer, SR direct */
+static _Atomic long long stream_th[PP_STREAM_KINDS] = {-1, -1, -1, -1, -1, -1};
 
 long long pp_set_stream_threshold(long long bytes) {
     const long long prev = stream_override;

@@ -252,9 +252,9 @@ static int PP_K(decode_stream_)(int format, const void *bits, size_t n, uint32_t
 #ifndef PP_SR_FUSED
 static size_t PP_K(sr_fused_)(const pp_params *pr, int f64, const void *src, size_t n,
                               const uint32_t *rnd, uint64_t seed, uint64_t first, void *dst,
-                              int out_bytes) {
+                              int out_bytes, int stream) {
     (void)pr, (void)f64, (void)src, (void)n, (void)rnd, (void)seed, (void)first, (void)dst;
-    (void)out_bytes;
+    (void)out_bytes, (void)stream;
     return 0; /* no fused stochastic kernel in this set: the lanes above, words from a buffer */
 }
 #define PP_SR_FUSED PP_K(sr_fused_)

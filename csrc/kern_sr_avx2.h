@@ -265,7 +265,8 @@ static inline __attribute__((always_inline)) size_t sr2_format(const sr2_consts 
 /* float32 and float64 sources. Returns how many leading elements it did: whole groups, or 0 when
  * the case is not this one. */
 static size_t sr_avx2(const pp_params *pr, int f64, const void *src, size_t n, const uint32_t *rnd,
-                      uint64_t seed, uint64_t first, void *dst, int out_bytes) {
+                      uint64_t seed, uint64_t first, void *dst, int out_bytes, int stream) {
+    if (stream) return 0; /* no streaming form in this set */
     if (pr->rounding != PP_STOCHASTIC || (!rnd && (first & 1u)) || pr->p < 1 || pr->p > 22)
         return 0;
     if (out_bytes != 1 && out_bytes != 2 && out_bytes != 4) return 0;

@@ -105,10 +105,12 @@ typedef struct {
     void (*sfence)(void);
     /* float32 (f64 = 0) or float64 bits -> 1-, 2- or 4-byte codes under stochastic rounding,
      * the words taken from rnd or, when rnd is NULL, generated in registers for element indices
-     * first.. (first even); returns how many elements it did from the start (0: not this case) */
+     * first.. (first even); returns how many elements it did from the start (0: not this case).
+     * stream != 0: all n or none, 4-byte codes streamed straight to dst (no sfence; speed.md
+     * S26), 0 where the set has no such form */
     size_t (*sr_fused)(const pp_params *pr, int f64, const void *src, size_t n,
                        const uint32_t *rnd, uint64_t seed, uint64_t first, void *dst,
-                       int out_bytes);
+                       int out_bytes, int stream);
     /* float64 bits -> 1-, 2- or 4-byte codes through float32 rounded to odd (in buf, room for
      * 2048 float32) and the set's enc32, which round it as they would the float64 (rne, rtz,
      * rna; docs/decisions/speed.md S18); 0: not this set or this rounding (nothing written).
@@ -156,17 +158,18 @@ const pp_kernel_set *pp_kernels_for(int isa);
 int pp_isa_avx512_bf16(void);
 /* Whether a call that moves this many bytes (input + output) writes its output with streaming
  * stores, by kind: an encoder's block buffer, an encoder that streams its own output,
- * pp_decode's block buffer, a decoder that streams its own output, or an encoder's block buffer
- * under stochastic rounding with an output of at most half its input bytes (the thresholds
- * differ: dispatch.c). */
+ * pp_decode's block buffer, a decoder that streams its own output, an encoder's block buffer
+ * under stochastic rounding with an output of at most half its input bytes, or a stochastic
+ * rounding kernel that streams its own 4-byte codes (the thresholds differ: dispatch.c). */
 enum {
     PP_STREAM_BUFFER = 0,
     PP_STREAM_DIRECT = 1,
     PP_STREAM_DECODE = 2,
     PP_STREAM_DECODE_DIRECT = 3,
-    PP_STREAM_SR_BUFFER = 4
+    PP_STREAM_SR_BUFFER = 4,
+    PP_STREAM_SR_DIRECT = 5
 };
-#define PP_STREAM_KINDS 5
+#define PP_STREAM_KINDS 6
 int pp_use_streaming(size_t bytes, int kind);
 
 /* The PE dot's register tiles (dot.c drives them; dot_kern.h, dot_portable.c): the uk computes an

@@ -31,3 +31,11 @@ def test_probe_fp8_prints_both_ways_for_every_fp8_format_and_rounding(tmp_path):
     rows = re.findall(r"^(\S+ \S+) +back to back +[\d.]+ +[\d.]+ +with the floor +[\d.]+ +[\d.]+$",
                       out, re.M)
     assert rows == [f"{f} {r}" for f in ("fp8e4", "fp8e4m3fn", "fp8e5") for r in ("rne", "rtz")], out
+
+
+def test_probe_fp32r_prints_decode_and_encode_against_their_own_and_the_runs_floor(tmp_path):
+    out = _run(tmp_path, "probe_fp32r.py", "--n", "65536", "--rounds", "2")
+    rows = re.findall(r"^round (\d)  (decode|encode rne) +back to back +[\d.]+ +with the floor +[\d.]+"
+                      r" +its floor +[\d.]+ +/ its floor +[\d.]+ +/ the run's best floor \([\d.]+\)"
+                      r" +[\d.]+$", out, re.M)
+    assert rows == [(r, c) for r in "01" for c in ("decode", "encode rne")], out
