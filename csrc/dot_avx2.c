@@ -45,37 +45,13 @@ static inline __m256d dot_canon_pd(__m256d v) {
 #define DK_STOREN(p, v, n) _mm256_maskstore_ps(p, dot_mask32(n), v)
 #define DK_CANON(v) dot_canon_ps(v)
 #include "dot_kern.h"
-#undef DK_T
-#undef DK_V
-#undef DK_LANES
+/* the same tile with one fused multiply-add per step, for exact products (K11) */
 #undef DK_NAME
-#undef DK_ZERO
-#undef DK_SET1
-#undef DK_LOAD
-#undef DK_MUL
-#undef DK_ADD
-#undef DK_LOADN
-#undef DK_STOREN
-#undef DK_CANON
-
-#define DK_T float
-#define DK_V __m256
-#define DK_LANES 8
-#define DK_NV PP_DOT256_NV
-#define DK_MR PP_DOT256_MR
 #define DK_NAME dot_f32_exact_avx2
 #define DK_FMADD(x, y, acc) _mm256_fmadd_ps(x, y, acc)
 #define DK_ATTR __attribute__((target("avx2,fma")))
-#define DK_ZERO() _mm256_setzero_ps()
-#define DK_SET1(x) _mm256_set1_ps(x)
-#define DK_LOAD(p) _mm256_loadu_ps(p)
-#define DK_MUL(x, y) _mm256_mul_ps(x, y)
-#define DK_ADD(x, y) _mm256_add_ps(x, y)
-#define DK_LOADN(p, n) _mm256_maskload_ps(p, dot_mask32(n))
-#define DK_STOREN(p, v, n) _mm256_maskstore_ps(p, dot_mask32(n), v)
-#define DK_CANON(v) dot_canon_ps(v)
 #include "dot_kern.h"
-
+#undef DK_FMADD
 #undef DK_T
 #undef DK_V
 #undef DK_LANES
@@ -88,8 +64,6 @@ static inline __m256d dot_canon_pd(__m256d v) {
 #undef DK_LOADN
 #undef DK_STOREN
 #undef DK_CANON
-
-#undef DK_FMADD
 
 #define DK_T double
 #define DK_V __m256d

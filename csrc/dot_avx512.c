@@ -81,36 +81,12 @@ static inline __m512d dot_canon_pd(__m512d v) {
 #define DK_STOREN(p, v, n) dot_mask_storeu_ps(p, dot_m16(n), v)
 #define DK_CANON(v) dot_canon_ps(v)
 #include "dot_kern.h"
-#undef DK_T
-#undef DK_V
-#undef DK_LANES
+/* the same tile with one fused multiply-add per step, for exact products (K11) */
 #undef DK_NAME
-#undef DK_ZERO
-#undef DK_SET1
-#undef DK_LOAD
-#undef DK_MUL
-#undef DK_ADD
-#undef DK_LOADN
-#undef DK_STOREN
-#undef DK_CANON
-
-#define DK_T float
-#define DK_V __m512
-#define DK_LANES 16
-#define DK_NV PP_DOT512_NV
-#define DK_MR PP_DOT512_MR
 #define DK_NAME dot_f32_exact_avx512
 #define DK_FMADD(x, y, acc) _mm512_fmadd_ps(x, y, acc)
-#define DK_ZERO() _mm512_setzero_ps()
-#define DK_SET1(x) _mm512_set1_ps(x)
-#define DK_LOAD(p) _mm512_loadu_ps(p)
-#define DK_MUL(x, y) _mm512_mul_ps(x, y)
-#define DK_ADD(x, y) _mm512_add_ps(x, y)
-#define DK_LOADN(p, n) dot_maskz_loadu_ps(dot_m16(n), p)
-#define DK_STOREN(p, v, n) dot_mask_storeu_ps(p, dot_m16(n), v)
-#define DK_CANON(v) dot_canon_ps(v)
 #include "dot_kern.h"
-
+#undef DK_FMADD
 #undef DK_T
 #undef DK_V
 #undef DK_LANES
@@ -123,8 +99,6 @@ static inline __m512d dot_canon_pd(__m512d v) {
 #undef DK_LOADN
 #undef DK_STOREN
 #undef DK_CANON
-
-#undef DK_FMADD
 
 #define DK_T double
 #define DK_V __m512d
