@@ -42,6 +42,7 @@ from pyprecision.ir.dtypes import (
     uint32,
     uint64,
 )
+from pyprecision.ir.gc_pause import paused_gc
 from pyprecision.ir.index_ops import SCATTER_KINDS, GatherOp, ScatterOp, SortPermOp
 from pyprecision.ir.instructions import (
     BINARY_KINDS,
@@ -182,6 +183,7 @@ __all__ = [
     "is_trivially_dead",
     "make_cast",
     "parse",
+    "paused_gc",
     "print_module",
     "recursively_dce",
     "to_text",

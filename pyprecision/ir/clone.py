@@ -21,11 +21,11 @@ is still copied, only more slowly.
 
 from __future__ import annotations
 
-import gc
 from collections.abc import Callable
 from typing import Any
 
 from pyprecision.ir.core import Block, Function, Module
+from pyprecision.ir.gc_pause import paused_gc
 from pyprecision.ir.instructions import Instruction
 from pyprecision.ir.tensors import NeuronAP, Tensor
 from pyprecision.ir.values import ScalarValue, Use, Value
@@ -304,15 +304,11 @@ def clone_module(module: Module) -> Module:
     """A copy of ``module`` that prints the same and that every pass rewrites exactly as it
     rewrites ``module`` (names, ids, use and access orders kept); ``module`` is not changed and
     shares only immutable data and constant arrays with the copy."""
-    enabled = gc.isenabled()
-    gc.disable()  # the copy allocates thousands of objects and frees none: a collection would
-    # only walk them (a third of the time)
-    try:
+    # the copy allocates thousands of objects and frees none: a collection would only walk them
+    # (a third of the time)
+    with paused_gc():
         c = _Cloner()
         c.shells(module)
         out = c.obj(module)
         c.run()
-    finally:
-        if enabled:
-            gc.enable()
     return out

@@ -76,6 +76,11 @@ def lower(
     ``file:line:col``; ``config`` (a PrecisionConfig) sets what the lowering itself decides
     (``--disable-mixed-precision-accumulation`` marks reductions ``narrow_acc``). Raises
     LoweringError on anything it does not handle; the result is verified."""
+    with ir.paused_gc():  # decision P24
+        return _lower(module, filename, text, config)
+
+
+def _lower(module: HloModule, filename: str | None, text: str | None, config: Any) -> Lowered:
     f = ir.Function("main")
     mod = ir.Module([f])
     name = filename or getattr(module, "filename", None) or "<hlo>"

@@ -36,10 +36,18 @@ def is_matmult_transpose(tc: TensorContractOp) -> bool:
     tensor = owner.tensor
     if isinstance(tensor, SingleValueTensor) or tensor.value is None:
         return False
-    value = np.asarray(tensor.value).astype(np.float64)
-    return value.ndim == 2 and value.shape[0] == value.shape[1] and bool(
-        np.array_equal(value, np.eye(value.shape[0]))
-    )
+    return is_identity_matrix(np.asarray(tensor.value))
+
+
+def is_identity_matrix(value: np.ndarray) -> bool:
+    """``value`` is a square 2-D array equal to the identity (as ``np.array_equal(value,
+    np.eye(n))`` decides it; -0 counts as 0, a NaN anywhere makes it not one), tested without
+    building the identity: exactly n nonzero elements, and every diagonal one equal to 1."""
+    if value.ndim != 2 or value.shape[0] != value.shape[1]:
+        return False
+    if value.dtype.kind not in "biufc":  # ml_dtypes' narrow floats: exact in float32
+        value = value.astype(np.float32)
+    return np.count_nonzero(value) == value.shape[0] and bool((np.diagonal(value) == 1).all())
 
 
 def truncated_dtype(load: Instruction) -> DType | None:

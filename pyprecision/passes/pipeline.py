@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from pyprecision.frontend import MODE_TABLE, PrecisionConfig
-from pyprecision.ir import Function, Module, to_text, verify
+from pyprecision.ir import Function, Module, paused_gc, to_text, verify
 from pyprecision.pass_manager import run_pass_sequence
 from pyprecision.passes.statistics import Statistics, snapshot
 from pyprecision.passes.target import Target, relayout_token
@@ -84,5 +84,6 @@ def run_pipeline(
     if passes is None:
         passes = [make_pass(name, tgt, provenance) for name in pipeline_pass_names(config)]
     before = snapshot()
-    changed = run_passes(module, passes, each=verify_each)
+    with paused_gc():  # decision P24
+        changed = run_passes(module, passes, each=verify_each)
     return Statistics(before, snapshot(), changed)

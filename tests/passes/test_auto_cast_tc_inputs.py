@@ -1,7 +1,10 @@
 """AutoCastTCInputs (spec 000 §4, §6) and AutoCastInputs (§8)."""
 from __future__ import annotations
 
+import numpy as np
 from filecheck import filecheck  # tests/ is on sys.path
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pyprecision import ir
 from pyprecision.passes import STATISTICS, AutoCastInputs, AutoCastTCInputs, Target
@@ -250,3 +253,36 @@ def test_is_matmult_transpose_needs_const_identity() -> None:
         m = ir.parse(fh.read())
     mms = [i for i in m.main.instructions() if isinstance(i, ir.TensorContractOp)]
     assert [is_matmult_transpose(i) for i in mms] == [True, False]
+
+
+_IDENTITY_DTYPES = ["float32", "float64", "float16", "bfloat16", "float8_e4m3fn", "float8_e5m2",
+                    "int32", "uint8", "bool", "complex64"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, 5), st.sampled_from(_IDENTITY_DTYPES), st.data())
+def test_identity_test_equals_array_equal_with_eye(n: int, dtype: str, data: st.DataObject) -> None:
+    """The cheap identity test (decision P24) decides exactly what ``np.array_equal(value
+    .astype(float64), np.eye(n))`` decided: identities, near-identities (one element changed to 0,
+    2, -1, -0, NaN, inf), non-square and 1-D arrays."""
+    import ml_dtypes
+
+    from pyprecision.passes.auto_cast_tc_inputs import is_identity_matrix
+
+    dt = np.dtype(getattr(ml_dtypes, dtype, None) or dtype)
+    rows = data.draw(st.sampled_from([n, n + 1])) if n else n
+    value = np.eye(rows, n).astype(dt)
+    if value.size and data.draw(st.booleans()):
+        i = data.draw(st.integers(0, rows - 1))
+        j = data.draw(st.integers(0, n - 1))
+        changes = [0, 2, -1] if dt.kind in "iub" else [0.0, 2.0, -1.0, -0.0, np.nan, np.inf, 1.0]
+        if dt.kind == "b":
+            changes = [False, True]
+        with np.errstate(invalid="ignore"):
+            value[i, j] = np.array(data.draw(st.sampled_from(changes))).astype(dt)
+    if data.draw(st.booleans()):
+        value = value.reshape(-1)
+    want = value.ndim == 2 and value.shape[0] == value.shape[1] and bool(
+        np.array_equal(value.astype(np.complex128 if dt.kind == "c" else np.float64),
+                       np.eye(value.shape[0])))
+    assert is_identity_matrix(value) == want

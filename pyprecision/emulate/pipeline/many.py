@@ -255,7 +255,8 @@ class FlagSetRunner:
         stats = run_pipeline(base.module, config, self.target)
         changed = [n for n, c in stats.changed.items() if c]
         texts: dict[int, str] = {}
-        digest = _ir_key(base.module, self._digests, texts)
+        with ir.paused_gc():  # decision P24
+            digest = _ir_key(base.module, self._digests, texts)
         return Program(CompiledHlo(self.module, base, stats, config, self.target), digest,
                        changed, texts)  # fmt: skip
 

@@ -102,7 +102,8 @@ class ValueMemo:
         is read by a computed instruction loaded from a constant instead (on ``module`` itself
         when no memoized value is read); its result is returned and what it computed is
         memoized. ``texts``: see :meth:`signatures`."""
-        sigs = self.signatures(module.main, texts)
+        with ir.paused_gc():  # decision P24
+            sigs = self.signatures(module.main, texts)
         hit = {i for i, s in sigs.items() if s in self.values}
         work = module  # nothing memoized is read: run the program itself (running changes nothing)
         if hit:
