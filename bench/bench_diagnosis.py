@@ -9,6 +9,11 @@ timings, with the load average beside every figure.
 
     python bench/bench_diagnosis.py                       # encoder_block, scan_rnn
     python bench/bench_diagnosis.py --models encoder_block --runs 3 --unshared
+    python bench/bench_diagnosis.py --models minilm --runs 1 --work /tmp/bemu   # issue 27's model
+
+``minilm`` is bench_emulate.py's MiniLM-L6 (batch 8, sequence 128): its HLO and inputs are read
+from ``--work`` (made there by bench_emulate.py's preparation, which needs jax, when missing).
+``PYPRECISION_THREADS`` sets the threads, as everywhere.
 """
 from __future__ import annotations
 
@@ -36,11 +41,23 @@ def _best(fn, runs: int) -> float:
     return best
 
 
-def bench(name: str, runs: int, unshared: bool) -> None:
+def _load(name: str, work: Path | None) -> tuple[str, dict[str, np.ndarray] | list[np.ndarray]]:
+    if name != "minilm":
+        with np.load(MODELS / f"{name}.npz") as z:
+            return (MODELS / f"{name}.hlo.txt").read_text(), dict(z)
+    import bench_emulate  # bench/ is on sys.path when this script runs
+
+    work = work or Path("/tmp/bemu")
+    work.mkdir(parents=True, exist_ok=True)
+    if not (work / "minilm.hlo.txt").exists():
+        bench_emulate._prepare("minilm", work)
+    with np.load(work / "minilm.npz") as z:
+        return (work / "minilm.hlo.txt").read_text(), [z[f"a{i}"] for i in range(len(z.files))]
+
+
+def bench(name: str, runs: int, unshared: bool, work: Path | None = None) -> None:
     """Print one model's row."""
-    text = (MODELS / f"{name}.hlo.txt").read_text()
-    with np.load(MODELS / f"{name}.npz") as z:
-        ins = dict(z)
+    text, ins = _load(name, work)
     configs = [c for _, c in diagnosis_flag_sets(parse_flags(["--auto-cast", "matmult"]))]
 
     def one() -> None:
@@ -79,9 +96,11 @@ def main() -> None:
     p.add_argument("--models", nargs="+", default=["encoder_block", "scan_rnn"])
     p.add_argument("--runs", type=int, default=3)
     p.add_argument("--unshared", action="store_true", help="also time the unshared way (slow)")
+    p.add_argument("--work", type=Path, default=None,
+                   help="minilm: where bench_emulate.py's HLO and inputs are (default /tmp/bemu)")
     args = p.parse_args()
     for name in args.models:
-        bench(name, args.runs, args.unshared)
+        bench(name, args.runs, args.unshared, args.work)
 
 
 if __name__ == "__main__":

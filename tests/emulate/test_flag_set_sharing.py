@@ -174,3 +174,58 @@ def test_a_programs_texts_are_what_its_instructions_print(name: str) -> None:
                 assert getattr(inst, "narrow_acc", False), ir.instruction_to_text(inst)
             else:
                 assert got == ir.instruction_to_text(inst)
+
+
+@pytest.fixture
+def fused_small(monkeypatch):
+    """Fused runs on the small real models too: blocks of 7 elements from 8 elements on."""
+    from pyprecision.emulate.shared import blocks
+
+    monkeypatch.setattr(blocks, "BLOCK", 7)
+    monkeypatch.setattr(blocks, "MIN_ELEMENTS", 8)
+
+
+@pytest.mark.parametrize("flags", [["--auto-cast", "matmult"], ["--auto-cast", "all"]])
+@pytest.mark.parametrize("name", ["encoder_block", "scan_rnn", "bf16_mlp", "cnn"])
+def test_a_sparse_trace_records_what_a_full_trace_does_where_the_run_made_it(
+        name: str, flags: list[str], fused_small: None) -> None:
+    """Decision V26: with fused runs, batched dots and early frees on, every value a SparseTrace
+    records is bit for bit the full trace's value of that instruction; it records only the
+    instructions it was asked for, no more bytes than its budget, and the outputs are the
+    untraced run's."""
+    from pyprecision.emulate.ir.eval import SparseTrace
+
+    data = load_model(name)
+    if not data.inputs:
+        pytest.skip("no inputs")
+    compiled = compile_hlo(hlo.parse(data.text), parse_flags(flags))
+    args = bind_arguments(compiled.hlo_module, data.inputs, widen=True).args
+    full: dict[int, np.ndarray] = {}
+    want = run_compiled(compiled, args, full)
+    insts = [i for i in compiled.lowered.module.main.instructions() if i.result is not None]
+    wanted = {id(i) for i in insts[::2]}
+    sparse = SparseTrace(wanted, 1 << 40)
+    got = run_compiled(compiled, args, sparse)
+    assert [np.asarray(o).tobytes() for o in got] == [np.asarray(o).tobytes() for o in want]
+    assert sparse and set(sparse) <= wanted
+    for k, v in sparse.items():
+        assert v.dtype == full[k].dtype and v.tobytes() == full[k].tobytes()
+    small = SparseTrace(wanted, 64)
+    run_compiled(compiled, args, small)
+    assert sum(v.nbytes for v in small.values()) <= 64
+
+
+@pytest.mark.parametrize("name", ["encoder_block", "scan_rnn"])
+def test_the_value_memo_with_fused_runs_gives_the_bits_of_independent_runs(
+        name: str, fused_small: None) -> None:
+    data = load_model(name)
+    runner = FlagSetRunner(hlo.parse(data.text), data.inputs)
+    shared = runner.run(CONFIGS)
+    assert runner.memo is not None and runner.memo.reused > 0
+    for config, run in zip(CONFIGS, shared.runs, strict=True):
+        compiled = compile_hlo(hlo.parse(data.text), config)
+        alone = run_compiled(compiled, bind_arguments(compiled.hlo_module, data.inputs,
+                                                      widen=True).args)  # fmt: skip
+        assert run.outputs is not None
+        assert [np.asarray(o).tobytes() for o in run.outputs] == \
+            [np.asarray(o).tobytes() for o in alone], config

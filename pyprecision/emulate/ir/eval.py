@@ -57,7 +57,7 @@ from pyprecision.ir import (
     verify,
 )
 
-__all__ = ["run_ir"]
+__all__ = ["SparseTrace", "run_ir"]
 
 _FLOAT_STORAGE = {np.dtype(d.storage) for d in FLOAT_DTYPES}
 
@@ -147,6 +147,24 @@ def _frame_numerics() -> types.SimpleNamespace:
                                     "is_identity": is_identity})
 
 
+class SparseTrace(dict[int, np.ndarray]):
+    """A trace that keeps the evaluator's fast paths (decision V26): the values the run makes
+    anyway — an instruction evaluated on its own, a batched dot's results that are read, a fused
+    run's outputs that are read after it — are recorded as ``id(instruction) → values`` (what a
+    full trace records for them), for the instructions in ``wanted`` only, until ``budget`` bytes
+    are recorded; values inside a fused run or nobody reads are not made for it. Values are still
+    dropped after their last use (the trace keeps its own reference)."""
+
+    def __init__(self, wanted: set[int], budget: int):
+        super().__init__()
+        self.wanted, self.budget = wanted, int(budget)
+
+    def record(self, key: int, value: np.ndarray) -> None:
+        if key in self.wanted and key not in self and value.nbytes <= self.budget:
+            self[key] = value
+            self.budget -= value.nbytes
+
+
 class _Frame:
     """What an instruction's ``evaluate`` sees: operand values, memory, the numerics (``num``)."""
 
@@ -213,14 +231,16 @@ class _Frame:
 
     def run(self) -> None:
         insts = list(self.f.instructions())
-        drops = None if self.trace is not None else _last_uses(self.f, insts)
+        sparse = self.trace if isinstance(self.trace, SparseTrace) else None
+        full = self.trace is not None and sparse is None
+        drops = None if full else _last_uses(self.f, insts)
         # matmuls of one shape whose results nobody has read yet wait here and run as one batched
         # dot when the first of them is read (the lowering unrolls a batched dot_general into one
-        # 2-D matmul per batch entry); without a trace only (EM-12)
-        pending = _PendingDots(self) if self.trace is None else None
+        # 2-D matmul per batch entry); not with a full trace (EM-12)
+        pending = _PendingDots(self) if not full else None
         # runs of elementwise instructions on one large shape go block by block (EM-14); not
-        # with a trace, which wants every value whole
-        runs = plan_runs(insts) if self.trace is None else {}
+        # with a full trace, which wants every value whole
+        runs = plan_runs(insts) if not full else {}
         i = 0
         while i < len(insts):
             run = runs.get(i)
@@ -238,12 +258,19 @@ class _Frame:
                     out = inst.evaluate(self)
                     if inst.result is not None:
                         self.vals[id(inst.result)] = np.asarray(out)
-                        if self.trace is not None:
-                            self.trace[id(inst)] = self.vals[id(inst.result)]
+                        if full:
+                            self.trace[id(inst)] = self.vals[id(inst.result)]  # type: ignore[index]
+                        elif sparse is not None:
+                            sparse.record(id(inst), self.vals[id(inst.result)])
             if run is not None:
                 if pending is not None and any(k in pending.ids for k in run.inputs):
                     pending.flush()
                 run_blocks(run, insts, NUMERICS, self.vals)  # blocks: no tile rounding (EM-16)
+                if sparse is not None:
+                    for k in range(i, run.stop):
+                        res = insts[k].result
+                        if res is not None and id(res) in self.vals:
+                            sparse.record(id(insts[k]), self.vals[id(res)])
             for k in range(i, run.stop if run is not None else i + 1):
                 if drops is not None:
                     for store, key in drops[k]:
@@ -328,9 +355,12 @@ class _PendingDots:
             else:
                 acc = num.matmul_batched([x[1] for x in items], [x[2] for x in items])
                 outs = list(num.round_to(acc, dt))
+            sparse = self.frame.trace if isinstance(self.frame.trace, SparseTrace) else None
             for (r, _, _), out in zip(items, outs, strict=True):
                 if id(r) not in self.unwanted:
                     vals[id(r)] = out
+                    if sparse is not None:
+                        sparse.record(id(r.owner), out)
         self.groups.clear()
         self.ids.clear()
         self.unwanted.clear()
@@ -423,7 +453,8 @@ def run_ir(
     name) and return ``{output tensor name: array of its storage dtype}``. The module is verified first
     (VerifyError) unless ``check=False``; bad inputs raise EmulationError. With ``trace`` (a dict),
     every instruction's result is recorded in it as ``id(instruction) → values`` (float32 /
-    int64, already rounded to the result dtype; with a trace no value is dropped early)."""
+    int64, already rounded to the result dtype; with a trace no value is dropped early); a
+    :class:`SparseTrace` records only what the fast paths make anyway."""
     if isinstance(module, Function):
         f, mod = module, module.module
     else:

@@ -13,9 +13,11 @@ values, bit for bit.
 
 Before a program runs, every instruction whose signature has a value in the memo and whose result
 a not-memoized instruction reads is replaced by a load of that value from a new constant tensor,
-and what becomes dead is removed; the program runs with a trace, and the values of what it did
-compute are added to the memo (until ``max_bytes``). The program given is not changed: the work
-is done on a copy (``ir.clone_module``), made only when a memoized value is used.
+and what becomes dead is removed; the program runs with a sparse trace (decision V26: its fused
+runs, batched dots and early frees stay on, so only the values they make anyway are seen), and
+those values of what it computed are added to the memo (until ``max_bytes``). The program
+given is not changed: the work is done on a copy (``ir.clone_module``), made only when a memoized
+value is used.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from pyprecision import ir
+from pyprecision.emulate.ir.eval import SparseTrace
 
 __all__ = ["DEFAULT_MEMO_BYTES", "ValueMemo"]
 
@@ -34,6 +37,11 @@ DEFAULT_MEMO_BYTES = 1 << 30
 
 #: instruction classes whose results are never shared: their meaning is not in their own text
 _NEVER = (ir.CallOpBase, ir.OpaqueOp)
+#: instructions whose values are never recorded, so never spliced in (decision V26): they move or
+#: relabel data (a load, with at most one rounding, a broadcast, a view), which costs about what
+#: loading a spliced constant costs; memoizing them held the memo's gigabyte and sped up nothing
+_MOVES = (ir.LoadInst, ir.BroadcastOp, ir.ReshapeOp, ir.TransposeOp, ir.SliceOp, ir.ReverseOp,
+          ir.ConcatenateOp, ir.PadOp, ir.IotaOp)
 
 
 class ValueMemo:
@@ -97,13 +105,10 @@ class ValueMemo:
             by_value[id(res)] = sigs[id(inst)] = self._sig(key)
         return sigs
 
-    def run(self, module: ir.Module, run: Any, texts: dict[int, str] | None = None) -> Any:
-        """``run(reduced_module, trace)`` on a copy of ``module`` with every memoized value that
-        is read by a computed instruction loaded from a constant instead (on ``module`` itself
-        when no memoized value is read); its result is returned and what it computed is
-        memoized. ``texts``: see :meth:`signatures`."""
-        with ir.paused_gc():  # decision P24
-            sigs = self.signatures(module.main, texts)
+    def _splice(self, module: ir.Module, sigs: dict[int, int]) -> tuple[ir.Module, dict[int, int]]:
+        """``module``, or a copy of it in which every memoized value a computed instruction reads
+        is loaded from a new constant (what becomes dead removed), with ``sigs`` keyed by the
+        copy's instructions."""
         hit = {i for i, s in sigs.items() if s in self.values}
         work = module  # nothing memoized is read: run the program itself (running changes nothing)
         if hit:
@@ -131,7 +136,22 @@ class ValueMemo:
             self.reused += 1
         if hit:
             f.dce()
-        trace: dict[int, np.ndarray] | None = {} if self.bytes < self.max_bytes else None
+        return work, sigs
+
+    def run(self, module: ir.Module, run: Any, texts: dict[int, str] | None = None) -> Any:
+        """``run(reduced_module, trace)`` on a copy of ``module`` with every memoized value that
+        is read by a computed instruction loaded from a constant instead (on ``module`` itself
+        when no memoized value is read); its result is returned and what it computed is
+        memoized. ``texts``: see :meth:`signatures`."""
+        with ir.paused_gc():  # decision P24
+            sigs = self.signatures(module.main, texts)
+            work, sigs = self._splice(module, sigs)
+        f = work.main
+        trace: SparseTrace | None = None
+        if self.bytes < self.max_bytes:  # record what is not memoized yet (decision V26)
+            moves = {id(i) for i in f.instructions() if isinstance(i, _MOVES)}
+            wanted = {i for i, s in sigs.items() if s not in self.values and i not in moves}
+            trace = SparseTrace(wanted, self.max_bytes - self.bytes)
         out = run(work, trace)
         for inst in f.instructions():
             s = sigs.get(id(inst))
