@@ -20,7 +20,8 @@ import pyprecision as pp
 CASES = (("f32->bf16 rne", np.float32, "bf16", 2), ("f32->fp8e4m3fn rne", np.float32, "fp8e4m3fn", 1),
          ("f32->fp32r rne", np.float32, "fp32r", 4), ("f64->bf16 rne", np.float64, "bf16", 2),
          ("f32->bf16 stochastic", np.float32, "bf16", 2), ("decode bf16", None, "bf16", 2),
-         ("decode fp8e4m3fn", None, "fp8e4m3fn", 1))
+         ("decode fp8e4m3fn", None, "fp8e4m3fn", 1), ("decode fp16", None, "fp16", 2),
+         ("decode fp32r", None, "fp32r", 4))
 OUT = {1: np.uint8, 2: np.uint16, 4: np.uint32}
 
 
@@ -40,12 +41,15 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--reps", type=int, default=9)
     ap.add_argument("--sizes", type=int, nargs="*", default=[4, 8, 16, 32, 64])
+    ap.add_argument("--only", nargs="*", default=None, help="case names containing one of these")
     a = ap.parse_args()
     print(f"{cpu()}, {os.cpu_count()} cpus, load {os.getloadavg()[0]:.2f}, isa={pp.kernel.isa_auto()}, {os.path.dirname(pp.__file__)}")
     print(f"{'MiB':>4} {'case':<22} {'cached GB/s':>11} {'stream GB/s':>11} {'stream/cached':>13}")
     rng = np.random.default_rng(0)
     for mib in a.sizes:
         for name, src_t, fmt, ob in CASES:
+            if a.only and not any(o in name for o in a.only):
+                continue
             if src_t is None:  # decode: codes in, float32 out
                 n = (mib << 20) // (ob + 4)
                 x = rng.integers(0, 1 << (8 * ob), n).astype(OUT[ob])

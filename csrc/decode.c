@@ -55,6 +55,10 @@ int pp_decode(const void *bits, size_t n, int format, float *dst, int threads, i
     decode_job j = {bits, format, dst, pp_kernels_for(isa), 0, 0};
     const size_t moved = n * (size_t)(pp_formats[format].bits / 8 + 4);
     j.stream = j.ks != NULL && pp_use_streaming(moved, PP_STREAM_DECODE);
-    j.stream_direct = j.ks != NULL && pp_use_streaming(moved, PP_STREAM_DECODE_DIRECT);
+    /* the AVX2 set's fp16 and fp32r decoders that stream their own output have their own
+     * threshold (speed.md S28: measured on one family, never elsewhere) */
+    const int wide_avx2 = isa == PP_ISA_AVX2 && (format == PP_FMT_FP16 || format == PP_FMT_FP32R);
+    j.stream_direct = j.ks != NULL &&
+                      pp_use_streaming(moved, wide_avx2 ? PP_STREAM_DECODE_WIDE : PP_STREAM_DECODE_DIRECT);
     return pp_parallel_for(n, (size_t)1 << 17, threads, decode_range, &j);
 }

@@ -40,9 +40,12 @@ static void measured_thresholds(long long th[PP_STREAM_KINDS]) {
 #if defined(__x86_64__) || defined(__i386__)
     unsigned a = 0, b = 0, c = 0, d = 0;
     if (!__get_cpuid(1, &a, &b, &c, &d)) return;
-    unsigned family = (a >> 8) & 0xfu, model = (a >> 4) & 0xfu;
-    if (family == 0xfu) family += (a >> 20) & 0xffu;
-    if (family == 0xfu || family == 6u) model |= ((a >> 16) & 0xfu) << 4;
+    const unsigned base_family = (a >> 8) & 0xfu;
+    unsigned family = base_family, model = (a >> 4) & 0xfu;
+    if (base_family == 0xfu) family += (a >> 20) & 0xffu;
+    /* the extended model counts where the base family is 15 or 6 (it was tested on the family
+     * after the extension was added, which left AMD's models without their high nibble) */
+    if (base_family == 0xfu || base_family == 6u) model |= ((a >> 16) & 0xfu) << 4;
     if (family == 25u && !pp_isa_supported(PP_ISA_AVX512)) {
         /* AMD Zen 3 (AVX2 kernels): direct streaming wins from 4 MiB on (1.08-1.37x); the block
          * buffer loses at every size measured, 4-128 MiB (0.72-1.0x for bf16, float64 sources,
@@ -65,6 +68,16 @@ static void measured_thresholds(long long th[PP_STREAM_KINDS]) {
     th[PP_STREAM_SR_BUFFER] = th[PP_STREAM_BUFFER];
     /* the SR kernel that streams its own fp32r codes: never unless measured (speed.md S26) */
     th[PP_STREAM_SR_DIRECT] = PP_NEVER;
+    /* the AVX2 set's fp16 and fp32r decoders that stream their own output (speed.md S28): never
+     * unless measured (the block buffer, as before) */
+    th[PP_STREAM_DECODE_WIDE] = PP_NEVER;
+    if (family == 25u && model == 1u && !pp_isa_supported(PP_ISA_AVX512)) {
+        /* AMD Zen 3 (EPYC, family 25 model 1; session 15, speed.md S28), streamed / plain
+         * stores: fp16 0.87-0.97 at 2-8 MiB, 1.45-1.73 at 16-64 MiB; fp32r 1.00-1.15 at 2-8 MiB,
+         * 1.46-1.64 at 16-64 (and against the block buffer streamed, 96 MiB calls: fp16 0.63-0.76
+         * -> 1.00-1.11 of the floor, fp32r 0.63-0.75 -> 0.81-0.98) */
+        th[PP_STREAM_DECODE_WIDE] = 8 * PP_MIB;
+    }
     if (family == 6u && model == 167u) {
         /* Intel with AVX512-FP16 (family 6 model 167 as its hypervisor reports it; session 11,
          * speed.md S25): the buffer streamed cost 17-25 % on float64 sources and 4-12 % on
@@ -80,8 +93,9 @@ static void measured_thresholds(long long th[PP_STREAM_KINDS]) {
 }
 
 static _Atomic long long stream_override = -1; /* pp_set_stream_threshold; -1: the defaults */
-/* by kind: buffer, direct, decode buffer, decode direct, SR buffer, SR direct */
-static _Atomic long long stream_th[PP_STREAM_KINDS] = {-1, -1, -1, -1, -1, -1};
+/* by kind: buffer, direct, decode buffer, decode direct, SR buffer, SR direct, AVX2 fp16 / fp32r
+ * decode direct */
+static _Atomic long long stream_th[PP_STREAM_KINDS] = {-1, -1, -1, -1, -1, -1, -1};
 
 long long pp_set_stream_threshold(long long bytes) {
     const long long prev = stream_override;

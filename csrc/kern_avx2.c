@@ -4,6 +4,7 @@
 #if defined(__x86_64__) || defined(__i386__)
 #pragma GCC target("avx2,f16c,bmi,bmi2,popcnt")
 #include <immintrin.h>
+#include <pthread.h>
 #define PP_VBYTES 32
 #define PP_STREAM(d, s) _mm256_stream_si256((__m256i *)(void *)(d), _mm256_loadu_si256((const __m256i *)(const void *)(s)))
 #define PP_SFENCE() _mm_sfence()

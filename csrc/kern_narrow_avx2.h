@@ -76,9 +76,136 @@ static int narrow64_avx2(const pp_params *pr, const void *src, size_t n, uint32_
 
 #include "kern_i32odd.h"
 
-/* int32 -> codes for rne, rtz and rna through pp_i32odd (kern_i32odd.h) and the float32 kernels; 0 (nothing
- * written) for stochastic rounding. */
+/* int32 -> bf16 (S = 16) or fp32r (S = 13) under rne / rtz / rna in registers (speed.md S28): each
+ * vector narrowed to float32 rounded to odd (pp_i32odd8_rz) and rounded at bit S as
+ * kern_wide_avx2.h's wide8 rounds a float32, with no special selected: a narrowed int32 is finite
+ * and |t| <= 2^31, far below both formats' largest finite values (bf16 0x7f7f, fp32r 0x7f7fe000 at
+ * bit 13 and up), so wide8's overflow, inf and NaN selections never fire, under any saturation or
+ * NaN policy, and what is left is the same integer rounding of the same float32 t. The narrowing
+ * and the encoding are one pass (before: 1024 elements narrowed into an L1 buffer, then the
+ * float32 kernel over it, speed.md S23); the kernel's own MXCSR (RC = toward zero, every
+ * exception masked, FTZ and DAZ off) is set once per call, the caller's given back, flags
+ * included. With stream set, 16 codes per streaming store (bf16) or two (fp32r) from dst's first
+ * 32-byte boundary, the head and tail through a zero-padded vector of 8 with plain stores. */
+typedef struct {
+    __m256i absm, keep, half, one, tie;
+} i32w_consts;
+
+static inline __attribute__((always_inline)) __m256i i32w8(const i32w_consts *k, __m256i x,
+                                                            const int rnd, const int S) {
+    const __m256i t = pp_i32odd8_rz(x);
+    const __m256i a = _mm256_and_si256(t, k->absm);
+    __m256i sg = _mm256_andnot_si256(k->absm, t);
+    __m256i r;
+    if (rnd == PP_RNE)
+        r = _mm256_add_epi32(_mm256_add_epi32(a, k->half), _mm256_and_si256(_mm256_srli_epi32(a, S), k->one));
+    else if (rnd == PP_RNA)
+        r = _mm256_add_epi32(a, k->tie);
+    else
+        r = a;
+    if (S == 16) {
+        r = _mm256_srli_epi32(r, 16);
+        sg = _mm256_srli_epi32(sg, 16);
+    } else {
+        r = _mm256_and_si256(r, k->keep);
+    }
+    return _mm256_or_si256(r, sg);
+}
+
+/* Elements [i, i + m), m <= 8, through a zero-padded vector, plain stores. */
+static inline __attribute__((always_inline)) void i32w_part(const i32w_consts *k, const int32_t *src,
+                                                             size_t i, size_t m, void *dst,
+                                                             const int rnd, const int S) {
+    _Alignas(32) int32_t in[8] = {0};
+    _Alignas(32) uint32_t o[8];
+    memcpy(in, src + i, m * sizeof(int32_t));
+    _mm256_store_si256((__m256i *)(void *)o, i32w8(k, _mm256_load_si256((const __m256i *)(void *)in), rnd, S));
+    for (size_t j = 0; j < m; j++) {
+        if (S == 16) ((uint16_t *)dst)[i + j] = (uint16_t)o[j];
+        else ((uint32_t *)dst)[i + j] = o[j];
+    }
+}
+
+static inline __attribute__((always_inline)) void i32w_loop(const int32_t *src, size_t n,
+                                                             void *dst, const int stream,
+                                                             const int rnd, const int S) {
+    i32w_consts k;
+    k.absm = _mm256_set1_epi32(0x7fffffff);
+    k.keep = _mm256_set1_epi32((int)~((1u << S) - 1u));
+    k.half = _mm256_set1_epi32((int)((1u << (S - 1)) - 1u));
+    k.one = _mm256_set1_epi32(1);
+    k.tie = _mm256_set1_epi32((int)(1u << (S - 1)));
+    uint16_t *d16 = (uint16_t *)dst;
+    uint32_t *d32 = (uint32_t *)dst;
+    size_t i = 0;
+    if (stream) { /* to dst's first 32-byte boundary: < 16 (bf16) or 8 (fp32r) elements */
+        const size_t head = pp_head_to(dst, n, S == 16 ? 2 : 4, 32);
+        while (i < head) {
+            const size_t m = head - i < 8 ? head - i : 8;
+            i32w_part(&k, src, i, m, dst, rnd, S);
+            i += m;
+        }
+    }
+    for (; i + 16 <= n; i += 16) {
+#if PP_I32ODD_PREFETCH > 0
+        _mm_prefetch((const char *)(src + i) + PP_I32ODD_PREFETCH, _MM_HINT_T0);
+#endif
+        const __m256i v0 = i32w8(&k, _mm256_loadu_si256((const __m256i *)(const void *)(src + i)), rnd, S);
+        const __m256i v1 = i32w8(&k, _mm256_loadu_si256((const __m256i *)(const void *)(src + i + 8)), rnd, S);
+        if (S == 16) {
+            /* codes <= 0xffff: the unsigned saturating pack is exact; then element order */
+            const __m256i h = _mm256_permute4x64_epi64(_mm256_packus_epi32(v0, v1), 0xd8);
+            if (stream) _mm256_stream_si256((__m256i *)(void *)(d16 + i), h);
+            else _mm256_storeu_si256((__m256i *)(void *)(d16 + i), h);
+        } else if (stream) {
+            _mm256_stream_si256((__m256i *)(void *)(d32 + i), v0);
+            _mm256_stream_si256((__m256i *)(void *)(d32 + i + 8), v1);
+        } else {
+            _mm256_storeu_si256((__m256i *)(void *)(d32 + i), v0);
+            _mm256_storeu_si256((__m256i *)(void *)(d32 + i + 8), v1);
+        }
+    }
+    for (; i < n; i += 8) i32w_part(&k, src, i, n - i < 8 ? n - i : 8, dst, rnd, S);
+}
+
+#define I32W_STREAMS_(R, S)                                                                        \
+    do {                                                                                           \
+        if (stream) i32w_loop(src, n, dst, 1, R, S);                                               \
+        else i32w_loop(src, n, dst, 0, R, S);                                                      \
+    } while (0)
+#define I32W_ROUNDINGS_(S)                                                                         \
+    do {                                                                                           \
+        if (pr->rounding == PP_RNE) I32W_STREAMS_(PP_RNE, S);                                      \
+        else if (pr->rounding == PP_RNA) I32W_STREAMS_(PP_RNA, S);                                 \
+        else I32W_STREAMS_(PP_RTZ, S);                                                             \
+    } while (0)
+
+/* 1 when it encoded the n elements (bf16 or fp32r, rne / rtz / rna, dst aligned to its
+ * elements), 0 otherwise (nothing written). The layout checks are PP_WIDE_ENTRY's; the largest
+ * finite code is checked against 2^31's too, which is the premise above. */
+static int i32wide_avx2(const pp_params *pr, const int32_t *src, size_t n, void *dst,
+                        int out_bytes, const int stream) {
+    if (pr->rounding != PP_RNE && pr->rounding != PP_RNA && pr->rounding != PP_RTZ) return 0;
+    if (pr->emin != -126 || pr->bias != 127) return 0;
+    if ((uintptr_t)dst % (unsigned)out_bytes) return 0;
+    const int fp32r = out_bytes == 4 && pr->shift == 13 && pr->p == 10 && pr->sign_pos == 31;
+    const int bf16 = out_bytes == 2 && pr->shift == 0 && pr->p == 7 && pr->sign_pos == 15;
+    if (!fp32r && !bf16) return 0;
+    /* 2^31 rounds to at most its own code (0x4f00 in bf16, 0x4f000000 >> 13 in fp32r) */
+    if (pr->maxc < (bf16 ? 0x4f00u : 0x4f000000u >> 13)) return 0;
+    const unsigned csr = _mm_getcsr();
+    _mm_setcsr(0x7f80u); /* RC = toward zero, every exception masked, FTZ and DAZ off */
+    if (bf16) I32W_ROUNDINGS_(16);
+    else I32W_ROUNDINGS_(13);
+    _mm_setcsr(csr);
+    return 1;
+}
+
+/* int32 -> codes for rne, rtz and rna: bf16 and fp32r in one pass (i32wide_avx2), the other
+ * formats through pp_i32odd (kern_i32odd.h) and the float32 kernels; 0 (nothing written) for
+ * stochastic rounding. */
 static int narrow_i32_avx2(const pp_params *pr, const void *src, size_t n, uint32_t *buf,
                            void *dst, int out_bytes, int stream) {
+    if (i32wide_avx2(pr, (const int32_t *)src, n, dst, out_bytes, stream)) return 1;
     return pp_narrow64_run(pr, src, n, buf, dst, out_bytes, 4, pp_i32odd, &pp_kernels_avx2, stream);
 }

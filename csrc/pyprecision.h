@@ -160,16 +160,18 @@ int pp_isa_avx512_bf16(void);
  * stores, by kind: an encoder's block buffer, an encoder that streams its own output,
  * pp_decode's block buffer, a decoder that streams its own output, an encoder's block buffer
  * under stochastic rounding with an output of at most half its input bytes, or a stochastic
- * rounding kernel that streams its own 4-byte codes (the thresholds differ: dispatch.c). */
+ * rounding kernel that streams its own 4-byte codes, or the AVX2 set's fp16 / fp32r decoders that
+ * stream their own output (the thresholds differ: dispatch.c). */
 enum {
     PP_STREAM_BUFFER = 0,
     PP_STREAM_DIRECT = 1,
     PP_STREAM_DECODE = 2,
     PP_STREAM_DECODE_DIRECT = 3,
     PP_STREAM_SR_BUFFER = 4,
-    PP_STREAM_SR_DIRECT = 5
+    PP_STREAM_SR_DIRECT = 5,
+    PP_STREAM_DECODE_WIDE = 6
 };
-#define PP_STREAM_KINDS 6
+#define PP_STREAM_KINDS 7
 int pp_use_streaming(size_t bytes, int kind);
 
 /* The PE dot's register tiles (dot.c drives them; dot_kern.h, dot_portable.c): the uk computes an

@@ -12,7 +12,7 @@ import pytest
 import pyprecision
 
 from .conftest import FAST_ISAS, assert_same, streaming
-from .samples import f32_bits
+from .samples import SPECIAL_F32, f32_bits
 
 _UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32}
 
@@ -80,16 +80,22 @@ def test_policies_through_the_streaming_kernel(isa: str, fmt: str) -> None:
 
 
 @pytest.mark.parametrize("isa", FAST_ISAS)
-@pytest.mark.parametrize("fmt", ["fp8e4", "fp8e4m3fn", "fp8e5", "bf16"])
+@pytest.mark.parametrize("fmt", ["fp8e4", "fp8e4m3fn", "fp8e5", "bf16", "fp16", "fp32r"])
 def test_decode_at_every_head_offset(isa: str, fmt: str) -> None:
-    """The streaming decoders (fp8, bf16): every code, at each float32 offset from a 32-byte
-    boundary (and one byte off: no streaming kernel), lengths around the vector step."""
+    """The streaming decoders (fp8, bf16, fp16, fp32r): every code (fp32r: a stratified sample
+    with the specials), at each float32 offset from a 64-byte boundary (and one byte off: no
+    streaming kernel), lengths around the vector steps."""
     f = pyprecision.format(fmt)
-    codes = np.tile(np.arange(1 << f.bits, dtype=np.uint32).astype(f.storage_dtype),
-                    9 if f.bits == 8 else 1)
+    if f.bits == 32:
+        rng = np.random.default_rng(28)
+        codes = f32_bits()[rng.permutation(f32_bits().size)[:1 << 16]]
+        codes[: SPECIAL_F32.size] = SPECIAL_F32
+    else:
+        codes = np.tile(np.arange(1 << f.bits, dtype=np.uint32).astype(f.storage_dtype),
+                        9 if f.bits == 8 else 1)
     ref = pyprecision.decode(codes, fmt, isa="reference").view(np.uint32)
     for off in [4 * k for k in range(16)] + [1]:
-        for n in (1, 31, 32, 33, 100, codes.size):
+        for n in (1, 7, 8, 9, 15, 16, 17, 31, 32, 33, 100, codes.size):
             raw = np.zeros(n * 4 + 128, np.uint8)
             base = (-raw.ctypes.data) % 64
             out = np.ndarray((n,), np.float32, buffer=raw, offset=base + off)
