@@ -160,6 +160,7 @@ class SparseTrace(dict[int, np.ndarray]):
         self.wanted, self.budget = wanted, int(budget)
 
     def record(self, key: int, value: np.ndarray) -> None:
+        """Keep ``value`` as instruction ``key``'s when it was asked for, is not kept yet and fits."""
         if key in self.wanted and key not in self and value.nbytes <= self.budget:
             self[key] = value
             self.budget -= value.nbytes
