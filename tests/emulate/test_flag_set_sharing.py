@@ -229,3 +229,37 @@ def test_the_value_memo_with_fused_runs_gives_the_bits_of_independent_runs(
         assert run.outputs is not None
         assert [np.asarray(o).tobytes() for o in run.outputs] == \
             [np.asarray(o).tobytes() for o in alone], config
+
+
+@pytest.mark.parametrize("name", ["encoder_block", "scan_rnn", "bf16_mlp", "cnn", "mlp_param"])
+def test_a_program_without_mixed_precision_accumulation_is_its_twins_with_the_flags(
+        name: str) -> None:
+    """Decision P25: a set with mixed-precision accumulation off takes its program from the same
+    set with it on (no second run of the passes): it prints as its own fresh compile (the
+    ``narrow_acc`` flags where its lowering put them), with the same statistics, and its digest is
+    that of the fresh program."""
+    import dataclasses
+
+    from pyprecision.emulate.pipeline.many import _ir_key
+
+    data = load_model(name)
+    m = _prepared(name)
+    runner = FlagSetRunner(hlo.parse(data.text), _zeros(m))
+    narrow = [c for c in CONFIGS if not c.enable_mixed_precision_accumulation]
+    assert narrow
+    made = 0
+    for config in narrow:
+        try:
+            compiled = compile_hlo(hlo.parse(data.text), config)
+        except ERRORS:
+            continue
+        before = runner.derived
+        prog = runner.program(config)
+        made += runner.derived - before
+        assert ir.to_text(prog.compiled.lowered.module) == ir.to_text(compiled.lowered.module)
+        assert dict(prog.compiled.statistics) == dict(compiled.statistics)
+        assert prog.changed == [n for n, c in compiled.statistics.changed.items() if c]
+        assert prog.digest == _ir_key(compiled.lowered.module)
+        twin = dataclasses.replace(config, enable_mixed_precision_accumulation=True)
+        assert prog.compiled.lowered.module is not runner.program(twin).compiled.lowered.module
+    assert made > 0  # the derivation ran, not the fallback

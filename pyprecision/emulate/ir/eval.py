@@ -54,6 +54,7 @@ from pyprecision.ir import (
     SingleValueTensor,
     Tensor,
     TensorContractOp,
+    paused_gc,
     verify,
 )
 
@@ -481,5 +482,8 @@ def run_ir(
         raise EmulationError(f"missing input(s) for @{f.name}: {', '.join(missing)}")
     for t in f.inputs:
         mem[id(t)] = _bind_input(t, inputs[t.name])
-    _Frame(mod, f, mem, trace).run()
+    # the run allocates arrays and small containers that reference counting frees; a cyclic
+    # collection in the middle would walk every live IR object of the caller (decision P24)
+    with paused_gc():
+        _Frame(mod, f, mem, trace).run()
     return {t.name: np.ascontiguousarray(to_storage(mem[id(t)], t.dtype)) for t in f.outputs}

@@ -114,6 +114,11 @@ def _program_text(module: ir.Module, digests: dict[int, tuple[Any, bytes]],
     return "".join(out)
 
 
+def _instructions(module: ir.Module) -> list[Any]:
+    """Every instruction of ``module``, function by function, in program order."""
+    return [i for f in module.functions for i in f.instructions()]
+
+
 def narrow_acc_is_inert(inst: Any) -> bool:
     """Whether an instruction's ``narrow_acc`` flag leaves its accumulation dtype as it is: the
     accumulation is float32 either way (reduce: the operand's dtype when narrow, else float32 for
@@ -143,6 +148,9 @@ class Program:
     #: ``id`` → printed text of the program's instructions, as the digest printed them (the value
     #: memo's signatures reuse them instead of printing again)
     texts: dict[int, str] = field(default_factory=dict, repr=False)
+    #: the lowering's instructions (of the copy the passes rewrote), in lowering order: where the
+    #: passes left them, or erased (decision P25)
+    origin: list[Any] | None = field(default=None, repr=False)
 
 
 class FlagSetRunner:
@@ -179,6 +187,9 @@ class FlagSetRunner:
         self._programs: dict[Any, Program | Exception] = {}
         self._digests: dict[int, tuple[Any, bytes]] = {}
         self._emulated: dict[bytes, tuple[list[np.ndarray] | None, Exception | None]] = {}
+        self._narrow_at: dict[Any, list[int] | None] = {}
+        #: programs made from their accumulation twin's without running the passes (P25)
+        self.derived = 0
         self.emulations = 0
         self.memo = ValueMemo(memo_bytes) if share_values else None
 
@@ -247,18 +258,86 @@ class FlagSetRunner:
                                    changed=list(got.changed))  # fmt: skip
 
     def _program(self, config: PrecisionConfig) -> Program:
+        if not config.enable_mixed_precision_accumulation:
+            derived = self._narrowed(config)
+            if derived is not None:
+                return derived
         base = self._lower(config)
         if isinstance(base, Exception):
             raise base
         if config.internal_experimental_unsafe_fp8e4m3fn_as_fp8e4m3:
             base.notes.extend(relabelled_constants(base))
+        origin = _instructions(base.module)
         stats = run_pipeline(base.module, config, self.target)
         changed = [n for n, c in stats.changed.items() if c]
         texts: dict[int, str] = {}
         with ir.paused_gc():  # decision P24
             digest = _ir_key(base.module, self._digests, texts)
         return Program(CompiledHlo(self.module, base, stats, config, self.target), digest,
-                       changed, texts)  # fmt: skip
+                       changed, texts, origin)  # fmt: skip
+
+    def _narrowed(self, config: PrecisionConfig) -> Program | None:
+        """``config``'s program (mixed-precision accumulation off) made from its twin's (the same
+        config with it on) without running the passes again (decision P25): the two lowerings
+        differ only in the ``narrow_acc`` flags of some instructions and no pass reads those flags
+        or the accumulation setting, so the passes rewrite both alike; the twin's program, copied,
+        gets the flags on the instructions the flagged ones became. None when the lowerings differ
+        otherwise, or the twin does not compile (the caller then compiles ``config`` itself)."""
+        twin = dataclasses.replace(config, enable_mixed_precision_accumulation=True)
+        at = self._narrow_positions(config, twin)
+        if at is None:
+            return None
+        try:
+            prog = self.program(twin)
+        except SET_ERRORS:
+            return None
+        if prog.origin is None:
+            return None
+        marked = {id(prog.origin[k]) for k in at}
+        src = prog.compiled.lowered.module
+        narrow = self._shared_lowering(config)
+        assert not isinstance(narrow, Exception)  # _narrow_positions had it
+        texts: dict[int, str] = {}
+        with ir.paused_gc():  # decision P24
+            module = ir.clone_module(src)
+            for a, b in zip(_instructions(src), _instructions(module), strict=True):
+                if id(a) in marked:
+                    b.narrow_acc = True
+            digest = _ir_key(module, self._digests, texts)
+        lowered = lower.Lowered(module, list(narrow.inputs), list(narrow.outputs), narrow.rows,
+                                list(prog.compiled.lowered.notes))  # fmt: skip
+        compiled = CompiledHlo(self.module, lowered, prog.compiled.statistics, config, self.target)
+        self.derived += 1
+        return Program(compiled, digest, list(prog.changed), texts)
+
+    def _narrow_positions(self, config: PrecisionConfig, twin: PrecisionConfig
+                          ) -> list[int] | None:  # fmt: skip
+        """Where (in lowering order) ``config``'s lowering sets a ``narrow_acc`` flag that
+        ``twin``'s does not, when that is all that differs (the same instructions, printing the
+        same with those flags cleared; the same inputs, outputs and notes); else None. Once per
+        pair of lowering settings."""
+        key = (lower.lowering_key(config), lower.lowering_key(twin))
+        if key in self._narrow_at:
+            return self._narrow_at[key]
+        at: list[int] | None = None
+        a, b = self._shared_lowering(config), self._shared_lowering(twin)
+        if not isinstance(a, Exception) and not isinstance(b, Exception) \
+                and (a.inputs, a.outputs, a.notes) == (b.inputs, b.outputs, b.notes):
+            ia, ib = _instructions(a.module), _instructions(b.module)
+            if len(ia) == len(ib):
+                at = [k for k, (x, y) in enumerate(zip(ia, ib, strict=True))
+                      if getattr(x, "narrow_acc", False) and not getattr(y, "narrow_acc", False)]
+                for k in at:
+                    ia[k].narrow_acc = False
+                try:
+                    same = _program_text(a.module, self._digests) == \
+                        _program_text(b.module, self._digests)
+                finally:
+                    for k in at:
+                        ia[k].narrow_acc = True
+                at = at if same else None
+        self._narrow_at[key] = at
+        return at
 
     def outputs(self, prog: Program) -> list[np.ndarray]:
         """The outputs of ``prog`` on the bound inputs (emulated once per digest; the error of a
