@@ -1,6 +1,8 @@
 """Per-op attribution under the recommendation: both programs run once more with a trace, and each
 HLO op is charged the error its own output adds, measured (decision TU4): the rel-l2 of its output
-against the same op's under ``--auto-cast none``, less the worst of its operands' errors."""
+against the same op's under ``--auto-cast none``, less the worst of its operands' errors. The
+``none`` values are held for at most ``max_bytes`` at a time and the recommendation's are compared
+as they are made, never held (decision TU9)."""
 
 from __future__ import annotations
 
@@ -9,9 +11,12 @@ from typing import Any
 
 import numpy as np
 
-from pyprecision.emulate import CompiledHlo, run_compiled
+from pyprecision.emulate import CompiledHlo, SparseTrace, run_compiled
 
-__all__ = ["OpShare", "attribute"]
+__all__ = ["DEFAULT_ATTRIBUTION_BYTES", "OpShare", "attribute", "op_errors"]
+
+#: the ``none`` values held at a time by :func:`op_errors` (decision TU9)
+DEFAULT_ATTRIBUTION_BYTES = 1 << 30
 
 
 @dataclass(frozen=True)
@@ -31,8 +36,8 @@ class OpShare:
                 "error": self.error, "added": self.added}  # fmt: skip
 
 
-def _values(compiled: CompiledHlo, trace: dict[int, np.ndarray]) -> dict[str, tuple[Any, Any]]:
-    """HLO path → (the IR instruction that produces the op's value, its traced values)."""
+def _producers(compiled: CompiledHlo) -> dict[str, Any]:
+    """HLO path → the IR instruction that produces the op's value."""
     groups: dict[str, list[Any]] = {}
     for inst in compiled.lowered.function.instructions():
         path = getattr(inst.dl, "path", None)
@@ -41,10 +46,24 @@ def _values(compiled: CompiledHlo, trace: dict[int, np.ndarray]) -> dict[str, tu
     out = {}
     for path, insts in groups.items():
         vals = [i for i in insts if i.dl.role in ("value", "pe-matmul")] or insts
-        inst = vals[-1]
-        if id(inst) in trace:
-            out[path] = (inst, trace[id(inst)])
+        out[path] = vals[-1]
     return out
+
+
+class _Against(SparseTrace):
+    """A whole sparse trace that keeps nothing: each wanted value is compared with its reference
+    (``ref``: instruction id → the ``none`` values) as it is made, the reference then freed."""
+
+    def __init__(self, ref: dict[int, np.ndarray]):
+        super().__init__(set(ref), 0, whole=True)
+        self.ref = ref
+        self.errors: dict[int, float | None] = {}
+
+    def record(self, key: int, value: np.ndarray) -> None:
+        """The rel-l2 of ``value`` against ``key``'s reference, once per instruction."""
+        ref = self.ref.pop(key, None)
+        if ref is not None:
+            self.errors[key] = _rel(value, ref)
 
 
 def _rel(x: np.ndarray, r: np.ndarray) -> float | None:
@@ -76,25 +95,65 @@ def _source(path: str, op: Any, by_path: dict[str, Any]) -> str:
     return path
 
 
+def _nbytes(inst: Any) -> int:
+    """The bytes a trace holds for float ``inst``'s value: float64 for float64, float32 for the
+    narrower floats (the evaluator's storage)."""
+    return (8 if inst.result.dtype.bits > 32 else 4) * int(np.prod(inst.result.shape, dtype=np.int64))
+
+
+def _chunks(paths: list[str], producers: dict[str, Any], max_bytes: int) -> list[list[str]]:
+    """``paths`` in order, cut where the next op's value would take a chunk over ``max_bytes``
+    (an op larger than that alone is a chunk)."""
+    out: list[list[str]] = [[]]
+    size = 0
+    for p in paths:
+        n = _nbytes(producers[p])
+        if out[-1] and size + n > max_bytes:
+            out.append([])
+            size = 0
+        out[-1].append(p)
+        size += n
+    return [c for c in out if c]
+
+
+def op_errors(baseline: CompiledHlo, rec: CompiledHlo, args: list[np.ndarray],
+              max_bytes: int = DEFAULT_ATTRIBUTION_BYTES) -> dict[str, float | None]:
+    """HLO path → the rel-l2 of the op's output under ``rec`` against ``baseline``'s (None: not
+    comparable), for every float op both programs compute. Each round runs ``baseline`` keeping
+    the values of at most ``max_bytes`` of ops, then ``rec`` comparing them as they are made: the
+    peak is one run's plus ``max_bytes``, the time two runs per round."""
+    pb, pa = _producers(baseline), _producers(rec)
+    paths = [p for p, _ in rec.lowered.rows if p in pa and p in pb and pa[p].dtype.is_float]
+    errors: dict[str, float | None] = {}
+    for chunk in _chunks(paths, pb, max_bytes):
+        keep = SparseTrace({id(pb[p]) for p in chunk}, 1 << 62, whole=True)
+        run_compiled(baseline, args, keep)
+        ref = {id(pa[p]): keep.pop(id(pb[p])) for p in chunk if id(pb[p]) in keep}
+        del keep
+        against = _Against(ref)
+        del ref
+        run_compiled(rec, args, against)
+        for p in chunk:
+            if id(pa[p]) in against.errors:
+                errors[p] = against.errors[id(pa[p])]
+    return errors
+
+
 def attribute(baseline: CompiledHlo, rec: CompiledHlo, args: list[np.ndarray],
-              top: int = 5) -> list[OpShare]:  # fmt: skip
-    """The ``top`` float ops that add most error under ``rec``, largest first."""
-    tb: dict[int, np.ndarray] = {}
-    ta: dict[int, np.ndarray] = {}
-    run_compiled(baseline, args, tb)
-    run_compiled(rec, args, ta)
-    vb, va = _values(baseline, tb), _values(rec, ta)
+              top: int = 5, max_bytes: int = DEFAULT_ATTRIBUTION_BYTES) -> list[OpShare]:
+    """The ``top`` float ops that add most error under ``rec``, largest first (``max_bytes``:
+    see :func:`op_errors`)."""
+    measured = op_errors(baseline, rec, args, max_bytes)
+    pa = _producers(rec)
     errors: dict[str, float] = {}
     by_path = dict(rec.lowered.rows)
     rows = []
     for path, hinst in rec.lowered.rows:
-        if path not in va or path not in vb or not va[path][0].dtype.is_float:
-            continue
-        e = _rel(va[path][1], vb[path][1])
+        e = measured.get(path)
         if e is None:
             continue
         errors[path] = e
         before = max((errors.get(p, 0.0) for p in _operand_paths(path, hinst, by_path)), default=0.0)
-        rows.append(OpShare(path, hinst.opcode, va[path][0].dtype.name, e, max(0.0, e - before)))
+        rows.append(OpShare(path, hinst.opcode, pa[path].dtype.name, e, max(0.0, e - before)))
     rows.sort(key=lambda r: (-r.added, -r.error, r.path))
     return [r for r in rows[:top] if r.added > 0]

@@ -196,3 +196,36 @@ def test_progress_bars_on_request(capsys):
     assert "compile" in err and "emulate" in err
     tune(module, args, 0.1, attribution=0, progress=False)
     assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize("name", ["encoder_block", "mlp_param", "cnn"])
+@pytest.mark.parametrize("mode", ["matmult", "all"])
+def test_attribution_in_rounds_is_the_full_traces(name, mode):
+    """op_errors holds at most ``max_bytes`` of ``none`` values and compares the recommendation's
+    as they are made (decision TU9): in one round or in several its errors are those of the two
+    programs' full traces, op by op, and the rows attribute ranks do not depend on the rounds."""
+    from pyprecision.emulate import bind_arguments, run_compiled
+    from pyprecision.tune import attribution
+    from tests.models_data import load_model
+
+    data = load_model(name)
+    base = compile_hlo(hlo.parse(data.text), parse_flags(["--auto-cast", "none"]))
+    rec = compile_hlo(hlo.parse(data.text), parse_flags(["--auto-cast", mode]))
+    args = bind_arguments(base.hlo_module, data.inputs, widen=True).args
+    tb: dict[int, np.ndarray] = {}
+    ta: dict[int, np.ndarray] = {}
+    run_compiled(base, args, tb)
+    run_compiled(rec, args, ta)
+    pb, pa = attribution._producers(base), attribution._producers(rec)
+    want = {}
+    for path, _ in rec.lowered.rows:
+        if path in pa and path in pb and pa[path].dtype.is_float and id(pa[path]) in ta:
+            want[path] = attribution._rel(ta[id(pa[path])], tb[id(pb[path])])
+    assert any(e for e in want.values())
+    total = sum(attribution._nbytes(pb[p]) for p in want)
+    one = attribution.op_errors(base, rec, args)
+    rounds = attribution.op_errors(base, rec, args, max_bytes=total // 3)
+    assert len(attribution._chunks(list(want), pb, total // 3)) >= 3
+    assert one == want and rounds == want
+    assert attribution.attribute(base, rec, args, top=50) == \
+        attribution.attribute(base, rec, args, top=50, max_bytes=total // 3)

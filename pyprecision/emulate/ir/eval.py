@@ -154,11 +154,14 @@ class SparseTrace(dict[int, np.ndarray]):
     run's outputs that are read after it — are recorded as ``id(instruction) → values`` (what a
     full trace records for them), for the instructions in ``wanted`` only, until ``budget`` bytes
     are recorded; values inside a fused run or nobody reads are not made for it. Values are still
-    dropped after their last use (the trace keeps its own reference)."""
+    dropped after their last use (the trace keeps its own reference). With ``whole`` the fused
+    runs are off, so every instruction in ``wanted`` is recorded (what a full trace records for
+    it) while the others are still freed after their last use: a full trace of a few
+    instructions in the memory of an untraced run."""
 
-    def __init__(self, wanted: set[int], budget: int):
+    def __init__(self, wanted: set[int], budget: int, whole: bool = False):
         super().__init__()
-        self.wanted, self.budget = wanted, int(budget)
+        self.wanted, self.budget, self.whole = wanted, int(budget), whole
 
     def record(self, key: int, value: np.ndarray) -> None:
         """Keep ``value`` as instruction ``key``'s when it was asked for, is not kept yet and fits."""
@@ -242,7 +245,7 @@ class _Frame:
         pending = _PendingDots(self) if not full else None
         # runs of elementwise instructions on one large shape go block by block (EM-14); not
         # with a full trace, which wants every value whole
-        runs = plan_runs(insts) if not full else {}
+        runs = plan_runs(insts) if not full and not (sparse is not None and sparse.whole) else {}
         i = 0
         while i < len(insts):
             run = runs.get(i)
