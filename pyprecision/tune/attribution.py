@@ -22,18 +22,32 @@ DEFAULT_ATTRIBUTION_BYTES = 1 << 30
 @dataclass(frozen=True)
 class OpShare:
     """One HLO op: its path (``fusion.3/dot.1`` inside a fusion), opcode, the dtype it runs in
-    under the recommendation, its output's error and the part of it the op adds."""
+    under the recommendation, its output's error and the part of it the op adds; ``source``
+    names it in the user's terms: the frontend's ``op_name`` from its metadata, or a small
+    constant's literal ("" when the HLO has neither)."""
 
     path: str
     opcode: str
     dtype: str
     error: float
     added: float
+    source: str = ""
 
     def to_json(self) -> dict[str, Any]:
         """The row as JSON."""
         return {"op": self.path, "opcode": self.opcode, "dtype": self.dtype,
-                "error": self.error, "added": self.added}  # fmt: skip
+                "error": self.error, "added": self.added, "source": self.source}  # fmt: skip
+
+
+def _source_of(hinst: Any) -> str:
+    """The op in the user's terms: its metadata's ``op_name``; for a constant of at most 8
+    elements, its literal as the HLO text writes it."""
+    name = hinst.metadata.get("op_name", "")
+    text = getattr(hinst, "literal_text", None)
+    if hinst.opcode == "constant" and text is not None and not hinst.shape.is_tuple \
+            and int(np.prod(hinst.shape.dimensions, dtype=np.int64)) <= 8:  # fmt: skip
+        return f"{name} = {text}" if name else f"= {text}"
+    return name
 
 
 def _producers(compiled: CompiledHlo) -> dict[str, Any]:
@@ -154,6 +168,7 @@ def attribute(baseline: CompiledHlo, rec: CompiledHlo, args: list[np.ndarray],
             continue
         errors[path] = e
         before = max((errors.get(p, 0.0) for p in _operand_paths(path, hinst, by_path)), default=0.0)
-        rows.append(OpShare(path, hinst.opcode, pa[path].dtype.name, e, max(0.0, e - before)))
+        rows.append(OpShare(path, hinst.opcode, pa[path].dtype.name, e, max(0.0, e - before),
+                            _source_of(hinst)))  # fmt: skip
     rows.sort(key=lambda r: (-r.added, -r.error, r.path))
     return [r for r in rows[:top] if r.added > 0]

@@ -54,7 +54,8 @@ def result_lines(result: TuneResult) -> list[str]:
         lines.append("ops adding most error under the recommendation (rel-l2 of the op's output vs "
                      "none; added = less its worst operand's):")  # fmt: skip
         lines += [f"  {a.path} ({a.opcode}, {a.dtype}): added {_err(a.added)}, output "
-                  f"{_err(a.error)}" for a in result.attribution]  # fmt: skip
+                  f"{_err(a.error)}" + (f"  [{a.source}]" if a.source else "")
+                  for a in result.attribution]  # fmt: skip
     lines.append(ESTIMATE_NOTE)
     return lines
 

@@ -229,3 +229,32 @@ def test_attribution_in_rounds_is_the_full_traces(name, mode):
     assert one == want and rounds == want
     assert attribution.attribute(base, rec, args, top=50) == \
         attribution.attribute(base, rec, args, top=50, max_bytes=total // 3)
+
+
+def test_attribution_rows_name_the_op_as_the_user_wrote_it():
+    """On HLO with metadata (JAX's debug print) every row carries the frontend's op_name, a small
+    constant its literal (layer norm's epsilon, say), and the report and JSON show it."""
+    from pyprecision.emulate import bind_arguments
+    from pyprecision.tune import attribution
+    from pyprecision.tune.report import result_lines
+    from tests.models_data import load_model
+
+    data = load_model("encoder_block")
+    text = (MLP.parent / "encoder_block.debug.hlo.txt").read_text()
+    base = compile_hlo(hlo.parse(text), parse_flags(["--auto-cast", "none"]))
+    rec = compile_hlo(hlo.parse(text), parse_flags(["--auto-cast", "all", "--auto-cast-type", "fp16"]))
+    args = bind_arguments(base.hlo_module, data.inputs, widen=True).args
+    rows = attribution.attribute(base, rec, args, top=50)
+    by_path = dict(rec.lowered.rows)
+    assert rows and all(r.source for r in rows)
+    for r in rows:
+        h = by_path[r.path]
+        if h.opcode == "constant" and h.shape.rank == 0:
+            assert r.source.endswith("= " + h.literal_text)
+        else:
+            assert r.source == h.metadata["op_name"]
+        assert r.to_json()["source"] == r.source
+    assert any(r.opcode == "constant" for r in rows)
+    result = tune(hlo.parse(text), data.inputs, 1e-2, attribution=3)
+    lines = "\n".join(result_lines(result))
+    assert result.attribution and all(f"[{a.source}]" in lines for a in result.attribution)
