@@ -43,29 +43,43 @@ static inline uint16_t bf16_code(float x) {
     return (uint16_t)(u >> 16);
 }
 
+/* All ones where c, else zero: the selects below are masks, not branches, so that GCC vectorizes
+ * the tile loops they are inlined into (a ?: there left some clones scalar; decision EM-18). */
+static inline uint32_t ones_if(int c) { return 0u - (uint32_t)(c != 0); }
+static inline uint32_t pick(uint32_t m, uint32_t x, uint32_t y) { return (x & m) | (y & ~m); }
+
 /* fp16 code of a non-NaN float32, rounded to nearest even, no saturation. */
 static inline uint16_t f16_code(float x) {
     uint32_t u = fbits(x);
     uint32_t s = (u >> 16) & 0x8000u, a = u & 0x7FFFFFFFu;
-    if (a >= 0x477FF000u) return (uint16_t)(s | 0x7C00u); /* >= 65520 (or inf): rounds to inf */
-    if (a >= 0x38800000u) {                                 /* >= 2^-14: a normal fp16 */
-        uint32_t r = a + 0xFFFu + ((a >> 13) & 1u);         /* carries into the exponent */
-        return (uint16_t)(s | ((r - 0x38000000u) >> 13));   /* exponent bias 127 -> 15 */
-    }
+    /* >= 2^-14, a normal fp16: the carry of the rounding goes into the exponent, whose bias
+     * goes 127 -> 15 (wraps harmlessly below 2^-14, where it is not picked) */
+    uint32_t nrm = (a + 0xFFFu + ((a >> 13) & 1u) - 0x38000000u) >> 13;
     /* below 2^-14: a multiple of 2^-24. |x| + 0.5 lies in [0.5, 1), where a float32 ulp is
-     * 2^-24, so the hardware addition rounds |x| to that grid to nearest even, exactly once. */
-    float v = bitsf(a) + 0.5f;
-    return (uint16_t)(s | (fbits(v) - 0x3F000000u)); /* 1024 units = 2^-14: code 0x400, right */
+     * 2^-24, so the hardware addition rounds |x| to that grid to nearest even, exactly once;
+     * 1024 units = 2^-14 gives code 0x400, right */
+    uint32_t sub = fbits(bitsf(a) + 0.5f) - 0x3F000000u;
+    uint32_t c = pick(ones_if(a >= 0x38800000u), nrm, sub);
+    c = pick(ones_if(a >= 0x477FF000u), 0x7C00u, c); /* >= 65520 (or inf): rounds to inf */
+    return (uint16_t)(s | c);
 }
 
 static inline float f16_value(uint16_t h) {
     uint32_t s = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1Fu, m = h & 0x3FFu;
-    if (e == 0) {
-        float v = (float)m * 0x1p-24f; /* exact: m < 2^10 */
-        return s ? -v : v;
-    }
-    if (e == 31) return bitsf(s | 0x7F800000u | (m << 13)); /* inf, or a NaN (caught by the caller) */
-    return bitsf(s | ((e + 112u) << 23) | (m << 13));
+    float sub = (float)(int32_t)m * 0x1p-24f; /* exact: m < 2^10 */
+    uint32_t nrm = ((e + 112u) << 23) | (m << 13);
+    nrm = pick(ones_if(e == 31), 0x7F800000u | (m << 13), nrm); /* inf or a NaN (the caller's) */
+    return bitsf(s | pick(ones_if(e == 0), fbits(sub), nrm));
+}
+
+/* f16_value(f16_code(x)) in one step: x rounded to fp16's grid, as a float32. */
+static inline float f16_round(float x) {
+    uint32_t u = fbits(x);
+    uint32_t s = u & 0x80000000u, a = u & 0x7FFFFFFFu;
+    uint32_t nrm = (a + 0xFFFu + ((a >> 13) & 1u)) & 0xFFFFE000u;
+    nrm = pick(ones_if(nrm >= 0x47800000u), 0x7F800000u, nrm); /* 2^16 and up: inf */
+    float sub = (bitsf(a) + 0.5f) - 0.5f; /* exact: a multiple of 2^-24 below 2^-13 */
+    return bitsf(s | pick(ones_if(a >= 0x38800000u), nrm, fbits(sub)));
 }
 
 static inline float bf16_value(uint16_t h) { return bitsf((uint32_t)h << 16); }
@@ -100,9 +114,9 @@ static int check(const int32_t *code, size_t n_insn, size_t n_regs, size_t n_in,
 /* Whether any of x[0 .. len) is a NaN. */
 #define CH_INLINE static inline __attribute__((always_inline))
 CH_INLINE int any_nan(const float *x, size_t len) {
-    int bad = 0;
-    for (size_t j = 0; j < len; j++) bad |= x[j] != x[j];
-    return bad;
+    uint32_t bad = 0; /* on the bits: an integer compare vectorizes, x != x did not */
+    for (size_t j = 0; j < len; j++) bad |= ones_if((fbits(x[j]) & 0x7FFFFFFFu) > 0x7F800000u);
+    return bad != 0;
 }
 
 CH_INLINE void load_run(float *r, const void *src, int kind, size_t off, size_t len) {
@@ -225,7 +239,7 @@ CH_INLINE int step(int op, float *d, const float *a, const float *b, const float
     case PP_CHAIN_GE: LOOP(a[j] >= b[j] ? 1.0f : 0.0f);
     case PP_CHAIN_SELECT: LOOP(a[j] != 0.0f ? b[j] : c[j]);
     case PP_CHAIN_BF16_ROUND: LOOP(bf16_value(bf16_code(a[j])));
-    case PP_CHAIN_F16_ROUND: LOOP(f16_value(f16_code(a[j])));
+    case PP_CHAIN_F16_ROUND: LOOP(f16_round(a[j]));
     default: LOOP(a[j]); /* PP_CHAIN_COPY */
 #undef LOOP
     }

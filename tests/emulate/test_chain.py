@@ -358,3 +358,21 @@ def test_threads_split_the_lanes_and_any_share_declines():
         bad = x.copy()
         bad[where] = np.nan
         assert prog([bad, y], n, threads=2) is None
+
+
+@pytest.mark.exhaustive
+@pytest.mark.parametrize("fmt,dtype", [("bf16", BF16), ("fp16", np.float16)])
+def test_roundings_of_every_float32(fmt, dtype):
+    """round_bf16 / round_fp16 (decision EM-18: branch-free, vectorized) against ml_dtypes' /
+    NumPy's RNE conversion on all 2^32 float32 words (NaN words: the chain gives the block back),
+    both the float32 value and the stored code."""
+    prog = Program([(f"round_{fmt}", 1, 0)], 2, 1, [(1, dtype), (1, F32)])
+    step = 1 << 24
+    for start in range(0, 1 << 32, step):
+        x = np.arange(start, start + step, dtype=np.uint64).astype(np.uint32).view(F32)
+        x = x[~np.isnan(x)]
+        with np.errstate(over="ignore"):
+            want = x.astype(dtype)
+        stored, value = prog([x], x.size)
+        np.testing.assert_array_equal(_bits(stored), _bits(want))
+        np.testing.assert_array_equal(_bits(value), _bits(want.astype(F32)))
