@@ -226,7 +226,8 @@ def tune(
     progs = list(groups.values())  # the first holds --auto-cast none
     reps = [min(members, key=lambda f: len(f.argv)) for _, members in progs]  # first of shortest
     # every cost before anything is emulated (a missing PE dtype fails here; decision TU8)
-    costs = [estimate_cost(p.compiled.lowered.function, target, table) for p, _ in progs]
+    costs = [estimate_cost((p.twin or p).compiled.lowered.function, target, table)  # P26
+             for p, _ in progs]
     ref = runner.outputs(progs[0][0])
     scores = [Score(c.total_s, len(r.argv), 0.0 if i == 0 else None)
               for i, (c, r) in enumerate(zip(costs, reps, strict=True))]  # fmt: skip

@@ -263,3 +263,42 @@ def test_a_program_without_mixed_precision_accumulation_is_its_twins_with_the_fl
         twin = dataclasses.replace(config, enable_mixed_precision_accumulation=True)
         assert prog.compiled.lowered.module is not runner.program(twin).compiled.lowered.module
     assert made > 0  # the derivation ran, not the fallback
+
+
+@pytest.mark.parametrize("name", ["encoder_block", "cnn"])
+def test_a_derived_program_is_made_when_first_read(name: str) -> None:
+    """Decision P26: a program derived from its accumulation twin (P25) has its digest at once,
+    its module only when something reads it, and ``twin`` names a program with the same
+    instructions but for ``narrow_acc``: what reads no flag (tune's cost estimate) may read the
+    twin's. Made, it is the fresh compile, runs to its bits, and its digest is its own."""
+    import dataclasses
+
+    from pyprecision.emulate.pipeline.many import _ir_key
+    from pyprecision.tune.cost import COST_TABLE, estimate_cost
+
+    data = load_model(name)
+    runner = FlagSetRunner(hlo.parse(data.text), data.inputs)
+    seen = 0
+    for config in CONFIGS:
+        if config.enable_mixed_precision_accumulation:
+            continue
+        try:
+            prog = runner.program(config)
+        except ERRORS:
+            continue
+        if prog.twin is None:
+            continue
+        lowered = prog.compiled.lowered
+        first = not lowered.made  # a config with an equal program key shares the lowered
+        twin = runner.program(dataclasses.replace(config, enable_mixed_precision_accumulation=True))
+        assert prog.twin.compiled.lowered is twin.compiled.lowered  # the same program
+        fresh = compile_hlo(hlo.parse(data.text), config)
+        assert ir.to_text(lowered.module) == ir.to_text(fresh.lowered.module)
+        assert lowered.made and prog.digest == _ir_key(lowered.module)
+        assert estimate_cost(twin.compiled.lowered.function, "gen2", COST_TABLE) == \
+            estimate_cost(lowered.function, "gen2", COST_TABLE)
+        alone = run_compiled(fresh, data.inputs)
+        for a, b in zip(runner.outputs(prog), alone, strict=True):
+            assert a.dtype == b.dtype and a.tobytes() == b.tobytes()
+        seen += first
+    assert seen > 0

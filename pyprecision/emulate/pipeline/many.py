@@ -151,6 +151,33 @@ class Program:
     #: the lowering's instructions (of the copy the passes rewrote), in lowering order: where the
     #: passes left them, or erased (decision P25)
     origin: list[Any] | None = field(default=None, repr=False)
+    #: for a program made from its accumulation twin's (decision P25): the twin, whose
+    #: instructions are this program's but for ``narrow_acc`` flags (anything that reads no
+    #: ``narrow_acc``, a cost estimate say, may read the twin's and leave this module unmade, P26)
+    twin: Program | None = field(default=None, repr=False)
+
+
+class _LazyLowered(lower.Lowered):
+    """A lowering whose module is made by ``_make`` when it is first read (decision P26)."""
+
+    _make: Any = None
+    _module: ir.Module | None = None
+
+    @property
+    def module(self) -> ir.Module:
+        if self._module is None:
+            assert self._make is not None
+            self._module, self._make = self._make(), None
+        return self._module
+
+    @module.setter
+    def module(self, value: ir.Module | None) -> None:
+        self._module = value
+
+    @property
+    def made(self) -> bool:
+        """Whether the module has been made."""
+        return self._module is not None
 
 
 class FlagSetRunner:
@@ -281,8 +308,11 @@ class FlagSetRunner:
         config with it on) without running the passes again (decision P25): the two lowerings
         differ only in the ``narrow_acc`` flags of some instructions and no pass reads those flags
         or the accumulation setting, so the passes rewrite both alike; the twin's program, copied,
-        gets the flags on the instructions the flagged ones became. None when the lowerings differ
-        otherwise, or the twin does not compile (the caller then compiles ``config`` itself)."""
+        gets the flags on the instructions the flagged ones became. The copy is made when the
+        module is first read (decision P26): the digest is printed from the twin's module with the
+        flags set for the while, and :attr:`Program.twin` names the program whose instructions are
+        the same but for those flags. None when the lowerings differ otherwise, or the twin does
+        not compile (the caller then compiles ``config`` itself)."""
         twin = dataclasses.replace(config, enable_mixed_precision_accumulation=True)
         at = self._narrow_positions(config, twin)
         if at is None:
@@ -297,18 +327,36 @@ class FlagSetRunner:
         src = prog.compiled.lowered.module
         narrow = self._shared_lowering(config)
         assert not isinstance(narrow, Exception)  # _narrow_positions had it
-        texts: dict[int, str] = {}
+        flip = [i for i in _instructions(src) if id(i) in marked and not i.narrow_acc]
+        printed: dict[int, str] = {}  # keyed by the twin's instructions
         with ir.paused_gc():  # decision P24
-            module = ir.clone_module(src)
-            for a, b in zip(_instructions(src), _instructions(module), strict=True):
-                if id(a) in marked:
-                    b.narrow_acc = True
-            digest = _ir_key(module, self._digests, texts)
-        lowered = lower.Lowered(module, list(narrow.inputs), list(narrow.outputs), narrow.rows,
-                                list(prog.compiled.lowered.notes))  # fmt: skip
+            for inst in flip:
+                inst.narrow_acc = True
+            try:
+                digest = _ir_key(src, self._digests, printed)
+            finally:
+                for inst in flip:
+                    inst.narrow_acc = False
+        texts: dict[int, str] = {}  # filled, keyed by the copy's instructions, when it is made
+
+        def make() -> ir.Module:
+            with ir.paused_gc():
+                module = ir.clone_module(src)
+                for a, b in zip(_instructions(src), _instructions(module), strict=True):
+                    if id(a) in marked:
+                        b.narrow_acc = True
+                    line = printed.get(id(a))
+                    if line is not None:
+                        texts[id(b)] = line
+            return module
+
+        lowered = _LazyLowered(None, list(narrow.inputs),  # type: ignore[arg-type]
+                               list(narrow.outputs), narrow.rows,
+                               list(prog.compiled.lowered.notes))  # fmt: skip
+        lowered._make = make
         compiled = CompiledHlo(self.module, lowered, prog.compiled.statistics, config, self.target)
         self.derived += 1
-        return Program(compiled, digest, list(prog.changed), texts)
+        return Program(compiled, digest, list(prog.changed), texts, twin=prog)
 
     def _narrow_positions(self, config: PrecisionConfig, twin: PrecisionConfig
                           ) -> list[int] | None:  # fmt: skip
