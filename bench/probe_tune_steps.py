@@ -1,0 +1,96 @@
+"""Where `tune` spends its time and memory on bench_tune.py's MiniLM-L6 data (one process, the steps
+wrapped with timers; decisions TU9, P26). Make the data first with
+``python bench/bench_tune.py --model minilm6 --data DIR --repeat 1``.
+
+    python bench/probe_tune_steps.py DIR [tune|compile|attribution]
+
+``tune``: the whole search with attribution, each step's seconds and calls; ``compile``: the 92 flag
+sets of tune's space compiled (no emulation), the cyclic collector's seconds and the RSS;
+``attribution``: the search without attribution, then the attribution alone, its peak RSS (VmHWM
+reset in between) and seconds."""
+import collections
+import gc
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+import pyprecision.emulate.pipeline.many as many
+from pyprecision import hlo, lower
+from pyprecision.emulate import FlagSetRunner
+from pyprecision.tune import attribution, search
+
+T: collections.Counter = collections.Counter()
+N: collections.Counter = collections.Counter()
+
+
+def wrap(mod, name, label):
+    f = getattr(mod, name)
+
+    def g(*a, **k):
+        t = time.perf_counter()
+        try:
+            return f(*a, **k)
+        finally:
+            T[label] += time.perf_counter() - t
+            N[label] += 1
+
+    setattr(mod, name, g)
+
+
+def status(key):
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(key):
+            return int(line.split()[1]) / 1e6  # GB
+    return float("nan")
+
+
+d = sys.argv[1] if len(sys.argv) > 1 else "/tmp/htune_m6"
+what = sys.argv[2] if len(sys.argv) > 2 else "tune"
+m = hlo.parse(Path(d, "minilm6_l6.hlo.txt").read_text())
+z = np.load(f"{d}/minilm6_l6.npz")
+args = [z[f"in{i}"] for i in range(len(z.files))]
+if what == "tune":
+    wrap(many, "run_pipeline", "passes")
+    wrap(many, "_ir_key", "digest")
+    wrap(lower, "lower", "lower")
+    wrap(many.ir, "clone_module", "clone")
+    wrap(many, "run_compiled", "emulations")
+    wrap(many.FlagSetRunner, "program", "runner.program (total)")
+    wrap(search, "estimate_cost", "cost")
+    wrap(search, "attribute", "attribution")
+    t = time.perf_counter()
+    search.tune(m, args, 1e-2)
+    print(f"tune {time.perf_counter() - t:.1f} s, peak RSS {status('VmHWM'):.2f} GB, "
+          f"load {os.getloadavg()[0]:.2f}")
+    for k, v in T.most_common():
+        print(f"  {k:24s} {v:7.2f} s  ({N[k]} calls)")
+elif what == "compile":
+    start = [0.0]
+
+    def cb(phase, info):
+        if phase == "start":
+            start[0] = time.perf_counter()
+        else:
+            T[info["generation"]] += time.perf_counter() - start[0]
+
+    runner = FlagSetRunner(m, args, "gen2", share_values=False)
+    sets, _ = search._space(runner)
+    gc.callbacks.append(cb)
+    t = time.perf_counter()
+    digests = {runner.program(fs.config).digest for fs in sets}
+    print(f"{len(sets)} sets compiled in {time.perf_counter() - t:.1f} s, {len(digests)} programs, "
+          f"{runner.derived} derived; collector {sum(T.values()):.1f} s; RSS {status('VmRSS'):.2f} GB; "
+          f"load {os.getloadavg()[0]:.2f}")
+else:
+    res = search.tune(m, args, 1e-2, attribution=0)
+    gc.collect()
+    Path("/proc/self/clear_refs").write_text("5")  # reset VmHWM
+    t = time.perf_counter()
+    rows = attribution.attribute(res.baseline.compiled, res.recommended.compiled, args, 5)
+    print(f"attribution {time.perf_counter() - t:.1f} s, peak RSS {status('VmHWM'):.2f} GB "
+          f"(RSS before {status('VmRSS'):.2f} GB), load {os.getloadavg()[0]:.2f}")
+    for r in rows:
+        print(" ", r)
