@@ -123,8 +123,9 @@ def _lowered_check(text: str, program: str, ins: dict[str, np.ndarray],
     passes = list(DEFAULT_HLO_PASSES if hlo_passes is None else hlo_passes)
     config = parse_flags(flags)
     module = hlo.parse(text, filename=program)  # parsed once: the check and every flag set
+    # no value memo: on every model measured it costs more than it reuses (decision V27)
     runner = FlagSetRunner(module, ins, target, hlo_passes=passes, filename=program, text=text,
-                           source=source)  # fmt: skip
+                           source=source, share_values=False)  # fmt: skip
     run, _ = runner.run_one(config, strict=True)
     assert run.outputs is not None
     outs = as_outputs(run.outputs)
