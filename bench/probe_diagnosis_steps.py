@@ -4,13 +4,13 @@ one FlagSetRunner (``SHARE=0``: without the value memo). Make the data with
 ``python bench/bench_diagnosis.py --models minilm --runs 1 --work DIR``.
 
     python bench/probe_diagnosis_steps.py DIR"""
-import collections
 import os
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
+from _steps import N, T, report, wrap  # bench/ is the script's own directory
 
 import pyprecision.emulate.pipeline.many as many
 import pyprecision.emulate.pipeline.memo as memo
@@ -18,24 +18,6 @@ from pyprecision import hlo, lower
 from pyprecision.emulate import FlagSetRunner, compile_hlo, run_compiled
 from pyprecision.frontend import parse_flags
 from pyprecision.verify.hlo_check import diagnosis_flag_sets
-
-T: collections.Counter = collections.Counter()
-N: collections.Counter = collections.Counter()
-
-
-def wrap(mod, name, label):
-    f = getattr(mod, name)
-
-    def g(*a, **k):
-        t = time.perf_counter()
-        try:
-            return f(*a, **k)
-        finally:
-            T[label] += time.perf_counter() - t
-            N[label] += 1
-
-    setattr(mod, name, g)
-
 
 wrap(many, "run_pipeline", "passes")
 wrap(many, "_ir_key", "digest")
@@ -66,5 +48,4 @@ share = os.environ.get("SHARE", "1") == "1"
 res = FlagSetRunner(hlo.parse(text), args, share_values=share).run(configs)
 print(f"diagnosis {time.perf_counter() - t:.1f} s, {res.emulations} emulations, "
       f"load {os.getloadavg()[0]:.2f}")
-for k, v in T.most_common():
-    print(f"  {k:24s} {v:7.2f} s  ({N[k]} calls)")
+report()

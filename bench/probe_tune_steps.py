@@ -8,7 +8,6 @@ wrapped with timers; decisions TU9, P26). Make the data first with
 sets of tune's space compiled (no emulation), the cyclic collector's seconds and the RSS;
 ``attribution``: the search without attribution, then the attribution alone, its peak RSS (VmHWM
 reset in between) and seconds."""
-import collections
 import gc
 import os
 import sys
@@ -16,28 +15,12 @@ import time
 from pathlib import Path
 
 import numpy as np
+from _steps import T, report, wrap  # bench/ is the script's own directory
 
 import pyprecision.emulate.pipeline.many as many
 from pyprecision import hlo, lower
 from pyprecision.emulate import FlagSetRunner
 from pyprecision.tune import attribution, search
-
-T: collections.Counter = collections.Counter()
-N: collections.Counter = collections.Counter()
-
-
-def wrap(mod, name, label):
-    f = getattr(mod, name)
-
-    def g(*a, **k):
-        t = time.perf_counter()
-        try:
-            return f(*a, **k)
-        finally:
-            T[label] += time.perf_counter() - t
-            N[label] += 1
-
-    setattr(mod, name, g)
 
 
 def status(key):
@@ -65,8 +48,7 @@ if what == "tune":
     search.tune(m, args, 1e-2)
     print(f"tune {time.perf_counter() - t:.1f} s, peak RSS {status('VmHWM'):.2f} GB, "
           f"load {os.getloadavg()[0]:.2f}")
-    for k, v in T.most_common():
-        print(f"  {k:24s} {v:7.2f} s  ({N[k]} calls)")
+    report()
 elif what == "compile":
     start = [0.0]
 
