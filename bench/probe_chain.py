@@ -1,5 +1,5 @@
 """Chain kernel (csrc/chain.c) ns per lane of single operations at one thread, best of 5 (decision
-EM-18): the roundings, 16-bit loads and stores against a float32 multiply.
+EM-18, EM-19): the roundings, 16-bit loads and stores against a float32 multiply.
 
     python bench/probe_chain.py [lanes]   # default 1 Mi lanes (in cache on most CPUs)"""
 import sys
@@ -32,3 +32,6 @@ t("load bf16 -> f32", Program([("copy", 1, 0)], 2, 1, [(1, F32)]), [x.astype(BF)
 t("load fp16 -> f32", Program([("copy", 1, 0)], 2, 1, [(1, F32)]), [x.astype(np.float16)])
 t("round+store bf16", Program([("round_bf16", 1, 0)], 2, 1, [(1, BF)]), [x])
 t("round+store fp16", Program([("round_fp16", 1, 0)], 2, 1, [(1, np.float16)]), [x])
+t("round_fp8e4 f32->f32", Program([("round_fp8e4", 1, 0)], 2, 1, [(1, F32)]), [x])
+t("round_fp8e4m3fn f32->f32", Program([("round_fp8e4m3fn", 1, 0)], 2, 1, [(1, F32)]), [x])
+t("round_fp8e5 f32->f32", Program([("round_fp8e5", 1, 0)], 2, 1, [(1, F32)]), [x])

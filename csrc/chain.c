@@ -4,7 +4,9 @@
  * The executors (emulate/shared/chain.py) compile a run of elementwise instructions into a short
  * program of the operations below, each the IEEE single operation NumPy's float32 loop performs
  * (+ - * / sqrt, x*x, 1/x, the sign operations, compares, select) or a rounding of a float32 value
- * to bf16 / fp16 (round to nearest even, no saturation). Every register holds float32 values.
+ * to bf16 / fp16 (round to nearest even, no saturation) or to fp8e4 / fp8e4m3fn / fp8e5 (round to
+ * nearest even, saturating: finite overflow and ±inf give ±max, Neuron's fp8 default, decision
+ * EM-19). Every register holds float32 values.
  *
  * NaN: the NumPy routes choose a NaN result's payload by rules of their own (decision OP12's first
  * operand, the float64 route of EM-11), which a vector loop here would have to reproduce lane by
@@ -83,6 +85,30 @@ static inline float f16_round(float x) {
 }
 
 static inline float bf16_value(uint16_t h) { return bitsf((uint32_t)h << 16); }
+
+/* x rounded to an fp8 format's grid to nearest even, saturating (CAST_SEMANTICS.md §3: a result
+ * above max, and ±inf, give ±max), as a float32; x is not a NaN. M: the format's mantissa bits,
+ * EMIN its least normal exponent, MAXB the float32 word of its max. Normal range: the carry of
+ * the rounding at bit 23 - M (an exponent carry included; past FLT_MAX it gives inf, which the
+ * saturation takes). Below 2^EMIN the grid is 2^(EMIN - M): |x| + 2^(EMIN - M + 23), whose
+ * float32 ulp is that step, rounds |x| to it once, exactly as f16_round's + 0.5 does for fp16
+ * (in float32 every fp8 value and every such sum is normal). Branch-free, so it vectorizes. */
+#define FP8_ROUND(name, M, EMIN, MAXB)                                                          \
+    static inline float name(float x) {                                                        \
+        uint32_t u = fbits(x);                                                                  \
+        uint32_t s = u & 0x80000000u, a = u & 0x7FFFFFFFu;                                      \
+        const uint32_t half = 1u << (22 - (M)), low = (1u << (23 - (M))) - 1u;                  \
+        uint32_t nrm = (a + (half - 1u) + ((a >> (23 - (M))) & 1u)) & ~low;                     \
+        const float c = bitsf((uint32_t)((EMIN) - (M) + 23 + 127) << 23);                       \
+        float sub = (bitsf(a) + c) - c;                                                         \
+        uint32_t r = pick(ones_if(a >= ((uint32_t)((EMIN) + 127) << 23)), nrm, fbits(sub));     \
+        r = pick(ones_if(r > (MAXB)), (MAXB), r);                                               \
+        return bitsf(s | r);                                                                    \
+    }
+FP8_ROUND(fp8e4_round, 3, -6, 0x43700000u)     /* max 240 = 1.875 * 2^7 */
+FP8_ROUND(fp8e4m3fn_round, 3, -6, 0x43E00000u) /* max 448 = 1.75 * 2^8 */
+FP8_ROUND(fp8e5_round, 2, -14, 0x47600000u)    /* max 57344 = 1.75 * 2^15 */
+#undef FP8_ROUND
 
 #if defined(__x86_64__)
 static int env_default(void) { return (_mm_getcsr() & ~0x3fu) == 0x1f80u; }
@@ -201,6 +227,7 @@ CH_INLINE int step(int op, float *d, const float *a, const float *b, const float
         bad = any_nan(a, len) | any_nan(b, len);
         break;
     case PP_CHAIN_RELU: case PP_CHAIN_BF16_ROUND: case PP_CHAIN_F16_ROUND:
+    case PP_CHAIN_FP8E4_ROUND: case PP_CHAIN_FP8E4M3FN_ROUND: case PP_CHAIN_FP8E5_ROUND:
         bad = any_nan(a, len);
         break;
     default:
@@ -240,6 +267,9 @@ CH_INLINE int step(int op, float *d, const float *a, const float *b, const float
     case PP_CHAIN_SELECT: LOOP(a[j] != 0.0f ? b[j] : c[j]);
     case PP_CHAIN_BF16_ROUND: LOOP(bf16_value(bf16_code(a[j])));
     case PP_CHAIN_F16_ROUND: LOOP(f16_round(a[j]));
+    case PP_CHAIN_FP8E4_ROUND: LOOP(fp8e4_round(a[j]));
+    case PP_CHAIN_FP8E4M3FN_ROUND: LOOP(fp8e4m3fn_round(a[j]));
+    case PP_CHAIN_FP8E5_ROUND: LOOP(fp8e5_round(a[j]));
     default: LOOP(a[j]); /* PP_CHAIN_COPY */
 #undef LOOP
     }

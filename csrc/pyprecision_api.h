@@ -192,7 +192,10 @@ long long pp_set_stream_threshold(long long bytes);
 #define PP_CHAIN_SELECT 19
 #define PP_CHAIN_BF16_ROUND 20
 #define PP_CHAIN_F16_ROUND 21
-#define PP_CHAIN_NOPS 22
+#define PP_CHAIN_FP8E4_ROUND 22
+#define PP_CHAIN_FP8E4M3FN_ROUND 23
+#define PP_CHAIN_FP8E5_ROUND 24
+#define PP_CHAIN_NOPS 25
 int pp_chain(const int32_t *code, size_t n_insn, size_t n_regs, size_t n_in,
              const void *const *in_ptr, const int32_t *in_kind, const int64_t *in_stride,
              size_t n_out, void *const *out_ptr, const int32_t *out_kind, const int32_t *out_reg,

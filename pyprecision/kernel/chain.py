@@ -30,6 +30,10 @@ OPS: dict[str, tuple[int, int]] = {
     "le": (lib.PP_CHAIN_LE, 2), "gt": (lib.PP_CHAIN_GT, 2), "ge": (lib.PP_CHAIN_GE, 2),
     "select": (lib.PP_CHAIN_SELECT, 3), "round_bf16": (lib.PP_CHAIN_BF16_ROUND, 1),
     "round_fp16": (lib.PP_CHAIN_F16_ROUND, 1),
+    # RNE, saturating (finite overflow and ±inf give ±max): the fp8 formats' Neuron default
+    "round_fp8e4": (lib.PP_CHAIN_FP8E4_ROUND, 1),
+    "round_fp8e4m3fn": (lib.PP_CHAIN_FP8E4M3FN_ROUND, 1),
+    "round_fp8e5": (lib.PP_CHAIN_FP8E5_ROUND, 1),
 }
 assert len(OPS) == lib.PP_CHAIN_NOPS
 

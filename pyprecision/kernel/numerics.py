@@ -91,8 +91,7 @@ def quantize_f32(x: Any, fmt: Any) -> np.ndarray:
     if a.ndim > 1 and not a.flags.c_contiguous and a.flags.f_contiguous:
         return quantize_f32(a.T, fmt).T  # elementwise: a transposed view needs no copy
     src = a if a.flags.c_contiguous else a.copy(order="C")
-    small = _SMALL.get(f.name) if a.dtype == np.float32 and src.size <= SMALL_ELEMENTS \
-        and not f.default_saturate else None
+    small = _SMALL.get(f.name) if a.dtype == np.float32 and src.size <= SMALL_ELEMENTS else None
     if small is not None:  # one single-threaded pass of the chain kernel; a NaN goes on below
         got = _chain_rounding(small)([src], src.size)
         if got is not None:
@@ -113,8 +112,8 @@ def quantize_f32(x: Any, fmt: Any) -> np.ndarray:
 
 _OPTIONS: dict[tuple[int, bool], Any] = {}
 
-#: float32 arrays up to this size round into bf16 / fp16 through one chain program (csrc/chain.c,
-#: RNE without saturation, which is those formats' Neuron default): one C call instead of an
+#: float32 arrays up to this size round into bf16 / fp16 / the fp8s through one chain program
+#: (csrc/chain.c, RNE with each format's Neuron default saturation; EM-19): one C call instead of an
 #: encode, a decode and their thread set-up, which cost more than the rounding of the PE tiles
 #: (4 Ki-16 Ki elements) the IR evaluator quantizes one at a time (4 Ki: 13.8 -> 7.1 us); larger
 #: arrays take the threaded encode. A NaN in the array makes the program decline, and the encode
@@ -129,7 +128,9 @@ def _chain_rounding(op: str) -> Any:
     return Program([(op, 1, 0)], 2, 1, [(1, np.float32)])
 
 
-_SMALL = {"bf16": "round_bf16", "fp16": "round_fp16"}
+#: each rounds as the format's Neuron default: bf16 / fp16 without saturation, the fp8s with it
+_SMALL = {"bf16": "round_bf16", "fp16": "round_fp16", "fp8e4": "round_fp8e4",
+          "fp8e4m3fn": "round_fp8e4m3fn", "fp8e5": "round_fp8e5"}
 
 
 def _options(index: int, saturate: bool) -> Any:

@@ -31,14 +31,19 @@ def _bits(x):
 
 def _specials():
     """Float32 words of every class but NaN: ±0, the subnormal edges, the normal edges, ±inf,
-    the bf16 / fp16 rounding boundaries and ties, powers of two around fp16's range."""
+    the bf16 / fp16 / fp8 rounding boundaries and ties, powers of two around fp16's range."""
     words = [0, 1, 2, 0x7FFFF, 0x400000, 0x7FFFFF, 0x800000, 0x800001, 0x7F7FFFFF, 0x7F800000,
              0x3F800000, 0x3F800001, 0x3F808000, 0x3F818000, 0x3F807FFF, 0x477FE000, 0x477FEFFF,
              0x477FF000, 0x477FF001, 0x47800000, 0x38800000, 0x387FFFFF, 0x387FF000, 0x33800000,
              0x33000000, 0x33000001, 0x337FFFFF, 0x32FFFFFF, 0x33C00000]
     for e in range(0, 255):
         for m in (0, 1, 0x1000, 0x1001, 0xFFF, 0x2000, 0x3000, 0x8000, 0x8001, 0x7FFF, 0x18000,
-                  0x7FFFFF, 0x7FF000, 0x7FE000):
+                  0x7FFFFF, 0x7FF000, 0x7FE000,
+                  # fp8 ties and their neighbours (rounding bit 2^19 / 2^20), the fp8 maxima
+                  # (1.75, 1.875 x 2^e) and the ties above them
+                  0x80000, 0x80001, 0x7FFFF, 0x180000, 0x100000, 0x100001, 0xFFFFF, 0x300000,
+                  0x600000, 0x67FFFF, 0x680000, 0x680001, 0x700000, 0x77FFFF, 0x780000,
+                  0x780001):
             words.append((e << 23) | m)
     w = np.array(words, np.uint32)
     return np.concatenate([w, w | 0x80000000]).view(F32)
@@ -72,6 +77,18 @@ REF = {
     "round_bf16": lambda a: a.astype(BF16).astype(F32),
     "round_fp16": lambda a: a.astype(np.float16).astype(F32),
 }
+#: the fp8 roundings saturate (Neuron's default, CAST_SEMANTICS.md §3): ml_dtypes' RNE of the value
+#: clipped to ±max (a value above max and ±inf give ±max; below it the clip changes nothing)
+FP8 = {"fp8e4": ml_dtypes.float8_e4m3, "fp8e4m3fn": ml_dtypes.float8_e4m3fn,
+       "fp8e5": ml_dtypes.float8_e5m2}
+
+
+def _fp8_ref(dtype):
+    top = F32(ml_dtypes.finfo(dtype).max)
+    return lambda a: np.clip(a, -top, top).astype(dtype).astype(F32)
+
+
+REF.update({f"round_{f}": _fp8_ref(d) for f, d in FP8.items()})
 
 
 def _ref(name, *args):
@@ -260,7 +277,8 @@ def test_random_programs_are_their_numpy_interpretation(case):
 
 ERRORS = (EmulationError, LoweringError, PassError, VerifyError)
 FLAGS = [None, ["--auto-cast", "none"], ["--auto-cast", "matmult"], ["--auto-cast", "all"],
-         ["--auto-cast", "all", "--auto-cast-type", "fp16"]]
+         ["--auto-cast", "all", "--auto-cast-type", "fp16"],
+         ["--auto-cast", "all", "--auto-cast-type", "fp8_e4m3"]]
 MODELS = [(s, n) for s in ("jax-0.10.2", "torch_xla-2.9.0") for n in model_names(s)
           if n not in ("bert_base", "bert_base_per_head")]
 
@@ -376,3 +394,23 @@ def test_roundings_of_every_float32(fmt, dtype):
         stored, value = prog([x], x.size)
         np.testing.assert_array_equal(_bits(stored), _bits(want))
         np.testing.assert_array_equal(_bits(value), _bits(want.astype(F32)))
+
+
+@pytest.mark.exhaustive
+@pytest.mark.parametrize("fmt", sorted(FP8))
+def test_fp8_roundings_of_every_float32(fmt):
+    """round_fp8e4 / round_fp8e4m3fn / round_fp8e5 (decision EM-19) on all 2^32 float32 words
+    (NaN words: the chain gives the block back): ml_dtypes' RNE of the value clipped to ±max, and
+    the cast core's own saturating encode and decode (``quantize_f32``, what the IR evaluator's
+    NumPy route rounds with)."""
+    from pyprecision.kernel import quantize_f32
+
+    prog = Program([(f"round_{fmt}", 1, 0)], 2, 1, [(1, F32)])
+    ref = _fp8_ref(FP8[fmt])
+    step = 1 << 24
+    for start in range(0, 1 << 32, step):
+        x = np.arange(start, start + step, dtype=np.uint64).astype(np.uint32).view(F32)
+        x = x[~np.isnan(x)]
+        (value,) = prog([x], x.size)
+        np.testing.assert_array_equal(_bits(value), _bits(ref(x)))
+        np.testing.assert_array_equal(_bits(value), _bits(quantize_f32(x, fmt)))

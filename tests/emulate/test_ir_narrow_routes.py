@@ -262,3 +262,41 @@ def test_select_of_infinite_values_stored_without_saturation(name):
         want = round_to(np.where(p != 0, a.astype(np.float64), b.astype(np.float64)), dt)
     assert np.array_equal(got.astype(np.float32).view(np.uint32), want.view(np.uint32))
     assert np.isinf(want).any() == (name != "float8e5")
+
+
+# -- EM-19: the fp8 formats take EM-11's float32 route (and the chain's fp8 roundings) ----------
+
+FP8 = [(ir.float8e4, "fp8e4"), (ir.float8e4m3fn, "fp8e4m3fn"), (ir.float8_e5m2, "fp8e5")]
+
+
+def _fp8_pairs(fmt: str) -> tuple[np.ndarray, np.ndarray]:
+    """Every ordered pair of the format's 256 codes as float32 values (NaN codes included)."""
+    every = np.asarray(decode(np.arange(256, dtype=np.uint8), fmt), dtype=np.float32)
+    return np.repeat(every, 256), np.tile(every, 256)
+
+
+@pytest.mark.parametrize("dt,fmt", FP8, ids=[f for _, f in FP8])
+@pytest.mark.parametrize("kind", ["add", "sub", "mul", "div", "max", "min"])
+def test_every_pair_of_fp8_codes(dt, fmt: str, kind: str) -> None:
+    """The float32 route on all 65 536 pairs is the float64 route: every float32 result of two fp8
+    values is normal (or exact), so 24 >= 2p + 2 applies; ±inf (x / 0, an inf code) saturates to
+    ±max alike. The chain (float32 operation, then its saturating fp8 rounding) gives the same
+    bits on every pair whose result is not a NaN (where it hands the block back)."""
+    from pyprecision.kernel.chain import Program
+
+    a, b = _fp8_pairs(fmt)
+    want = np.asarray(round_to(binary_values(kind, a, b, True), dt))
+    assert _same(binary_rounded(kind, a, b, True, dt, (dt, dt)), want)
+    ok = ~(np.isnan(a) | np.isnan(b) | np.isnan(want))
+    prog = Program([(kind, 2, 0, 1), (f"round_{fmt}", 2, 2)], 3, 2, [(2, np.float32)])
+    got = prog([a[ok], b[ok]], int(ok.sum()))
+    assert got is not None
+    assert _same(got[0], want[ok])
+
+
+@pytest.mark.parametrize("dt,fmt", FP8, ids=[f for _, f in FP8])
+@pytest.mark.parametrize("kind", ["sqrt", "square", "reciprocal"])
+def test_every_fp8_code_of_the_unary_kinds(dt, fmt: str, kind: str) -> None:
+    x = np.asarray(decode(np.arange(256, dtype=np.uint8), fmt), dtype=np.float32)
+    want = round_to(unary_float(kind, x), dt)
+    assert _same(unary_rounded(kind, x, dt, dt), want)

@@ -171,7 +171,10 @@ _COMPARE = {"cmp_eq": "eq", "cmp_ne": "ne", "cmp_lt": "lt", "cmp_le": "le", "cmp
 _EXACT_UNARY = {"neg": "neg", "abs": "abs", "relu": "relu", "copy": "copy", "cast": "copy"}
 #: IEEE single operations (ops._F32_UNARY)
 _IEEE_UNARY = {"sqrt": "sqrt", "square": "square", "reciprocal": "recip"}
-_NARROW = {"bf16": "round_bf16", "fp16": "round_fp16"}
+#: the chain rounding of each narrow dtype: RNE as ``numbers.round_to``, saturating for the fp8s
+#: (their Neuron default; EM-19), fp32r excepted
+_NARROW = {"bf16": "round_bf16", "fp16": "round_fp16", "fp8e4": "round_fp8e4",
+           "fp8e4m3fn": "round_fp8e4m3fn", "fp8e5": "round_fp8e5"}
 _NOT = object()
 
 
@@ -180,8 +183,8 @@ def _is_compare(inst: Instruction) -> bool:
 
 
 def _rounding(dt: Any) -> Any:
-    """None for fp32 (a float32 value is its own fp32 value), the rounding op for bf16 / fp16,
-    ``_NOT`` for any other dtype (an fp8 saturates, an integer wraps: not a chain's)."""
+    """None for fp32 (a float32 value is its own fp32 value), the rounding op for bf16 / fp16
+    and the fp8s, ``_NOT`` for any other dtype (fp32r; an integer wraps: not a chain's)."""
     if not dt.is_float:
         return _NOT
     if dt.fmt is None:

@@ -44,8 +44,8 @@ def binary_rounded(kind: str, a: np.ndarray, b: np.ndarray, is_float: bool, dt: 
                    src: tuple[Any, ...] = ()) -> np.ndarray:
     """``round_to(binary_values(kind, a, b, is_float), dt)``: computed directly in float32 when the
     result is fp32, both operands are float32 values and ``kind`` is an IEEE single operation;
-    in float32 then rounded once to ``dt`` when ``dt`` is bf16 / fp16 and ``src`` (the operands'
-    dtypes) are ``dt`` too (EM-11)."""
+    in float32 then rounded once to ``dt`` when ``dt`` is bf16 / fp16 / an fp8 and ``src`` (the
+    operands' dtypes) are ``dt`` too (EM-11, EM-19)."""
     fast = _F32_BINARY.get(kind) if is_float else None
     if fast is not None and a.dtype == np.float32 and b.dtype == np.float32:
         if _fp32(dt):
@@ -65,7 +65,7 @@ def binary_rounded(kind: str, a: np.ndarray, b: np.ndarray, is_float: bool, dt: 
 def unary_rounded(kind: str, x: np.ndarray, dt: Any, src: Any = None) -> np.ndarray:
     """``round_to(unary_float(kind, x), dt)``, in float32 directly for sqrt / square / reciprocal
     of float32 values to an fp32 result, and in float32 then rounded once to ``dt`` when ``dt``
-    is bf16 / fp16 and ``src`` (the operand's dtype) is ``dt`` too (EM-11)."""
+    is bf16 / fp16 / an fp8 and ``src`` (the operand's dtype) is ``dt`` too (EM-11, EM-19)."""
     fast = _F32_UNARY.get(kind) if x.dtype == np.float32 else None
     if fast is not None and _fp32(dt):
         with np.errstate(all="ignore"):
@@ -82,8 +82,10 @@ def unary_rounded(kind: str, x: np.ndarray, dt: Any, src: Any = None) -> np.ndar
 #: operands of the same format may be computed in float32 and rounded once from there to the
 #: format: float32 keeps p' = 24 significand bits and 24 >= 2p + 2 (bf16 p = 8, fp16 p = 11), so
 #: rounding the correctly rounded float32 result again is the correct rounding (Figueroa);
-#: the ranges where that argument needs care are checked in docs/decisions/ir.md (EM-11).
-_NARROW_F32 = frozenset({"bf16", "fp16"})
+#: the ranges where that argument needs care are checked in docs/decisions/ir.md (EM-11). The fp8s
+#: (p = 4, 3) too: every float32 result of their operands is normal, and every pair of codes is
+#: checked (EM-19, tests/emulate/test_ir_narrow_routes.py).
+_NARROW_F32 = frozenset({"bf16", "fp16", "fp8e4", "fp8e4m3fn", "fp8e5"})
 _SATURATES = {name: bool(pyprecision_format(name).default_saturate) for name in _NARROW_F32}
 
 
@@ -98,7 +100,7 @@ def _narrow_from_f32(r: np.ndarray, dt: Any,
     route, ``slow(mask)``, so they keep exactly the bits they had before EM-11. A ±inf lane of
     ``r`` needs no such care: it is the exact result (an infinite operand, x / 0) or the exact
     result overflowed float32, beyond bf16's and fp16's own overflow threshold, and neither
-    saturates by default (a saturating format would take the float64 route here too)."""
+    saturates by default (the fp8s saturate: their ±inf lanes take the float64 route too)."""
     out = round_to(r, dt)
     if r.size and np.isfinite(np.minimum.reduce(r, axis=None)) \
             and np.isfinite(np.maximum.reduce(r, axis=None)):
