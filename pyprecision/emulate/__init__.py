@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the names __getattr__ provides, for type checkers
     from pyprecision.emulate.hlo.limits import Limits
-    from pyprecision.emulate.ir.eval import SparseTrace, run_ir
+    from pyprecision.emulate.ir.eval import SparseTrace, TraceComplete, run_ir
     from pyprecision.emulate.pipeline.bind import Bound, as_logical, bind_arguments
     from pyprecision.emulate.pipeline.driver import (
         DEFAULT_HLO_PASSES,
@@ -24,13 +24,13 @@ if TYPE_CHECKING:  # the names __getattr__ provides, for type checkers
     )
 
 __all__ = ["DEFAULT_HLO_PASSES", "Bound", "CompiledHlo", "FlagSetRun", "FlagSetRunner", "Limits",
-           "Program", "SharedRuns", "SparseTrace", "as_logical", "bind_arguments", "compile_hlo",
-           "relabelled_inputs", "run_compiled", "run_flag_sets", "run_hlo", "run_ir"]
+           "Program", "SharedRuns", "SparseTrace", "TraceComplete", "as_logical", "bind_arguments",
+           "compile_hlo", "relabelled_inputs", "run_compiled", "run_flag_sets", "run_hlo", "run_ir"]
 
 
 def __getattr__(name: str) -> Any:
     # Lazy: importing the IR evaluator must not pull in the HLO layer and vice versa.
-    if name in ("run_ir", "SparseTrace"):
+    if name in ("run_ir", "SparseTrace", "TraceComplete"):
         from pyprecision.emulate.ir import eval as ir_eval
 
         return getattr(ir_eval, name)

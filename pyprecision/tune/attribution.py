@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from pyprecision.emulate import CompiledHlo, SparseTrace, run_compiled
+from pyprecision.emulate import CompiledHlo, SparseTrace, TraceComplete, run_compiled
 
 __all__ = ["DEFAULT_ATTRIBUTION_BYTES", "OpShare", "attribute", "op_errors"]
 
@@ -69,7 +69,7 @@ class _Against(SparseTrace):
     (``ref``: instruction id → the ``none`` values) as it is made, the reference then freed."""
 
     def __init__(self, ref: dict[int, np.ndarray]):
-        super().__init__(set(ref), 0, whole=True)
+        super().__init__(set(ref), 0, whole=True, stop=True)
         self.ref = ref
         self.errors: dict[int, float | None] = {}
 
@@ -78,15 +78,46 @@ class _Against(SparseTrace):
         ref = self.ref.pop(key, None)
         if ref is not None:
             self.errors[key] = _rel(value, ref)
+            if not self.ref:
+                raise TraceComplete
+
+
+#: elements of ``_rel``'s float64 blocks: 32 Ki doubles are 256 KiB, two blocks sit in L2
+_REL_BLOCK = 1 << 15
 
 
 def _rel(x: np.ndarray, r: np.ndarray) -> float | None:
-    x, r = np.asarray(x, np.float64), np.asarray(r, np.float64)
-    if x.shape != r.shape or not (np.all(np.isfinite(x)) and np.all(np.isfinite(r))):
+    """‖x − r‖ / ‖r‖ in float64 (0 when x equals r, None when the shapes differ, either has a
+    non-finite element or r is zero while x is not). Arrays of at most 4-byte floats or integers
+    go in blocks of float64 held in cache (decision TU11): their squares cannot overflow a
+    float64 sum, so the sums of r² and (x − r)² are finite exactly when every element of both
+    is."""
+    x, r = np.asarray(x), np.asarray(r)
+    if x.shape != r.shape:
         return None
-    den = float(np.linalg.norm(r))
-    num = float(np.linalg.norm(x - r))
-    return 0.0 if num == 0 else (num / den if den > 0 else None)
+    if x.dtype.itemsize > 4 or r.dtype.itemsize > 4 or x.dtype.kind not in "fiu" \
+            or r.dtype.kind not in "fiu":
+        xd, rd = x.astype(np.float64), r.astype(np.float64)
+        if not (np.all(np.isfinite(xd)) and np.all(np.isfinite(rd))):
+            return None
+        num, den = float(np.linalg.norm(xd - rd)), float(np.linalg.norm(rd))
+        return 0.0 if num == 0 else (num / den if den > 0 else None)
+    xf, rf = x.reshape(-1), r.reshape(-1)
+    xb = np.empty(min(_REL_BLOCK, xf.size), np.float64)
+    rb = np.empty_like(xb)
+    sr = sd = 0.0
+    with np.errstate(invalid="ignore"):  # inf - inf: a NaN sum, answered below
+        for s in range(0, xf.size, _REL_BLOCK):
+            n = min(_REL_BLOCK, xf.size - s)
+            xs, rs = xb[:n], rb[:n]
+            xs[...] = xf[s:s + n]
+            rs[...] = rf[s:s + n]
+            sr += float(np.dot(rs, rs))
+            np.subtract(xs, rs, out=xs)
+            sd += float(np.dot(xs, xs))
+    if not (np.isfinite(sd) and np.isfinite(sr)):
+        return None
+    return 0.0 if sd == 0 else (float(np.sqrt(sd) / np.sqrt(sr)) if sr > 0 else None)
 
 
 def _operand_paths(path: str, inst: Any, by_path: dict[str, Any]) -> list[str]:
@@ -134,23 +165,32 @@ def op_errors(baseline: CompiledHlo, rec: CompiledHlo, args: list[np.ndarray],
               max_bytes: int = DEFAULT_ATTRIBUTION_BYTES) -> dict[str, float | None]:
     """HLO path → the rel-l2 of the op's output under ``rec`` against ``baseline``'s (None: not
     comparable), for every float op both programs compute. Each round runs ``baseline`` keeping
-    the values of at most ``max_bytes`` of ops, then ``rec`` comparing them as they are made: the
-    peak is one run's plus ``max_bytes``, the time two runs per round."""
+    the values of at most ``max_bytes`` of ops, then ``rec`` comparing them as they are made, each
+    run only as far as its round's last op (decision TU11): the peak is one run's plus
+    ``max_bytes``, the time at most two runs per round."""
     pb, pa = _producers(baseline), _producers(rec)
     paths = [p for p, _ in rec.lowered.rows if p in pa and p in pb and pa[p].dtype.is_float]
     errors: dict[str, float | None] = {}
     for chunk in _chunks(paths, pb, max_bytes):
-        keep = SparseTrace({id(pb[p]) for p in chunk}, 1 << 62, whole=True)
-        run_compiled(baseline, args, keep)
+        keep = SparseTrace({id(pb[p]) for p in chunk}, 1 << 62, whole=True, stop=True)
+        _run_until_complete(baseline, args, keep)
         ref = {id(pa[p]): keep.pop(id(pb[p])) for p in chunk if id(pb[p]) in keep}
         del keep
         against = _Against(ref)
         del ref
-        run_compiled(rec, args, against)
+        _run_until_complete(rec, args, against)
         for p in chunk:
             if id(pa[p]) in against.errors:
                 errors[p] = against.errors[id(pa[p])]
     return errors
+
+
+def _run_until_complete(compiled: CompiledHlo, args: list[np.ndarray], trace: SparseTrace) -> None:
+    """Run ``compiled`` until ``trace`` (made with ``stop``) holds all it wants, or to the end."""
+    try:
+        run_compiled(compiled, args, trace)
+    except TraceComplete:
+        pass
 
 
 def attribute(baseline: CompiledHlo, rec: CompiledHlo, args: list[np.ndarray],

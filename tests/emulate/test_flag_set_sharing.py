@@ -215,6 +215,85 @@ def test_a_sparse_trace_records_what_a_full_trace_does_where_the_run_made_it(
     assert sum(v.nbytes for v in small.values()) <= 64
 
 
+@pytest.mark.parametrize("flags", [["--auto-cast", "matmult"], ["--auto-cast", "all"],
+                                   ["--auto-cast", "all", "--auto-cast-type", "fp8_e4m3"]])
+@pytest.mark.parametrize("name", ["encoder_block", "scan_rnn", "cnn"])
+def test_a_whole_sparse_trace_records_every_wanted_value_with_the_runs_fused(
+        name: str, flags: list[str], fused_small: None, monkeypatch) -> None:
+    """Decision TU10: a ``whole`` SparseTrace keeps the fused runs (their chains still run) and
+    records every wanted instruction, inside a run or not, with the full trace's bits."""
+    from pyprecision.emulate.ir import fused
+    from pyprecision.emulate.ir.eval import SparseTrace
+    from pyprecision.kernel import chain as kchain
+
+    data = load_model(name)
+    if not data.inputs:
+        pytest.skip("no inputs")
+    compiled = compile_hlo(hlo.parse(data.text), parse_flags(flags))
+    args = bind_arguments(compiled.hlo_module, data.inputs, widen=True).args
+    full: dict[int, np.ndarray] = {}
+    want = run_compiled(compiled, args, full)
+    every = list(compiled.lowered.module.main.instructions())
+    insts = [i for i in every if i.result is not None]
+    wanted = {id(i) for i in insts[::3]}
+    inside = {id(every[k]) for r in fused.plan_runs(every).values() for k in r.body}
+    calls = [0]
+    orig = kchain.Program.__call__
+
+    def counted(self, inputs, n, threads=None):
+        calls[0] += 1
+        return orig(self, inputs, n) if threads is None else orig(self, inputs, n, threads)
+    monkeypatch.setattr(kchain.Program, "__call__", counted)
+    sparse = SparseTrace(wanted, 1 << 40, whole=True)
+    got = run_compiled(compiled, args, sparse)
+    assert [np.asarray(o).tobytes() for o in got] == [np.asarray(o).tobytes() for o in want]
+    assert set(sparse) == wanted
+    for k, v in sparse.items():
+        assert v.dtype == full[k].dtype and v.tobytes() == full[k].tobytes()
+    if name == "encoder_block":  # wanted values inside runs, and the runs fused, chains run
+        assert wanted & inside and calls[0] > 0
+
+
+@pytest.mark.parametrize("name", ["encoder_block", "scan_rnn", "cnn"])
+def test_a_stopping_trace_ends_the_run_once_it_holds_what_it_wants(
+        name: str, fused_small: None, monkeypatch) -> None:
+    """Decision TU11: a SparseTrace made with ``stop`` raises TraceComplete as soon as it holds
+    every wanted value: the values are the full trace's, the instructions after the last wanted
+    one are not evaluated, and wanting what is never made runs to the end."""
+    from pyprecision.emulate import TraceComplete
+    from pyprecision.emulate.ir.eval import SparseTrace
+
+    data = load_model(name)
+    if not data.inputs:
+        pytest.skip("no inputs")
+    compiled = compile_hlo(hlo.parse(data.text), parse_flags(["--auto-cast", "all"]))
+    args = bind_arguments(compiled.hlo_module, data.inputs, widen=True).args
+    full: dict[int, np.ndarray] = {}
+    run_compiled(compiled, args, full)
+    insts = [i for i in compiled.lowered.module.main.instructions() if i.result is not None]
+    head = insts[: len(insts) // 3]
+    wanted = {id(i) for i in head[::2]}
+    evaluated: set[int] = set()
+    for cls in {type(i) for i in insts}:  # which instructions are evaluated on their own
+        def spy(inst, frame, _ev=cls.evaluate):
+            evaluated.add(id(inst))
+            return _ev(inst, frame)
+        monkeypatch.setattr(cls, "evaluate", spy)
+    sparse = SparseTrace(wanted, 1 << 40, whole=True, stop=True)
+    with pytest.raises(TraceComplete):
+        run_compiled(compiled, args, sparse)
+    assert set(sparse) == wanted
+    for k, v in sparse.items():
+        assert v.tobytes() == full[k].tobytes()
+    tail = {id(i) for i in insts[2 * len(insts) // 3:]}
+    assert evaluated and not evaluated & tail
+    never = SparseTrace(wanted | {-1}, 1 << 40, whole=True, stop=True)
+    evaluated.clear()
+    outs = run_compiled(compiled, args, never)  # no exception: -1 is never recorded
+    assert len(outs) == len(compiled.lowered.outputs) and set(never) == wanted
+    assert evaluated & tail
+
+
 @pytest.mark.parametrize("name", ["encoder_block", "scan_rnn"])
 def test_the_value_memo_with_fused_runs_gives_the_bits_of_independent_runs(
         name: str, fused_small: None) -> None:

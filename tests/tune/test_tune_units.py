@@ -198,6 +198,48 @@ def test_progress_bars_on_request(capsys):
     assert capsys.readouterr().err == ""
 
 
+@settings(max_examples=80, deadline=None)
+@given(st.data(), st.integers(0, 3 * (1 << 15) + 7), st.sampled_from([np.float32, np.int32]))
+def test_the_attribution_rel_l2_in_blocks_is_the_float64_norm(data, n, dtype):
+    """``_rel`` (decision TU11) sums in float64 blocks held in cache: within a few ulps of
+    ``‖x − r‖ / ‖r‖`` by ``np.linalg.norm`` in float64 on the whole arrays, 0 on equal arrays,
+    None on a non-finite element of either side (placed anywhere, past a block boundary too), on
+    shapes that differ, and on a zero reference under a nonzero value."""
+    from pyprecision.tune.attribution import _rel
+
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    if dtype is np.int32:
+        r = rng.integers(-(2**31), 2**31, n, dtype=np.int64).astype(np.int32)
+        x = r.copy()
+        x[rng.random(n) < 0.3] += 1
+    else:
+        scale = data.draw(st.sampled_from([1e-40, 1e-3, 1.0, 1e30, 3e38]))
+        with np.errstate(over="ignore"):  # 3e38 × a normal sample: some ±inf, answered None
+            r = (rng.standard_normal(n) * scale).astype(np.float32)
+            x = (r * (1 + rng.standard_normal(n).astype(np.float32) * 1e-3)).astype(np.float32)
+        for _ in range(data.draw(st.integers(0, 3)) if n else 0):
+            side = data.draw(st.sampled_from([x, r]))
+            side[data.draw(st.integers(0, n - 1))] = data.draw(st.one_of(
+                st.sampled_from([np.nan, np.inf, -np.inf]), st.floats(width=32)))
+    xd, rd = x.astype(np.float64), r.astype(np.float64)
+    finite = bool(np.all(np.isfinite(xd)) and np.all(np.isfinite(rd)))
+    with np.errstate(invalid="ignore"):
+        num, den = np.linalg.norm(xd - rd), np.linalg.norm(rd)
+    got = _rel(x, r)
+    if not finite:
+        assert got is None
+    elif num == 0:
+        assert got == 0.0
+    elif den == 0:
+        assert got is None
+    else:
+        assert got == pytest.approx(num / den, rel=1e-12, abs=0)
+    assert _rel(r, r) == (0.0 if np.all(np.isfinite(rd)) else None)
+    if n > 1:
+        assert _rel(x[:-1], r[1:].reshape(1, -1)) is None
+    assert _rel(np.ones(3, np.float32), np.zeros(3, np.float32)) is None
+
+
 @pytest.mark.parametrize("name", ["encoder_block", "mlp_param", "cnn"])
 @pytest.mark.parametrize("mode", ["matmult", "all"])
 def test_attribution_in_rounds_is_the_full_traces(name, mode):

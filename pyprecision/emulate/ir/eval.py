@@ -148,26 +148,36 @@ def _frame_numerics() -> types.SimpleNamespace:
                                     "is_identity": is_identity})
 
 
+class TraceComplete(Exception):
+    """Raised out of the run by a ``SparseTrace`` made with ``stop=True`` once it holds every
+    instruction it wants: the rest of the program is not evaluated and the run has no outputs
+    (decision TU11)."""
+
+
 class SparseTrace(dict[int, np.ndarray]):
     """A trace that keeps the evaluator's fast paths (decision V26): the values the run makes
     anyway — an instruction evaluated on its own, a batched dot's results that are read, a fused
     run's outputs that are read after it — are recorded as ``id(instruction) → values`` (what a
     full trace records for them), for the instructions in ``wanted`` only, until ``budget`` bytes
     are recorded; values inside a fused run or nobody reads are not made for it. Values are still
-    dropped after their last use (the trace keeps its own reference). With ``whole`` the fused
-    runs are off, so every instruction in ``wanted`` is recorded (what a full trace records for
-    it) while the others are still freed after their last use: a full trace of a few
-    instructions in the memory of an untraced run."""
+    dropped after their last use (the trace keeps its own reference). With ``whole`` every
+    instruction in ``wanted`` is recorded (what a full trace records for it): a fused run makes
+    each wanted value one of its outputs (decision TU10), while the others are still freed after
+    their last use: a full trace of a few instructions in the memory and nearly the time of an
+    untraced run. With ``stop`` the run ends (:class:`TraceComplete`) as soon as every wanted
+    instruction is recorded."""
 
-    def __init__(self, wanted: set[int], budget: int, whole: bool = False):
+    def __init__(self, wanted: set[int], budget: int, whole: bool = False, stop: bool = False):
         super().__init__()
-        self.wanted, self.budget, self.whole = wanted, int(budget), whole
+        self.wanted, self.budget, self.whole, self.stop = wanted, int(budget), whole, stop
 
     def record(self, key: int, value: np.ndarray) -> None:
         """Keep ``value`` as instruction ``key``'s when it was asked for, is not kept yet and fits."""
         if key in self.wanted and key not in self and value.nbytes <= self.budget:
             self[key] = value
             self.budget -= value.nbytes
+            if self.stop and len(self) == len(self.wanted):
+                raise TraceComplete
 
 
 class _Frame:
@@ -244,8 +254,10 @@ class _Frame:
         # 2-D matmul per batch entry); not with a full trace (EM-12)
         pending = _PendingDots(self) if not full else None
         # runs of elementwise instructions on one large shape go block by block (EM-14); not
-        # with a full trace, which wants every value whole
-        runs = plan_runs(insts) if not full and not (sparse is not None and sparse.whole) else {}
+        # with a full trace, which wants every value whole; a whole sparse trace's wanted values
+        # are outputs of their runs (TU10)
+        keep = sparse.wanted if sparse is not None and sparse.whole else frozenset()
+        runs = plan_runs(insts, keep) if not full else {}
         i = 0
         while i < len(insts):
             run = runs.get(i)

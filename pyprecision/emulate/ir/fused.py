@@ -64,8 +64,11 @@ class Run:
     outputs: set[int] = field(default_factory=set)
 
 
-def plan_runs(insts: list[Instruction]) -> dict[int, Run]:
-    """The runs of ``insts`` (a function's instructions in order), by start index."""
+def plan_runs(insts: list[Instruction], keep: set[int] | frozenset[int] = frozenset()
+              ) -> dict[int, Run]:
+    """The runs of ``insts`` (a function's instructions in order), by start index. ``keep``: ids
+    of instructions whose values are outputs of their run even where no later instruction reads
+    them (a sparse trace's wanted values, made whole; decision TU10)."""
     last_read: dict[int, int] = {}
     for i, inst in enumerate(insts):
         for op in inst.operands:
@@ -95,7 +98,7 @@ def plan_runs(insts: list[Instruction]) -> dict[int, Run]:
             j += 1
         stop = body[-1] + 1
         if len(body) >= MIN_RUN:
-            runs[i] = _run(insts, Run(i, stop, shape, body, hoisted), last_read)
+            runs[i] = _run(insts, Run(i, stop, shape, body, hoisted), last_read, keep)
         i = stop
     return runs
 
@@ -108,7 +111,8 @@ def _elementwise_shape(inst: Instruction) -> tuple[int, ...] | None:
     return shape if int(np.prod(shape)) >= blocks.MIN_ELEMENTS else None
 
 
-def _run(insts: list[Instruction], run: Run, last_read: dict[int, int]) -> Run:
+def _run(insts: list[Instruction], run: Run, last_read: dict[int, int],
+         keep: set[int] | frozenset[int]) -> Run:
     defined: set[int] = set()
     for k in run.body:
         inst = insts[k]
@@ -118,7 +122,8 @@ def _run(insts: list[Instruction], run: Run, last_read: dict[int, int]) -> Run:
                 run.inputs.append(id(op))
         key = id(inst.result)
         defined.add(key)
-        if last_read.get(key, -1) >= run.stop:  # (a hoisted instruction reads none of them)
+        if last_read.get(key, -1) >= run.stop or id(inst) in keep:
+            # (a hoisted instruction reads none of them)
             run.outputs.add(key)
     return run
 
