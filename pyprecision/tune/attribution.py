@@ -6,6 +6,7 @@ as they are made, never held (decision TU9)."""
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -187,10 +188,8 @@ def op_errors(baseline: CompiledHlo, rec: CompiledHlo, args: list[np.ndarray],
 
 def _run_until_complete(compiled: CompiledHlo, args: list[np.ndarray], trace: SparseTrace) -> None:
     """Run ``compiled`` until ``trace`` (made with ``stop``) holds all it wants, or to the end."""
-    try:
+    with contextlib.suppress(TraceComplete):
         run_compiled(compiled, args, trace)
-    except TraceComplete:
-        pass
 
 
 def attribute(baseline: CompiledHlo, rec: CompiledHlo, args: list[np.ndarray],

@@ -18,6 +18,7 @@ against the unfused evaluator on every real model and on random chains (hypothes
 
 from __future__ import annotations
 
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -64,7 +65,7 @@ class Run:
     outputs: set[int] = field(default_factory=set)
 
 
-def plan_runs(insts: list[Instruction], keep: set[int] | frozenset[int] = frozenset()
+def plan_runs(insts: list[Instruction], keep: AbstractSet[int] = frozenset()
               ) -> dict[int, Run]:
     """The runs of ``insts`` (a function's instructions in order), by start index. ``keep``: ids
     of instructions whose values are outputs of their run even where no later instruction reads
@@ -112,7 +113,7 @@ def _elementwise_shape(inst: Instruction) -> tuple[int, ...] | None:
 
 
 def _run(insts: list[Instruction], run: Run, last_read: dict[int, int],
-         keep: set[int] | frozenset[int]) -> Run:
+         keep: AbstractSet[int]) -> Run:
     defined: set[int] = set()
     for k in run.body:
         inst = insts[k]
