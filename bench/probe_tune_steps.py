@@ -5,7 +5,7 @@ wrapped with timers; decisions TU9, P26). Make the data first with
     python bench/probe_tune_steps.py DIR [tune|compile|attribution]
 
 ``tune``: the whole search with attribution, each step's seconds and calls; ``compile``: the 92 flag
-sets of tune's space compiled (no emulation), the cyclic collector's seconds and the RSS;
+sets of tune's space compiled (no emulation), the cyclic collector's and the digests' seconds, the RSS;
 ``attribution``: the search without attribution, then the attribution alone, its peak RSS (VmHWM
 reset in between) and seconds."""
 import gc
@@ -60,11 +60,13 @@ elif what == "compile":
 
     runner = FlagSetRunner(m, args, "gen2", share_values=False)
     sets, _ = search._space(runner)
+    wrap(many, "_ir_key", "digest")
     gc.callbacks.append(cb)
     t = time.perf_counter()
     digests = {runner.program(fs.config).digest for fs in sets}
     print(f"{len(sets)} sets compiled in {time.perf_counter() - t:.1f} s, {len(digests)} programs, "
-          f"{runner.derived} derived; collector {sum(T.values()):.1f} s; RSS {status('VmRSS'):.2f} GB; "
+          f"{runner.derived} derived; collector {sum(v for k, v in T.items() if k != 'digest'):.1f} s, "
+          f"digests {T['digest']:.1f} s; RSS {status('VmRSS'):.2f} GB; "
           f"load {os.getloadavg()[0]:.2f}")
 else:
     res = search.tune(m, args, 1e-2, attribution=0)

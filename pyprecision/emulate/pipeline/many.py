@@ -62,19 +62,21 @@ class SharedRuns:
 
 
 def _ir_key(module: ir.Module, digests: dict[int, tuple[Any, bytes]] | None = None,
-            texts: dict[int, str] | None = None) -> bytes:
+            texts: dict[int, str] | None = None, known: dict[int, str] | None = None) -> bytes:
     """A digest of the program, with the ``narrow_acc`` flags that change nothing left out: equal
     digests, equal programs (decision V22). It reads what the printed IR says — every tensor
     (constants' bytes included) and every instruction — but digests a constant's bytes once per
     array (``digests``: ``id`` → (the array, kept alive; its digest)), so programs cloned from one
     lowering do not print their weights again. ``texts`` (a dict) receives ``id`` → printed text
-    of every instruction whose ``narrow_acc`` flag was not left out (the text it prints as)."""
+    of every instruction whose ``narrow_acc`` flag was not left out (the text it prints as).
+    ``known``: ``id`` → the text an instruction is known to print as (not printed again; decision
+    P27)."""
     inert = [i for f in module.functions for i in f.instructions()
              if getattr(i, "narrow_acc", False) and narrow_acc_is_inert(i)]
     for inst in inert:
         inst.narrow_acc = False  # type: ignore[attr-defined]
     try:
-        text = _program_text(module, {} if digests is None else digests, texts)
+        text = _program_text(module, {} if digests is None else digests, texts, known)
     finally:
         for inst in inert:
             inst.narrow_acc = True  # type: ignore[attr-defined]
@@ -84,7 +86,7 @@ def _ir_key(module: ir.Module, digests: dict[int, tuple[Any, bytes]] | None = No
 
 
 def _program_text(module: ir.Module, digests: dict[int, tuple[Any, bytes]],
-                  texts: dict[int, str] | None = None) -> str:
+                  texts: dict[int, str] | None = None, known: dict[int, str] | None = None) -> str:
     out = []
     to_text = ir.instruction_to_text
     for f in module.functions:
@@ -105,11 +107,15 @@ def _program_text(module: ir.Module, digests: dict[int, tuple[Any, bytes]],
             out.append(head + "\n")
         for b in f.blocks:
             out.append(f"^{b.name}:\n")
-            if texts is None:
+            if texts is None and known is None:
                 out.extend(to_text(i) + "\n" for i in b.instructions)
                 continue
             for i in b.instructions:
-                texts[id(i)] = line = to_text(i)
+                line = known.get(id(i)) if known is not None else None
+                if line is None:
+                    line = to_text(i)
+                if texts is not None:
+                    texts[id(i)] = line
                 out.append(line + "\n")
     return "".join(out)
 
@@ -329,11 +335,14 @@ class FlagSetRunner:
         assert not isinstance(narrow, Exception)  # _narrow_positions had it
         flip = [i for i in _instructions(src) if id(i) in marked and not i.narrow_acc]
         printed: dict[int, str] = {}  # keyed by the twin's instructions
+        # the twin's lines stand for every instruction but the flipped ones (decision P27)
+        flipped = {id(i) for i in flip}
+        known = {k: v for k, v in prog.texts.items() if k not in flipped}
         with ir.paused_gc():  # decision P24
             for inst in flip:
                 inst.narrow_acc = True
             try:
-                digest = _ir_key(src, self._digests, printed)
+                digest = _ir_key(src, self._digests, printed, known)
             finally:
                 for inst in flip:
                     inst.narrow_acc = False
