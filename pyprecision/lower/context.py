@@ -125,8 +125,9 @@ class LoweringContext:
         each transpose's operands are cast on their own (decision L4)."""
         key = (n, dtype.name)
         if key not in self._identities:
-            t = ir.Tensor(self.tensor_name(f"ident{n}"), (n, n), dtype, "const",
-                          np.eye(n, dtype=dtype.np_dtype))  # fmt: skip
+            eye = np.eye(n, dtype=dtype.np_dtype)
+            eye.flags.writeable = False  # never written: the passes' identity test remembers it
+            t = ir.Tensor(self.tensor_name(f"ident{n}"), (n, n), dtype, "const", eye)
             self.function.add_tensor(t)
             self._identities[key] = t
         v = ir.Value(self.name(f"ident{n}"), dtype, (n, n))

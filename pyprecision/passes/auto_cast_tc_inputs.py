@@ -2,6 +2,8 @@
 backing SBUF tensors physically shrunk."""
 from __future__ import annotations
 
+import functools
+import weakref
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -36,7 +38,25 @@ def is_matmult_transpose(tc: TensorContractOp) -> bool:
     tensor = owner.tensor
     if isinstance(tensor, SingleValueTensor) or tensor.value is None:
         return False
-    return is_identity_matrix(np.asarray(tensor.value))
+    value = np.asarray(tensor.value)
+    known = _IDENTITIES.get(id(value))
+    if known is not None and known() is value:
+        return True
+    if not is_identity_matrix(value):
+        return False
+    if not value.flags.writeable:  # never written (a lowering's identity constant): remember it
+        key = id(value)
+        _IDENTITIES[key] = weakref.ref(value, functools.partial(_forget_identity, key))
+    return True
+
+
+def _forget_identity(key: int, _ref: object) -> None:
+    _IDENTITIES.pop(key, None)
+
+
+#: ``id`` → a weak reference to a read-only array found to be an identity (decision P28): the
+#: lowering makes one identity constant per size and dtype, which every transpose loads
+_IDENTITIES: dict[int, weakref.ref[np.ndarray]] = {}
 
 
 def is_identity_matrix(value: np.ndarray) -> bool:

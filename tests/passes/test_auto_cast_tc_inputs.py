@@ -286,3 +286,51 @@ def test_identity_test_equals_array_equal_with_eye(n: int, dtype: str, data: st.
         np.array_equal(value.astype(np.complex128 if dt.kind == "c" else np.float64),
                        np.eye(value.shape[0])))
     assert is_identity_matrix(value) == want
+
+
+def test_the_transpose_test_remembers_read_only_identities_only() -> None:
+    """Decision P28: an identity found in a read-only constant is remembered by object (the
+    lowering's identity constants are read-only); a writeable one is tested again each time, so
+    writing into it is seen; another array is tested on its own; a dead array is forgotten."""
+    import gc
+
+    from pyprecision.passes import is_matmult_transpose
+    from pyprecision.passes.auto_cast_tc_inputs import _IDENTITIES
+
+    with open(EXAMPLES / "transpose_matmul.pir") as fh:
+        m = ir.parse(fh.read())
+    tc = next(i for i in m.main.instructions() if isinstance(i, ir.TensorContractOp))
+    ident = m.main.get_tensor("ident")
+    # writeable: not remembered, a write into it is seen
+    assert is_matmult_transpose(tc)
+    assert id(ident.value) not in _IDENTITIES
+    ident.value[0, 1] = 2.0
+    assert not is_matmult_transpose(tc)
+    # read-only: remembered by object
+    eye = np.eye(3, dtype=np.float32)
+    eye.flags.writeable = False
+    ident.value = eye
+    assert is_matmult_transpose(tc) and _IDENTITIES[id(eye)]() is eye
+    # another read-only array in its place is tested on its own
+    other = np.eye(3, dtype=np.float32)[::-1].copy()
+    other.flags.writeable = False
+    ident.value = other
+    assert not is_matmult_transpose(tc)
+    key = id(eye)
+    del eye
+    gc.collect()
+    assert key not in _IDENTITIES
+
+
+def test_the_lowerings_identity_constants_are_read_only() -> None:
+    """Each matmult-based transpose of a real model loads a read-only identity constant (what the
+    transpose test may remember, decision P28)."""
+    from pyprecision import hlo, lower
+    from pyprecision.passes import is_matmult_transpose
+    from tests.models_data import load_model
+
+    low = lower.lower(hlo.parse(load_model("encoder_block").text))
+    tcs = [i for i in low.module.main.instructions() if isinstance(i, ir.TensorContractOp)]
+    moving = [i.operands[1].owner for i in tcs if is_matmult_transpose(i)]
+    assert moving
+    assert all(not load.tensor.value.flags.writeable for load in moving)
