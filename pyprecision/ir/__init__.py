@@ -43,6 +43,7 @@ from pyprecision.ir.dtypes import (
     uint64,
 )
 from pyprecision.ir.gc_pause import paused_gc
+from pyprecision.ir.identity import is_identity_matrix
 from pyprecision.ir.index_ops import SCATTER_KINDS, GatherOp, ScatterOp, SortPermOp
 from pyprecision.ir.instructions import (
     BINARY_KINDS,
@@ -180,6 +181,7 @@ __all__ = [
     "int16",
     "int32",
     "int64",
+    "is_identity_matrix",
     "is_trivially_dead",
     "make_cast",
     "parse",

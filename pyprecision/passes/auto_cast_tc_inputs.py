@@ -2,8 +2,6 @@
 backing SBUF tensors physically shrunk."""
 from __future__ import annotations
 
-import functools
-import weakref
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -20,6 +18,7 @@ from pyprecision.ir import (
     TensorContractOp,
     UnaryOp,
     Value,
+    is_identity_matrix,
     make_cast,
 )
 from pyprecision.passes.auto_cast_fp32 import AutoCastFP32, AutoCastRun
@@ -38,36 +37,7 @@ def is_matmult_transpose(tc: TensorContractOp) -> bool:
     tensor = owner.tensor
     if isinstance(tensor, SingleValueTensor) or tensor.value is None:
         return False
-    value = np.asarray(tensor.value)
-    known = _IDENTITIES.get(id(value))
-    if known is not None and known() is value:
-        return True
-    if not is_identity_matrix(value):
-        return False
-    if not value.flags.writeable:  # never written (a lowering's identity constant): remember it
-        key = id(value)
-        _IDENTITIES[key] = weakref.ref(value, functools.partial(_forget_identity, key))
-    return True
-
-
-def _forget_identity(key: int, _ref: object) -> None:
-    _IDENTITIES.pop(key, None)
-
-
-#: ``id`` → a weak reference to a read-only array found to be an identity (decision P28): the
-#: lowering makes one identity constant per size and dtype, which every transpose loads
-_IDENTITIES: dict[int, weakref.ref[np.ndarray]] = {}
-
-
-def is_identity_matrix(value: np.ndarray) -> bool:
-    """``value`` is a square 2-D array equal to the identity (as ``np.array_equal(value,
-    np.eye(n))`` decides it; -0 counts as 0, a NaN anywhere makes it not one), tested without
-    building the identity: exactly n nonzero elements, and every diagonal one equal to 1."""
-    if value.ndim != 2 or value.shape[0] != value.shape[1]:
-        return False
-    if value.dtype.kind not in "biufc":  # ml_dtypes' narrow floats: exact in float32
-        value = value.astype(np.float32)
-    return np.count_nonzero(value) == value.shape[0] and bool((np.diagonal(value) == 1).all())
+    return is_identity_matrix(np.asarray(tensor.value))  # remembers the lowering's (P28, P29)
 
 
 def truncated_dtype(load: Instruction) -> DType | None:

@@ -92,28 +92,6 @@ def test_min_and_max_reductions_see_every_nan(n, pos, dt, nan, infs, seed):
     assert np.isnan(np.maximum.reduce(x, axis=None))
 
 
-@settings(max_examples=150, deadline=None)
-@given(n=st.integers(1, 40), where=st.integers(0, 1599), seed=st.integers(0, 2**32 - 1),
-       word=st.sampled_from([0x80000000, 0x00000001, 0x80000001, 0x7FC00000, 0x3F800000,
-                             0x00000000, 0xBF800000]),
-       transpose=st.booleans())
-def test_the_identity_test_is_its_definition(n, where, seed, word, transpose):
-    """``_is_identity``: square, 1.0 on the diagonal, zeros of either sign elsewhere; its uint32
-    shortcut decides nothing the float test would decide otherwise (-0 off the diagonal stays
-    an identity, a subnormal does not)."""
-    from pyprecision.emulate.ir.ops import _is_identity
-
-    x = np.eye(n, dtype=np.float32)
-    i, j = divmod(where % (n * n), n)
-    x[i, j] = np.array(word, np.uint32).view(np.float32)
-    if transpose:
-        x = x.T
-    off = ~np.eye(n, dtype=bool)
-    want = bool((np.diagonal(x) == 1).all() and (x[off] == 0).all())
-    assert _is_identity(x) is want
-    assert _is_identity(np.ascontiguousarray(x)) is want
-
-
 _SMALL = st.floats(-4, 4, width=32).map(lambda v: int(np.float32(v).view(np.uint32)))
 FOLD_WORDS = st.one_of(_SMALL, _SMALL, _SMALL, st.integers(0, 2**32 - 1),
                        st.sampled_from([0x00000000, 0x80000000, 0x7F800000, 0xFF800000,

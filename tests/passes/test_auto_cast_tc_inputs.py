@@ -255,39 +255,6 @@ def test_is_matmult_transpose_needs_const_identity() -> None:
     assert [is_matmult_transpose(i) for i in mms] == [True, False]
 
 
-_IDENTITY_DTYPES = ["float32", "float64", "float16", "bfloat16", "float8_e4m3fn", "float8_e5m2",
-                    "int32", "uint8", "bool", "complex64"]
-
-
-@settings(max_examples=300, deadline=None)
-@given(st.integers(0, 5), st.sampled_from(_IDENTITY_DTYPES), st.data())
-def test_identity_test_equals_array_equal_with_eye(n: int, dtype: str, data: st.DataObject) -> None:
-    """The cheap identity test (decision P24) decides exactly what ``np.array_equal(value
-    .astype(float64), np.eye(n))`` decided: identities, near-identities (one element changed to 0,
-    2, -1, -0, NaN, inf), non-square and 1-D arrays."""
-    import ml_dtypes
-
-    from pyprecision.passes.auto_cast_tc_inputs import is_identity_matrix
-
-    dt = np.dtype(getattr(ml_dtypes, dtype, None) or dtype)
-    rows = data.draw(st.sampled_from([n, n + 1])) if n else n
-    value = np.eye(rows, n).astype(dt)
-    if value.size and data.draw(st.booleans()):
-        i = data.draw(st.integers(0, rows - 1))
-        j = data.draw(st.integers(0, n - 1))
-        changes = [0, 2, -1] if dt.kind in "iub" else [0.0, 2.0, -1.0, -0.0, np.nan, np.inf, 1.0]
-        if dt.kind == "b":
-            changes = [False, True]
-        with np.errstate(invalid="ignore"):
-            value[i, j] = np.array(data.draw(st.sampled_from(changes))).astype(dt)
-    if data.draw(st.booleans()):
-        value = value.reshape(-1)
-    want = value.ndim == 2 and value.shape[0] == value.shape[1] and bool(
-        np.array_equal(value.astype(np.complex128 if dt.kind == "c" else np.float64),
-                       np.eye(value.shape[0])))
-    assert is_identity_matrix(value) == want
-
-
 def test_the_transpose_test_remembers_read_only_identities_only() -> None:
     """Decision P28: an identity found in a read-only constant is remembered by object (the
     lowering's identity constants are read-only); a writeable one is tested again each time, so
@@ -295,7 +262,7 @@ def test_the_transpose_test_remembers_read_only_identities_only() -> None:
     import gc
 
     from pyprecision.passes import is_matmult_transpose
-    from pyprecision.passes.auto_cast_tc_inputs import _IDENTITIES
+    from pyprecision.ir.identity import _IDENTITIES
 
     with open(EXAMPLES / "transpose_matmul.pir") as fh:
         m = ir.parse(fh.read())

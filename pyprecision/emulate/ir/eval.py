@@ -29,7 +29,6 @@ from pyprecision.emulate.ir.numbers import (
     view_bits,
 )
 from pyprecision.emulate.ir.ops import (
-    _is_identity,
     binary_rounded,
     binary_values,
     int_unary,
@@ -54,6 +53,7 @@ from pyprecision.ir import (
     SingleValueTensor,
     Tensor,
     TensorContractOp,
+    is_identity_matrix,
     paused_gc,
     verify,
 )
@@ -120,32 +120,18 @@ NUMERICS = types.SimpleNamespace(
 
 # -- the interpreter ------------------------------------------------------------------------------------
 def _frame_numerics() -> types.SimpleNamespace:
-    """NUMERICS with one frame's ``TileRounding`` for its roundings and casts, and an identity
-    test that remembers the read-only identities it found (the PE transposes' identity
-    constants, loaded as one frozen array; EM-16)."""
+    """NUMERICS with one frame's ``TileRounding`` for its roundings and casts (the identity test,
+    ``ir.is_identity_matrix``, remembers the read-only identities it found for every frame and
+    every pass alike; EM-16, P29)."""
     tiles = TileRounding()
-    identities: dict[int, np.ndarray] = {}
-
-    def is_identity(x: np.ndarray) -> bool:
-        if identities.get(id(x)) is x:
-            return True
-        if not _is_identity(x):
-            return False
-        if not x.flags.writeable:  # a value or a loaded constant: never written (EM-9)
-            identities[id(x)] = x  # kept alive: its id is never reused
-        return True
 
     def unary_rounded(kind: str, x: np.ndarray, dt: Any, src: Any = None) -> np.ndarray:
         if kind in ("cast", "copy") and dt.is_float and np.asarray(x).dtype == np.float32:
             return tiles(x, dt)  # unary_float is the identity for these
         return NUMERICS.unary_rounded(kind, x, dt, src)
 
-    def matmul_fp32(s: np.ndarray, m: np.ndarray) -> np.ndarray:
-        return NUMERICS.matmul_fp32(s, m, is_identity)
-
     return types.SimpleNamespace(**{**vars(NUMERICS), "round_to": tiles, "convert": tiles.convert,
-                                    "unary_rounded": unary_rounded, "matmul_fp32": matmul_fp32,
-                                    "is_identity": is_identity})
+                                    "unary_rounded": unary_rounded})
 
 
 class TraceComplete(Exception):
@@ -355,7 +341,7 @@ class _PendingDots:
         s, m = f.operand(inst.stationary), f.operand(inst.moving)
         if s.dtype != np.float32 or m.dtype != np.float32 or s.ndim != 2 or m.ndim != 2:
             return False
-        if f.num.is_identity(m) or f.num.is_identity(s):
+        if is_identity_matrix(m) or is_identity_matrix(s):
             return False
         r = inst.result
         assert r is not None

@@ -17,6 +17,7 @@ from pyprecision.emulate.ir.numbers import round_to
 from pyprecision.emulate.shared.numeric import first_nan
 from pyprecision.errors import EmulationError
 from pyprecision.formats import format as pyprecision_format
+from pyprecision.ir import is_identity_matrix
 from pyprecision.kernel import pe_matmul
 
 #: IEEE single operations: on float32 operands, NumPy's float32 result is the correctly rounded one,
@@ -286,37 +287,21 @@ def _int_rem(x: int, y: int) -> int:
     return r if x >= 0 else -r
 
 
-def matmul_fp32(s: np.ndarray, m: np.ndarray,
-                is_identity: Callable[[np.ndarray], bool] | None = None) -> np.ndarray:
+def matmul_fp32(s: np.ndarray, m: np.ndarray) -> np.ndarray:
     """``s.T @ m`` the way the PE array computes it: operands exact in fp32 (every float dtype is a subset
     of fp32), each product rounded to fp32, summed sequentially over K in fp32 from +0, no FMA
     (``pyprecision.kernel.pe_matmul``). Returns float32. ``s`` [..., K, M] and ``m`` [..., K, N]
     may carry batch dimensions (one C call for all of them). A 2-D product with an identity
-    operand (the PE transpose, ``matmul %x, %ident``) is worked out without the K-long sums, with
-    the same bits (decision EM-12). ``is_identity``: the identity test (default ``_is_identity``;
-    a frame passes one that remembers its answer for a constant operand)."""
+    operand (the PE transpose, ``matmul %x, %ident``; ``ir.is_identity_matrix``, which remembers
+    the read-only ones) is worked out without the K-long sums, with the same bits (decision
+    EM-12)."""
     s, m = np.asarray(s), np.asarray(m)
     if s.ndim == 2 and m.ndim == 2 and s.dtype == np.float32 and m.dtype == np.float32:
-        is_identity = is_identity or _is_identity
-        if is_identity(m):
+        if is_identity_matrix(m):
             return pe_identity(s).T
-        if is_identity(s):
+        if is_identity_matrix(s):
             return pe_identity(m)
     return pe_matmul(np.swapaxes(s, -1, -2), m).astype(np.float32, copy=False)
-
-
-def _is_identity(x: np.ndarray) -> bool:
-    """``x`` is square with exactly 1.0 on its diagonal and zeros (of either sign) elsewhere."""
-    n = x.shape[0]
-    if x.shape != (n, n) or n == 0:
-        return False
-    d = x.diagonal()
-    if not bool((d == 1).all()):
-        return False
-    if x.dtype == np.float32 and x.flags.c_contiguous \
-            and int(np.count_nonzero(x.view(np.uint32))) == n:
-        return True  # n nonzero words, all on the diagonal: no -0 either (4x faster than floats)
-    return int(np.count_nonzero(x)) == n
 
 
 _QNAN = np.array(0x7FC00000, np.uint32).view(np.float32)
