@@ -24,7 +24,7 @@ def x32() -> np.ndarray:
 
 def _run(benchmark: Any, fn: Any, in_bytes: int) -> None:
     benchmark.extra_info["input_bytes"] = in_bytes
-    benchmark.pedantic(fn, rounds=7, iterations=1, warmup_rounds=1)
+    benchmark.pedantic(fn, rounds=31, iterations=1, warmup_rounds=2)
 
 
 @pytest.mark.parametrize("rounding", ROUNDINGS)
