@@ -68,7 +68,7 @@ def bench(name: str, runs: int, unshared: bool, work: Path | None = None) -> Non
     stats = {}
 
     def shared() -> None:
-        runner = FlagSetRunner(hlo.parse(text), ins)
+        runner = FlagSetRunner(hlo.parse(text), ins, share_values=False)  # as verify (V27)
         res = runner.run(configs)
         stats["emulations"] = res.emulations
 

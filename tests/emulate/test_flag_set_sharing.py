@@ -121,6 +121,43 @@ def test_shared_runs_with_the_value_memo_give_the_bits_of_independent_runs(name:
             assert a.tobytes() == b.tobytes(), config
 
 
+@pytest.mark.parametrize("name", ["encoder_block", "scan_rnn"])
+def test_a_planned_run_records_only_what_a_later_program_has(name: str) -> None:
+    """Decision V28: within ``run``, a program's values are recorded only when a program still
+    to come has their signature (so the memo holds nothing no later program can take), the
+    values later programs share are still taken from the memo, and the last program runs
+    untraced; the bits are those of runs that record everything (V25)."""
+    data = load_model(name)
+    planned = FlagSetRunner(hlo.parse(data.text), data.inputs)
+    recorded: list[set[int]] = []
+    later_seen: list[frozenset[int] | None] = []
+    memo_run = planned.memo.run  # type: ignore[union-attr]
+
+    def spy(module, run, texts=None, sigs=None, later=None):  # noqa: ANN001, ANN202
+        before = set(planned.memo.values)  # type: ignore[union-attr]
+        later_seen.append(None if later is None else frozenset(later))
+        out = memo_run(module, run, texts, sigs, later)
+        recorded.append(set(planned.memo.values) - before)  # type: ignore[union-attr]
+        return out
+
+    planned.memo.run = spy  # type: ignore[union-attr, method-assign]
+    shared = planned.run(CONFIGS)
+    assert len(recorded) == shared.emulations > 1
+    assert all(later is not None for later in later_seen)
+    for new, later in zip(recorded, later_seen, strict=True):
+        assert new <= later  # type: ignore[operator]
+    assert later_seen[-1] == frozenset() and recorded[-1] == set()
+    assert planned.memo.reused > 0  # type: ignore[union-attr]
+    everything = FlagSetRunner(hlo.parse(data.text), data.inputs)
+    everything._plan = lambda configs: None  # type: ignore[method-assign]  # V25/V26: record all
+    full = everything.run(CONFIGS)
+    assert len(everything.memo.values) > len(planned.memo.values)  # type: ignore[union-attr]
+    for a, b in zip(shared.runs, full.runs, strict=True):
+        assert (a.outputs is None) == (b.outputs is None)
+        for x, y in zip(a.outputs or [], b.outputs or [], strict=True):
+            assert np.asarray(x).tobytes() == np.asarray(y).tobytes()
+
+
 @pytest.mark.parametrize("name", ["mlp_param", "encoder_block", "embed_mlp", "cond_model"])
 def test_lowering_text_is_equal_exactly_when_the_printed_lowerings_are(name: str) -> None:
     """``lowering_text`` (tune's proof that an axis of the lowering is inert) tells two lowering

@@ -225,6 +225,10 @@ class FlagSetRunner:
         self.derived = 0
         self.emulations = 0
         self.memo = ValueMemo(memo_bytes) if share_values else None
+        #: within ``run``: the signatures of the programs planned and not emulated yet, and how
+        #: many of those programs have each signature (decision V28)
+        self._planned: dict[bytes, dict[int, int]] = {}
+        self._later: dict[int, int] = {}
 
     def _shared_lowering(self, config: PrecisionConfig) -> lower.Lowered | Exception:
         """The one lowering of ``config``'s lowering setting (not to be rewritten; an error is
@@ -422,7 +426,37 @@ class FlagSetRunner:
             return run_compiled(dataclasses.replace(compiled, lowered=lowered), self.bound.args,
                                 trace)  # fmt: skip
 
-        return self.memo.run(compiled.lowered.module, run, prog.texts)
+        sigs = self._planned.pop(prog.digest, None)
+        later = None
+        if sigs is not None:  # this program's signatures leave the ones still to come (V28)
+            for sig in set(sigs.values()):
+                left = self._later[sig] - 1
+                if left:
+                    self._later[sig] = left
+                else:
+                    del self._later[sig]
+            later = self._later.keys()
+        return self.memo.run(compiled.lowered.module, run, prog.texts, sigs, later)
+
+    def _plan(self, configs: Sequence[PrecisionConfig]) -> None:
+        """Before ``run`` emulates ``configs``' programs: their signatures, and for each signature
+        how many of the programs still to emulate have it, so that a program's run records only
+        the values a later one can take from the memo (decision V28)."""
+        assert self.memo is not None
+        seen = set(self._emulated)
+        for config in configs:
+            try:
+                prog = self.program(config)
+            except SET_ERRORS:
+                continue  # run_one records the error
+            if prog.digest in seen:
+                continue
+            seen.add(prog.digest)
+            with ir.paused_gc():  # decision P24
+                sigs = self.memo.signatures(prog.compiled.lowered.module.main, prog.texts)
+            self._planned[prog.digest] = sigs
+            for sig in set(sigs.values()):
+                self._later[sig] = self._later.get(sig, 0) + 1
 
     def run_one(self, config: PrecisionConfig, strict: bool = False
                 ) -> tuple[FlagSetRun, bytes | None]:
@@ -449,14 +483,20 @@ class FlagSetRunner:
         runs: list[FlagSetRun] = []
         first: dict[bytes, int] = {}
         before = self.emulations
-        for i, config in enumerate(configs):
-            run, digest = self.run_one(config)
-            if digest is not None:
-                if digest in first:
-                    run.same_as = first[digest]
-                else:
-                    first[digest] = i
-            runs.append(run)
+        if self.memo is not None:
+            self._plan(configs)
+        try:
+            for i, config in enumerate(configs):
+                run, digest = self.run_one(config)
+                if digest is not None:
+                    if digest in first:
+                        run.same_as = first[digest]
+                    else:
+                        first[digest] = i
+                runs.append(run)
+        finally:
+            self._planned.clear()
+            self._later.clear()
         return SharedRuns(runs, self.bound.unused, self.lowered, self.emulations - before)
 
 

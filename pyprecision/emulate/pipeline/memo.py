@@ -15,7 +15,8 @@ Before a program runs, every instruction whose signature has a value in the memo
 a not-memoized instruction reads is replaced by a load of that value from a new constant tensor,
 and what becomes dead is removed; the program runs with a sparse trace (decision V26: its fused
 runs, batched dots and early frees stay on, so only the values they make anyway are seen), and
-those values of what it computed are added to the memo (until ``max_bytes``). The program
+those values of what it computed are added to the memo (until ``max_bytes``; within
+:meth:`FlagSetRunner.run` only the values a later program has, decision V28). The program
 given is not changed: the work is done on a copy (``ir.clone_module``), made only when a memoized
 value is used.
 """
@@ -23,6 +24,7 @@ value is used.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 import numpy as np
@@ -138,20 +140,27 @@ class ValueMemo:
             f.dce()
         return work, sigs
 
-    def run(self, module: ir.Module, run: Any, texts: dict[int, str] | None = None) -> Any:
+    def run(self, module: ir.Module, run: Any, texts: dict[int, str] | None = None,
+            sigs: dict[int, int] | None = None, later: AbstractSet[int] | None = None) -> Any:
         """``run(reduced_module, trace)`` on a copy of ``module`` with every memoized value that
         is read by a computed instruction loaded from a constant instead (on ``module`` itself
         when no memoized value is read); its result is returned and what it computed is
-        memoized. ``texts``: see :meth:`signatures`."""
+        memoized. ``texts``: see :meth:`signatures`; ``sigs``: ``module``'s signatures when
+        already made (:meth:`signatures` of ``module.main``). ``later``: the signatures of the
+        programs still to run, when known: only those values are recorded (decision V28), and
+        the run is untraced when none is; None records every value (up to ``max_bytes``)."""
         with ir.paused_gc():  # decision P24
-            sigs = self.signatures(module.main, texts)
+            if sigs is None:
+                sigs = self.signatures(module.main, texts)
             work, sigs = self._splice(module, sigs)
         f = work.main
         trace: SparseTrace | None = None
         if self.bytes < self.max_bytes:  # record what is not memoized yet (decision V26)
             moves = {id(i) for i in f.instructions() if isinstance(i, _MOVES)}
-            wanted = {i for i, s in sigs.items() if s not in self.values and i not in moves}
-            trace = SparseTrace(wanted, self.max_bytes - self.bytes)
+            wanted = {i for i, s in sigs.items() if s not in self.values and i not in moves
+                      and (later is None or s in later)}  # fmt: skip
+            if wanted:
+                trace = SparseTrace(wanted, self.max_bytes - self.bytes)
         out = run(work, trace)
         for inst in f.instructions():
             s = sigs.get(id(inst))
