@@ -103,7 +103,7 @@ def test_shared_runs_with_the_value_memo_give_the_bits_of_independent_runs(name:
     data = load_model(name)
     if not data.inputs:
         pytest.skip("no inputs")
-    runner = FlagSetRunner(hlo.parse(data.text), data.inputs)
+    runner = FlagSetRunner(hlo.parse(data.text), data.inputs, share_values=True)
     shared = runner.run(CONFIGS)
     assert runner.memo is not None and runner.memo.computed > 0
     for config, run in zip(CONFIGS, shared.runs, strict=True):
@@ -121,6 +121,17 @@ def test_shared_runs_with_the_value_memo_give_the_bits_of_independent_runs(name:
             assert a.tobytes() == b.tobytes(), config
 
 
+def test_the_value_memo_is_opt_in() -> None:
+    """Decision V29: the default runner (and ``run_flag_sets``) keeps no memo and still shares
+    identical programs; ``share_values=True`` gives one."""
+    data = load_model("encoder_block")
+    plain = FlagSetRunner(hlo.parse(data.text), data.inputs)
+    assert plain.memo is None
+    shared = plain.run(CONFIGS)
+    assert shared.emulations < len(CONFIGS)  # identical programs still emulated once
+    assert FlagSetRunner(hlo.parse(data.text), data.inputs, share_values=True).memo is not None
+
+
 @pytest.mark.parametrize("name", ["encoder_block", "scan_rnn"])
 def test_a_planned_run_records_only_what_a_later_program_has(name: str) -> None:
     """Decision V28: within ``run``, a program's values are recorded only when a program still
@@ -128,7 +139,7 @@ def test_a_planned_run_records_only_what_a_later_program_has(name: str) -> None:
     values later programs share are still taken from the memo, and the last program runs
     untraced; the bits are those of runs that record everything (V25)."""
     data = load_model(name)
-    planned = FlagSetRunner(hlo.parse(data.text), data.inputs)
+    planned = FlagSetRunner(hlo.parse(data.text), data.inputs, share_values=True)
     recorded: list[set[int]] = []
     later_seen: list[frozenset[int] | None] = []
     memo_run = planned.memo.run  # type: ignore[union-attr]
@@ -148,7 +159,7 @@ def test_a_planned_run_records_only_what_a_later_program_has(name: str) -> None:
         assert new <= later  # type: ignore[operator]
     assert later_seen[-1] == frozenset() and recorded[-1] == set()
     assert planned.memo.reused > 0  # type: ignore[union-attr]
-    everything = FlagSetRunner(hlo.parse(data.text), data.inputs)
+    everything = FlagSetRunner(hlo.parse(data.text), data.inputs, share_values=True)
     everything._plan = lambda configs: None  # type: ignore[method-assign]  # V25/V26: record all
     full = everything.run(CONFIGS)
     assert len(everything.memo.values) > len(planned.memo.values)  # type: ignore[union-attr]
@@ -335,7 +346,7 @@ def test_a_stopping_trace_ends_the_run_once_it_holds_what_it_wants(
 def test_the_value_memo_with_fused_runs_gives_the_bits_of_independent_runs(
         name: str, fused_small: None) -> None:
     data = load_model(name)
-    runner = FlagSetRunner(hlo.parse(data.text), data.inputs)
+    runner = FlagSetRunner(hlo.parse(data.text), data.inputs, share_values=True)
     shared = runner.run(CONFIGS)
     assert runner.memo is not None and runner.memo.reused > 0
     for config, run in zip(CONFIGS, shared.runs, strict=True):

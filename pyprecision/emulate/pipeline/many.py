@@ -193,7 +193,8 @@ class FlagSetRunner:
     (``ir.clone_module``, decision P21), once per program key (what the lowering and the passes
     read of a config, :meth:`program_key`; decision P22); emulated outputs are kept across
     ``run`` calls (so a second call with an already-run program emulates nothing), and with
-    ``share_values`` the values computed by one program are reused by the next wherever
+    ``share_values=True`` (off by default: it costs more than it saves on every model measured,
+    decision V29) the values computed by one program are reused by the next wherever
     everything upstream is the same (:class:`~pyprecision.emulate.pipeline.memo.ValueMemo`, at
     most ``memo_bytes``; decision V25). ``module`` is not changed."""
 
@@ -207,7 +208,7 @@ class FlagSetRunner:
         filename: str | None = None,
         text: str | None = None,
         source: str = "inputs",
-        share_values: bool = True,
+        share_values: bool = False,
         memo_bytes: int = DEFAULT_MEMO_BYTES,
     ) -> None:
         self.module = copy.deepcopy(module)
@@ -505,7 +506,7 @@ def run_flag_sets(module: Any, configs: Sequence[PrecisionConfig],
                   **kwargs: Any) -> SharedRuns:  # fmt: skip
     """``FlagSetRunner(module, inputs, *args, **kwargs).run(configs)``: every config of
     ``configs`` on ``inputs``, sharing the HLO passes, the lowerings, identical emulations and
-    values (see :class:`FlagSetRunner` for the options); ``module`` is not changed. A config that
-    fails (lowering, passes, emulation) gets its ``error``; the others still run. Bad inputs
-    raise at once (they are bad for every config)."""
+    (with ``share_values=True``) values (see :class:`FlagSetRunner` for the options); ``module``
+    is not changed. A config that fails (lowering, passes, emulation) gets its ``error``; the
+    others still run. Bad inputs raise at once (they are bad for every config)."""
     return FlagSetRunner(module, inputs, *args, **kwargs).run(configs)
