@@ -6,8 +6,13 @@
  * With a = |x| (bits), s0 = 23 - p and R the element's word (CAST_SEMANTICS.md §2: up iff
  * R < floor(f * 2^32), f the dropped fraction of a quantum):
  *
- *   normal results   code = ((a + rebias) >> s0) + (R < (a << (32 - s0)))
- *                    (a << (32 - s0) mod 2^32 is the s0 dropped bits, left-aligned: floor(f 2^32))
+ *   normal results   code = (a + rebias + 2^s0 - 1 - (R >> (32 - s0))) >> s0, as the AVX2 set
+ *                    (kern_sr_avx2.h; speed.md S27, S30): with d the s0 dropped bits, floor(f 2^32)
+ *                    = d 2^(32 - s0), so R < floor(f 2^32) iff (R >> (32 - s0)) < d iff
+ *                    d + 2^s0 - 1 - (R >> (32 - s0)) carries into bit s0 (the rebias is a multiple
+ *                    of 2^s0, and 0 <= a + rebias < a + rebias + 2^s0 - 1 < 2^32 for every a
+ *                    at or above the format's min normal, NaNs included; lanes below it take
+ *                    the subnormal path, which replaces their code)
  *   subnormal ones   (formats whose min normal is above float32's: fp16, the fp8s) by the FPU,
  *                    on those lanes only (masked), only for groups of 16 that have such a lane:
  *                    a branch per group, or (8- and 16-bit codes under the min-trick tail) no
@@ -18,7 +23,8 @@
  *                    fr  = y - trunc(y)  (vreduceps)   exact: the bits of y below its units
  *                    thr = cvtt(fr * 2^32)             fr * 2^32 exact (power of two, < 2^32),
  *                                                      truncation = floor
- *                    code = K + (R < thr)              (K + 1 = 2^p is the min normal's code)
+ *                    code = K + (R < thr)              (K + 1 = 2^p is the min normal's code;
+ *                                                      a compare on those lanes only)
  *   Every step is exact or truncates by its encoding, so MXCSR's rounding mode cannot matter; all
  *   are {sae} (no exception raised or flagged whatever MXCSR's masks). DAZ / FTZ can only zero a
  *   float32 subnormal a or a subnormal y; both mean a < 2^-126, whose exact thr is
@@ -41,7 +47,7 @@
 
 typedef struct {
     __m128i cs0, cthr, csh;
-    __m512i absm, one, rebias, minnorm, scale, two32, inf, maxc, ovfc, ovf0, inf0, nan0;
+    __m512i absm, one, rebias1, minnorm, scale, two32, inf, maxc, ovfc, ovf0, inf0, nan0;
     __m512i dovf, dinf, dnan, sbit;
     /* float64 sources */
     __m128i ds0, dthr;
@@ -71,8 +77,10 @@ static inline __attribute__((always_inline)) __m512i sr16(const sr_consts *k, __
                                                           const int sub, const int mint,
                                                           const int wide, __mmask16 *ksign) {
     const __m512i a = _mm512_and_si512(u, k->absm);
-    __m512i code = _mm512_srl_epi32(_mm512_add_epi32(a, k->rebias), k->cs0);
-    __m512i thr = _mm512_sll_epi32(a, k->cthr);
+    /* normal results, rounded up where R < floor(f 2^32) (speed.md S30): ((a + rebias) + (2^s0 -
+     * 1 - (R >> (32 - s0)))) >> s0 */
+    __m512i code = _mm512_srl_epi32(_mm512_sub_epi32(_mm512_add_epi32(a, k->rebias1),
+                                                     _mm512_srl_epi32(r, k->cthr)), k->cs0);
     if (sub == 2) {
         /* deferred: the caller redoes groups with such a lane (sr_fixup), so no branch here */
         ksign[2] = _mm512_cmplt_epu32_mask(a, k->minnorm);
@@ -84,10 +92,10 @@ static inline __attribute__((always_inline)) __m512i sr16(const sr_consts *k, __
         code = _mm512_mask_cvtt_roundps_epu32(code, ks, y, _MM_FROUND_NO_EXC);
         const __m512 fr = _mm512_maskz_reduce_round_ps(ks, y, 0x0B, _MM_FROUND_NO_EXC); /* y - trunc(y) */
         const __m512 f32 = _mm512_maskz_mul_round_ps(ks, fr, _mm512_castsi512_ps(k->two32), rz);
-        thr = _mm512_mask_cvtt_roundps_epu32(thr, ks, f32, _MM_FROUND_NO_EXC);
+        const __m512i thr = _mm512_maskz_cvtt_roundps_epu32(ks, f32, _MM_FROUND_NO_EXC);
+        code = _mm512_mask_add_epi32(code, _mm512_mask_cmplt_epu32_mask(ks, r, thr), code, k->one);
         }
     }
-    code = _mm512_mask_add_epi32(code, _mm512_cmplt_epu32_mask(r, thr), code, k->one);
     const __mmask16 kn = _mm512_cmpgt_epu32_mask(a, k->inf);
     __m512i dm = k->sbit;
     if (!(mint & 2)) dm = _mm512_mask_mov_epi32(dm, kn, k->dnan); /* mint & 2: NaN signed */
@@ -353,7 +361,7 @@ static inline __attribute__((always_inline)) size_t sr_run(const pp_params *pr, 
     k.csh = _mm_cvtsi32_si128((int)shift);
     k.absm = _mm512_set1_epi32(0x7fffffff);
     k.one = _mm512_set1_epi32(1);
-    k.rebias = _mm512_set1_epi32((int)((uint32_t)(pr->bias - 127) << 23));
+    k.rebias1 = _mm512_set1_epi32((int)(((uint32_t)(pr->bias - 127) << 23) + (1u << s0) - 1u));
     k.minnorm = _mm512_set1_epi32((int)((uint32_t)(pr->emin + 127) << 23));
     k.scale = _mm512_set1_epi32((int)((uint32_t)(pr->p - pr->emin + 127) << 23));
     k.two32 = _mm512_set1_epi32(0x4f800000); /* 2^32 */
