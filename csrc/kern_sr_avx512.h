@@ -92,8 +92,8 @@ static inline __attribute__((always_inline)) __m512i sr16(const sr_consts *k, __
         code = _mm512_mask_cvtt_roundps_epu32(code, ks, y, _MM_FROUND_NO_EXC);
         const __m512 fr = _mm512_maskz_reduce_round_ps(ks, y, 0x0B, _MM_FROUND_NO_EXC); /* y - trunc(y) */
         const __m512 f32 = _mm512_maskz_mul_round_ps(ks, fr, _mm512_castsi512_ps(k->two32), rz);
-        const __m512i thr = _mm512_maskz_cvtt_roundps_epu32(ks, f32, _MM_FROUND_NO_EXC);
-        code = _mm512_mask_add_epi32(code, _mm512_mask_cmplt_epu32_mask(ks, r, thr), code, k->one);
+        const __m512i thr = _mm512_mask_cvtt_roundps_epu32(_mm512_setzero_si512(), ks, f32, _MM_FROUND_NO_EXC);
+        code = _mm512_mask_add_epi32(code, ks & _mm512_cmplt_epu32_mask(r, thr), code, k->one);
         }
     }
     const __mmask16 kn = _mm512_cmpgt_epu32_mask(a, k->inf);
