@@ -87,33 +87,13 @@ static int narrow64_avx2(const pp_params *pr, const void *src, size_t n, uint32_
  * exception masked, FTZ and DAZ off) is set once per call, the caller's given back, flags
  * included. With stream set, 16 codes per streaming store (bf16) or two (fp32r) from dst's first
  * 32-byte boundary, the head and tail through a zero-padded vector of 8 with plain stores. */
-typedef struct {
-    __m256i absm, keep, half, one, tie;
-} i32w_consts;
-
-static inline __attribute__((always_inline)) __m256i i32w8(const i32w_consts *k, __m256i x,
+static inline __attribute__((always_inline)) __m256i i32w8(const wide_consts *k, __m256i x,
                                                             const int rnd, const int S) {
-    const __m256i t = pp_i32odd8_rz(x);
-    const __m256i a = _mm256_and_si256(t, k->absm);
-    __m256i sg = _mm256_andnot_si256(k->absm, t);
-    __m256i r;
-    if (rnd == PP_RNE)
-        r = _mm256_add_epi32(_mm256_add_epi32(a, k->half), _mm256_and_si256(_mm256_srli_epi32(a, S), k->one));
-    else if (rnd == PP_RNA)
-        r = _mm256_add_epi32(a, k->tie);
-    else
-        r = a;
-    if (S == 16) {
-        r = _mm256_srli_epi32(r, 16);
-        sg = _mm256_srli_epi32(sg, 16);
-    } else {
-        r = _mm256_and_si256(r, k->keep);
-    }
-    return _mm256_or_si256(r, sg);
+    return wide8(k, pp_i32odd8_rz(x), rnd, S, PP_FINITE);
 }
 
 /* Elements [i, i + m), m <= 8, through a zero-padded vector, plain stores. */
-static inline __attribute__((always_inline)) void i32w_part(const i32w_consts *k, const int32_t *src,
+static inline __attribute__((always_inline)) void i32w_part(const wide_consts *k, const int32_t *src,
                                                              size_t i, size_t m, void *dst,
                                                              const int rnd, const int S) {
     _Alignas(32) int32_t in[8] = {0};
@@ -129,7 +109,7 @@ static inline __attribute__((always_inline)) void i32w_part(const i32w_consts *k
 static inline __attribute__((always_inline)) void i32w_loop(const int32_t *src, size_t n,
                                                              void *dst, const int stream,
                                                              const int rnd, const int S) {
-    i32w_consts k;
+    wide_consts k = {0}; /* the rounding's constants: PP_FINITE reads no other */
     k.absm = _mm256_set1_epi32(0x7fffffff);
     k.keep = _mm256_set1_epi32((int)~((1u << S) - 1u));
     k.half = _mm256_set1_epi32((int)((1u << (S - 1)) - 1u));
@@ -168,38 +148,7 @@ static inline __attribute__((always_inline)) void i32w_loop(const int32_t *src, 
     for (; i < n; i += 8) i32w_part(&k, src, i, n - i < 8 ? n - i : 8, dst, rnd, S);
 }
 
-#define I32W_STREAMS_(R, S)                                                                        \
-    do {                                                                                           \
-        if (stream) i32w_loop(src, n, dst, 1, R, S);                                               \
-        else i32w_loop(src, n, dst, 0, R, S);                                                      \
-    } while (0)
-#define I32W_ROUNDINGS_(S)                                                                         \
-    do {                                                                                           \
-        if (pr->rounding == PP_RNE) I32W_STREAMS_(PP_RNE, S);                                      \
-        else if (pr->rounding == PP_RNA) I32W_STREAMS_(PP_RNA, S);                                 \
-        else I32W_STREAMS_(PP_RTZ, S);                                                             \
-    } while (0)
-
-/* 1 when it encoded the n elements (bf16 or fp32r, rne / rtz / rna, dst aligned to its
- * elements), 0 otherwise (nothing written). The layout checks are PP_WIDE_ENTRY's; the largest
- * finite code is checked against 2^31's too, which is the premise above. */
-static int i32wide_avx2(const pp_params *pr, const int32_t *src, size_t n, void *dst,
-                        int out_bytes, const int stream) {
-    if (pr->rounding != PP_RNE && pr->rounding != PP_RNA && pr->rounding != PP_RTZ) return 0;
-    if (pr->emin != -126 || pr->bias != 127) return 0;
-    if ((uintptr_t)dst % (unsigned)out_bytes) return 0;
-    const int fp32r = out_bytes == 4 && pr->shift == 13 && pr->p == 10 && pr->sign_pos == 31;
-    const int bf16 = out_bytes == 2 && pr->shift == 0 && pr->p == 7 && pr->sign_pos == 15;
-    if (!fp32r && !bf16) return 0;
-    /* 2^31 rounds to at most its own code (0x4f00 in bf16, 0x4f000000 >> 13 in fp32r) */
-    if (pr->maxc < (bf16 ? 0x4f00u : 0x4f000000u >> 13)) return 0;
-    const unsigned csr = _mm_getcsr();
-    _mm_setcsr(0x7f80u); /* RC = toward zero, every exception masked, FTZ and DAZ off */
-    if (bf16) I32W_ROUNDINGS_(16);
-    else I32W_ROUNDINGS_(13);
-    _mm_setcsr(csr);
-    return 1;
-}
+PP_I32WIDE_ENTRY(i32wide_avx2, i32w_loop)
 
 /* int32 -> codes for rne, rtz and rna: bf16 and fp32r in one pass (i32wide_avx2), the other
  * formats through pp_i32odd (kern_i32odd.h) and the float32 kernels; 0 (nothing written) for

@@ -86,47 +86,37 @@ static void i32odd_avx512(const void *src_, size_t n, uint32_t *out) {
  * (see there, and speed.md S30, for why it is exact for every saturation and NaN policy: a finite
  * float32 t with |t| <= 2^31 rounds to a code no special selects). Each vector of 16 is narrowed
  * by i32odd16_avx512 (the instructions of i32odd_avx512, under the same MXCSR, set once per call)
- * and rounded at bit S = 16 (bf16) or 13 (fp32r) by wide16's integer arithmetic without its
- * special selects, in registers: no L1 buffer, no second pass (before: 256 elements narrowed into
+ * and rounded at bit S = 16 (bf16) or 13 (fp32r) by wide16 with PLAIN == PP_FINITE (its integer
+ * arithmetic, no special selected), in registers: no L1 buffer, no second pass (before: 256 elements narrowed into
  * a buffer, then the float32 kernel over it). With stream set, the elements before dst's first
  * 64-byte boundary by masked plain stores, then 64-byte streaming stores; the last < 32 elements
  * by masked loads and stores (lanes outside the mask read and write nothing). */
-static inline __attribute__((always_inline)) __m512i i32w16_avx512(__m512i x, const int rnd,
+static inline __attribute__((always_inline)) __m512i i32w16_avx512(const wide5_consts *k,
+                                                                   __m512i x, const int rnd,
                                                                    const int S) {
-    const __m512i absm = _mm512_set1_epi32(0x7fffffff);
-    const __m512i t = i32odd16_avx512(x);
-    const __m512i a = _mm512_and_si512(t, absm);
-    __m512i sg = _mm512_andnot_si512(absm, t);
-    __m512i r;
-    if (rnd == PP_RNE)
-        r = _mm512_add_epi32(_mm512_add_epi32(a, _mm512_set1_epi32((int)((1u << (S - 1)) - 1u))),
-                             _mm512_and_si512(_mm512_srli_epi32(a, S), _mm512_set1_epi32(1)));
-    else if (rnd == PP_RNA)
-        r = _mm512_add_epi32(a, _mm512_set1_epi32((int)(1u << (S - 1))));
-    else
-        r = a;
-    if (S == 16) {
-        r = _mm512_srli_epi32(r, 16);
-        sg = _mm512_srli_epi32(sg, 16);
-    } else {
-        r = _mm512_and_si512(r, _mm512_set1_epi32((int)~((1u << S) - 1u)));
-    }
-    return _mm512_or_si512(r, sg);
+    return wide16(k, i32odd16_avx512(x), rnd, S, PP_FINITE);
 }
 
 /* Elements [i, i + m), m <= 16, by a masked load and a masked plain store. */
-static inline __attribute__((always_inline)) void i32w_part512(const int32_t *src, size_t i,
+static inline __attribute__((always_inline)) void i32w_part512(const wide5_consts *k,
+                                                               const int32_t *src, size_t i,
                                                                size_t m, void *dst, const int rnd,
                                                                const int S) {
-    const __mmask16 k = (__mmask16)((1u << m) - 1u);
-    const __m512i v = i32w16_avx512(_mm512_maskz_loadu_epi32(k, (const void *)(src + i)), rnd, S);
-    if (S == 16) _mm512_mask_cvtepi32_storeu_epi16((uint16_t *)dst + i, k, v);
-    else _mm512_mask_storeu_epi32((uint32_t *)dst + i, k, v);
+    const __mmask16 m16 = (__mmask16)((1u << m) - 1u);
+    const __m512i v = i32w16_avx512(k, _mm512_maskz_loadu_epi32(m16, (const void *)(src + i)), rnd, S);
+    if (S == 16) _mm512_mask_cvtepi32_storeu_epi16((uint16_t *)dst + i, m16, v);
+    else _mm512_mask_storeu_epi32((uint32_t *)dst + i, m16, v);
 }
 
 static inline __attribute__((always_inline)) void i32w_loop512(const int32_t *src, size_t n,
                                                                void *dst, const int stream,
                                                                const int rnd, const int S) {
+    wide5_consts k = {0}; /* the rounding's constants: PP_FINITE reads no other */
+    k.absm = _mm512_set1_epi32(0x7fffffff);
+    k.keep = _mm512_set1_epi32((int)~((1u << S) - 1u));
+    k.half = _mm512_set1_epi32((int)((1u << (S - 1)) - 1u));
+    k.one = _mm512_set1_epi32(1);
+    k.tie = _mm512_set1_epi32((int)(1u << (S - 1)));
     uint16_t *d16 = (uint16_t *)dst;
     uint32_t *d32 = (uint32_t *)dst;
     const __m512i ord = _mm512_set_epi64(7, 5, 3, 1, 6, 4, 2, 0); /* the packs' quarters */
@@ -135,14 +125,14 @@ static inline __attribute__((always_inline)) void i32w_loop512(const int32_t *sr
         const size_t head = pp_head_to(dst, n, S == 16 ? 2 : 4, 64);
         while (i < head) {
             const size_t m = head - i < 16 ? head - i : 16;
-            i32w_part512(src, i, m, dst, rnd, S);
+            i32w_part512(&k, src, i, m, dst, rnd, S);
             i += m;
         }
     }
     for (; i + 32 <= n; i += 32) {
         PF512(src + i, 2);
-        const __m512i v0 = i32w16_avx512(_mm512_loadu_si512((const void *)(src + i)), rnd, S);
-        const __m512i v1 = i32w16_avx512(_mm512_loadu_si512((const void *)(src + i + 16)), rnd, S);
+        const __m512i v0 = i32w16_avx512(&k, _mm512_loadu_si512((const void *)(src + i)), rnd, S);
+        const __m512i v1 = i32w16_avx512(&k, _mm512_loadu_si512((const void *)(src + i + 16)), rnd, S);
         if (S == 16) {
             /* codes <= 0xffff: the unsigned saturating pack is exact; then element order */
             const __m512i h = _mm512_permutexvar_epi64(ord, _mm512_packus_epi32(v0, v1));
@@ -156,42 +146,10 @@ static inline __attribute__((always_inline)) void i32w_loop512(const int32_t *sr
             _mm512_storeu_si512((void *)(d32 + i + 16), v1);
         }
     }
-    for (; i < n; i += 16) i32w_part512(src, i, n - i < 16 ? n - i : 16, dst, rnd, S);
+    for (; i < n; i += 16) i32w_part512(&k, src, i, n - i < 16 ? n - i : 16, dst, rnd, S);
 }
 
-#define I32W512_STREAMS_(R, S)                                                                     \
-    do {                                                                                           \
-        if (stream) i32w_loop512(src, n, dst, 1, R, S);                                            \
-        else i32w_loop512(src, n, dst, 0, R, S);                                                   \
-    } while (0)
-#define I32W512_ROUNDINGS_(S)                                                                      \
-    do {                                                                                           \
-        if (pr->rounding == PP_RNE) I32W512_STREAMS_(PP_RNE, S);                                   \
-        else if (pr->rounding == PP_RNA) I32W512_STREAMS_(PP_RNA, S);                              \
-        else I32W512_STREAMS_(PP_RTZ, S);                                                          \
-    } while (0)
-
-/* 1 when it encoded the n elements (bf16 or fp32r, rne / rtz / rna, dst aligned to its
- * elements), 0 otherwise (nothing written): i32wide_avx2's checks. */
-static int i32wide_avx512(const pp_params *pr, const int32_t *src, size_t n, void *dst,
-                          int out_bytes, const int stream) {
-    if (pr->rounding != PP_RNE && pr->rounding != PP_RNA && pr->rounding != PP_RTZ) return 0;
-    if (pr->emin != -126 || pr->bias != 127) return 0;
-    if ((uintptr_t)dst % (unsigned)out_bytes) return 0;
-    const int fp32r = out_bytes == 4 && pr->shift == 13 && pr->p == 10 && pr->sign_pos == 31;
-    const int bf16 = out_bytes == 2 && pr->shift == 0 && pr->p == 7 && pr->sign_pos == 15;
-    if (!fp32r && !bf16) return 0;
-    /* 2^31 rounds to at most its own code (0x4f00 in bf16, 0x4f000000 >> 13 in fp32r) */
-    if (pr->maxc < (bf16 ? 0x4f00u : 0x4f000000u >> 13)) return 0;
-    const unsigned csr = _mm_getcsr();
-    _mm_setcsr(0x7f80u); /* RC = toward zero, every exception masked, FTZ and DAZ off */
-    if (bf16) I32W512_ROUNDINGS_(16);
-    else I32W512_ROUNDINGS_(13);
-    _mm_setcsr(csr);
-    return 1;
-}
-#undef I32W512_ROUNDINGS_
-#undef I32W512_STREAMS_
+PP_I32WIDE_ENTRY(i32wide_avx512, i32w_loop512)
 
 /* int32 -> codes for rne, rtz and rna: bf16 and fp32r in one pass (i32wide_avx512), the other
  * formats through i32odd_avx512 and pp_kernels_avx512's float32 kernels (enc32, or with stream

@@ -86,6 +86,48 @@ PP_KFN void pp_wide_scalar(const pp_params *pr, const uint32_t *src, size_t i, s
 #define PP_WIDE_NO_HW(S, PL) 0
 #define PP_WIDE_NO_HW_CALL() ((void)0)
 
+/* wide8 / wide16's PLAIN argument for finite inputs only (the one-pass int32 kernels): the
+ * rounded code with its sign, no special selected at all. */
+#define PP_FINITE 2
+
+/* int32 -> bf16 / fp32r in one pass (kern_narrow_avx2.h i32wide_avx2, kern_narrow_avx512.h
+ * i32wide_avx512): NAME returns 1 when it encoded the n elements, 0 otherwise (nothing written).
+ * It takes rne / rtz / rna, bf16 or fp32r with dst aligned to its elements (PP_WIDE_ENTRY's
+ * layout checks), and a largest finite code at or above 2^31's, which is the premise of the
+ * kernels (a narrowed int32 never needs a special code). LOOP(src, n, dst, stream, rnd, S) is the
+ * set's loop, called with constant stream, rounding and S = 16 (bf16) or 13 (fp32r) under the
+ * kernels' MXCSR (RC = toward zero, every exception masked, FTZ and DAZ off), the caller's given
+ * back, flags included. */
+#define PP_I32W_STREAMS_(LOOP, R, S)                                                               \
+    do {                                                                                           \
+        if (stream) LOOP(src, n, dst, 1, R, S);                                                    \
+        else LOOP(src, n, dst, 0, R, S);                                                           \
+    } while (0)
+#define PP_I32W_ROUNDINGS_(LOOP, S)                                                                \
+    do {                                                                                           \
+        if (pr->rounding == PP_RNE) PP_I32W_STREAMS_(LOOP, PP_RNE, S);                             \
+        else if (pr->rounding == PP_RNA) PP_I32W_STREAMS_(LOOP, PP_RNA, S);                        \
+        else PP_I32W_STREAMS_(LOOP, PP_RTZ, S);                                                    \
+    } while (0)
+#define PP_I32WIDE_ENTRY(NAME, LOOP)                                                               \
+    static int NAME(const pp_params *pr, const int32_t *src, size_t n, void *dst,                  \
+                    int out_bytes, const int stream) {                                             \
+        if (pr->rounding != PP_RNE && pr->rounding != PP_RNA && pr->rounding != PP_RTZ) return 0;  \
+        if (pr->emin != -126 || pr->bias != 127) return 0;                                         \
+        if ((uintptr_t)dst % (unsigned)out_bytes) return 0;                                        \
+        const int fp32r = out_bytes == 4 && pr->shift == 13 && pr->p == 10 && pr->sign_pos == 31;  \
+        const int bf16 = out_bytes == 2 && pr->shift == 0 && pr->p == 7 && pr->sign_pos == 15;     \
+        if (!fp32r && !bf16) return 0;                                                             \
+        /* 2^31 rounds to at most its own code (0x4f00 in bf16, 0x4f000000 >> 13 in fp32r) */      \
+        if (pr->maxc < (bf16 ? 0x4f00u : 0x4f000000u >> 13)) return 0;                             \
+        const unsigned csr = _mm_getcsr();                                                         \
+        _mm_setcsr(0x7f80u);                                                                       \
+        if (bf16) PP_I32W_ROUNDINGS_(LOOP, 16);                                                    \
+        else PP_I32W_ROUNDINGS_(LOOP, 13);                                                         \
+        _mm_setcsr(csr);                                                                           \
+        return 1;                                                                                  \
+    }
+
 /* ---- float64 sources under rne / rtz / rna ---- */
 /* Elements per step: narrowed into buf, then encoded by the set's float32 kernel. Short steps
  * keep the input streaming while the float32 kernel runs (a whole 2048-element block at a time

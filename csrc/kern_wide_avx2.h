@@ -20,7 +20,9 @@ typedef struct {
 
 /* 8 results in 32-bit lanes (bf16: the 16-bit code in the low half). PLAIN: overflow gives inf
  * with its sign (no saturation), so every overflowing sum and inf itself already are that code
- * (a finite a rounds to at most 0x7f800000 + the dropped bits): only NaN inputs are selected. */
+ * (a finite a rounds to at most 0x7f800000 + the dropped bits): only NaN inputs are selected.
+ * PLAIN == PP_FINITE (kern_shared.h): the caller's inputs are finite and round to no special
+ * code, under any policy: nothing is selected (only absm, keep, half, one and tie are read). */
 PP_KFN __m256i wide8(const wide_consts *k, __m256i u, const int rnd, const int S,
                       const int PLAIN) {
     const __m256i a = _mm256_and_si256(u, k->absm);
@@ -42,6 +44,7 @@ PP_KFN __m256i wide8(const wide_consts *k, __m256i u, const int rnd, const int S
         r = _mm256_and_si256(r, k->keep);
     }
     __m256i v = _mm256_or_si256(r, sg);
+    if (PLAIN == PP_FINITE) return v; /* finite inputs: nothing to select */
     if (!PLAIN) {
         v = _mm256_blendv_epi8(v, _mm256_or_si256(k->ovf0, _mm256_and_si256(sg, k->dovf)),
                                _mm256_cmpgt_epi32(r, k->maxc));

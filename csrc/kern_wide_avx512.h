@@ -13,7 +13,9 @@ typedef struct {
 } wide5_consts;
 
 /* 16 results in 32-bit lanes (bf16: the code in the low half). PLAIN: overflow gives inf with its
- * sign, which every overflowing sum already is: only NaN inputs are selected. */
+ * sign, which every overflowing sum already is: only NaN inputs are selected. PLAIN == PP_FINITE
+ * (kern_shared.h): finite inputs that round to no special code, nothing selected (only absm,
+ * keep, half, one and tie are read). */
 PP_KFN __m512i wide16(const wide5_consts *k, __m512i u, const int rnd, const int S,
                         const int PLAIN) {
     const __m512i a = _mm512_and_si512(u, k->absm);
@@ -33,6 +35,7 @@ PP_KFN __m512i wide16(const wide5_consts *k, __m512i u, const int rnd, const int
         r = _mm512_and_si512(r, k->keep);
     }
     __m512i v = _mm512_or_si512(r, sg);
+    if (PLAIN == PP_FINITE) return v; /* finite inputs: nothing to select */
     /* A | (B & C): the special code with the sign where the policy keeps it */
     if (!PLAIN) {
         /* r of a finite a is below 2^31; a NaN's may wrap, but NaNs are replaced below */
