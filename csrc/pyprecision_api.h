@@ -140,6 +140,11 @@ int pp_dot_products_exact(const float *a, size_t na, const float *b, size_t nb);
 int pp_fold_f32(int kind, const float *x, size_t rows, size_t n, const float *init, float *out,
                 int threads);
 
+/* The sums of a relative l2 error in float64: out[0] = sum of r[i]^2, out[1] = sum of
+ * (x[i] - r[i])^2 over [0, n), each square and difference rounded to float64, in an order fixed by
+ * n alone (csrc/fold.c), whatever the thread count. A non-finite element makes a sum non-finite. */
+int pp_sqdiff_f32(const float *x, const float *r, size_t n, double *out, int threads);
+
 /* The stochastic-rounding generator's words (SplitMix64, see srwords.c), for element indices
  * [first, first + n). */
 int pp_random_words(uint64_t seed, uint64_t first, size_t n, uint32_t *out);

@@ -3,6 +3,9 @@
 rounding per step in index order: what ``np.add.accumulate(..., axis=-1)[..., -1]`` computes,
 with several rows in flight. Operands with a NaN are refused (``None``): an IEEE operation's NaN
 payload depends on the operand order, which C does not fix, and the callers fold those their way.
+
+``sqdiff_f32(x, r)`` is the two float64 sums of a relative l2 error, ``(sum r², sum (x - r)²)``, in
+an order fixed by the size alone (decision TU12).
 """
 from __future__ import annotations
 
@@ -14,7 +17,7 @@ from pyprecision._core import lib
 from pyprecision.errors import CastError
 from pyprecision.kernel import _args
 
-__all__ = ["fold_f32"]
+__all__ = ["fold_f32", "sqdiff_f32"]
 
 _KINDS = {"add": lib.PP_FOLD_ADD, "mul": lib.PP_FOLD_MUL}
 
@@ -50,3 +53,21 @@ def fold_f32(kind: str, x: Any, init: Any, *, threads: int | None = None) -> np.
                              _args.threads_arg(threads))  # fmt: skip
     _args.check_status(status, "fold_f32")
     return out
+
+
+def sqdiff_f32(x: Any, r: Any, *, threads: int | None = None) -> tuple[float, float]:
+    """``(sum r², sum (x - r)²)`` over two float32 arrays of one shape, each square and
+    difference rounded to float64 and summed in an order fixed by the size alone (csrc/fold.c),
+    whatever ``threads``; a non-finite element gives a non-finite sum. Bad arguments: CastError."""
+    a, b = np.asarray(x), np.asarray(r)
+    if a.dtype != np.float32 or b.dtype != np.float32:
+        raise CastError(f"sqdiff_f32: x and r must be float32 arrays, got {a.dtype} and {b.dtype}")
+    if a.shape != b.shape:
+        raise CastError(f"sqdiff_f32: x and r must have one shape, got {list(a.shape)} and "
+                        f"{list(b.shape)}")  # fmt: skip
+    a, b = np.ascontiguousarray(a).reshape(-1), np.ascontiguousarray(b).reshape(-1)
+    out = np.zeros(2, np.float64)
+    status = lib.pp_sqdiff_f32(_args.ptr(a, "float *"), _args.ptr(b, "float *"), a.size,
+                               _args.ptr(out, "double *"), _args.threads_arg(threads))  # fmt: skip
+    _args.check_status(status, "sqdiff_f32")
+    return float(out[0]), float(out[1])

@@ -1,18 +1,21 @@
 """Per-op attribution under the recommendation: both programs run once more with a trace, and each
 HLO op is charged the error its own output adds, measured (decision TU4): the rel-l2 of its output
-against the same op's under ``--auto-cast none``, less the worst of its operands' errors. The
-``none`` values are held for at most ``max_bytes`` at a time and the recommendation's are compared
-as they are made, never held (decision TU9)."""
+against the same op's under ``--auto-cast none``, less the worst of its operands' errors. The two
+runs take turns (decision TU13), so the ``none`` values are held only until the recommendation's
+run reaches their op (at most ``max_bytes`` at a time, TU9), and the recommendation's are compared
+as they are made, never held."""
 
 from __future__ import annotations
 
 import contextlib
+import threading
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from pyprecision.emulate import CompiledHlo, SparseTrace, TraceComplete, run_compiled
+from pyprecision.kernel import sqdiff_f32
 
 __all__ = ["DEFAULT_ATTRIBUTION_BYTES", "OpShare", "attribute", "op_errors"]
 
@@ -89,10 +92,12 @@ _REL_BLOCK = 1 << 15
 
 def _rel(x: np.ndarray, r: np.ndarray) -> float | None:
     """‖x − r‖ / ‖r‖ in float64 (0 when x equals r, None when the shapes differ, either has a
-    non-finite element or r is zero while x is not). Arrays of at most 4-byte floats or integers
-    go in blocks of float64 held in cache (decision TU11): their squares cannot overflow a
-    float64 sum, so the sums of r² and (x − r)² are finite exactly when every element of both
-    is."""
+    non-finite element or r is zero while x is not). Two float32 arrays (the evaluator's storage
+    of every float narrower than float64) go through the C core's sums (``sqdiff_f32``, decision
+    TU12); other arrays of at most 4-byte floats or integers in blocks of float64 held in cache
+    (decision TU11), summed by NumPy's own reduction, not BLAS (TU12). Their squares cannot
+    overflow a float64 sum, so the sums of r² and (x − r)² are finite exactly when every element
+    of both is."""
     x, r = np.asarray(x), np.asarray(r)
     if x.shape != r.shape:
         return None
@@ -103,22 +108,33 @@ def _rel(x: np.ndarray, r: np.ndarray) -> float | None:
             return None
         num, den = float(np.linalg.norm(xd - rd)), float(np.linalg.norm(rd))
         return 0.0 if num == 0 else (num / den if den > 0 else None)
+    if x.dtype == np.float32 and r.dtype == np.float32:
+        sr, sd = sqdiff_f32(x, r)
+    else:
+        sr, sd = _sq_sums_blocks(x, r)
+    if not (np.isfinite(sd) and np.isfinite(sr)):
+        return None
+    return 0.0 if sd == 0 else (float(np.sqrt(sd) / np.sqrt(sr)) if sr > 0 else None)
+
+
+def _sq_sums_blocks(x: np.ndarray, r: np.ndarray) -> tuple[float, float]:
+    """(sum r², sum (x − r)²) of two arrays of at most 4-byte numbers, in float64 blocks."""
     xf, rf = x.reshape(-1), r.reshape(-1)
     xb = np.empty(min(_REL_BLOCK, xf.size), np.float64)
     rb = np.empty_like(xb)
     sr = sd = 0.0
-    with np.errstate(invalid="ignore"):  # inf - inf: a NaN sum, answered below
+    with np.errstate(invalid="ignore"):  # inf - inf: a NaN sum, answered by the caller
         for s in range(0, xf.size, _REL_BLOCK):
             n = min(_REL_BLOCK, xf.size - s)
             xs, rs = xb[:n], rb[:n]
             xs[...] = xf[s:s + n]
             rs[...] = rf[s:s + n]
-            sr += float(np.dot(rs, rs))
             np.subtract(xs, rs, out=xs)
-            sd += float(np.dot(xs, xs))
-    if not (np.isfinite(sd) and np.isfinite(sr)):
-        return None
-    return 0.0 if sd == 0 else (float(np.sqrt(sd) / np.sqrt(sr)) if sr > 0 else None)
+            np.multiply(rs, rs, out=rs)
+            np.multiply(xs, xs, out=xs)
+            sr += float(np.add.reduce(rs))
+            sd += float(np.add.reduce(xs))
+    return sr, sd
 
 
 def _operand_paths(path: str, inst: Any, by_path: dict[str, Any]) -> list[str]:
@@ -165,12 +181,25 @@ def _chunks(paths: list[str], producers: dict[str, Any], max_bytes: int) -> list
 def op_errors(baseline: CompiledHlo, rec: CompiledHlo, args: list[np.ndarray],
               max_bytes: int = DEFAULT_ATTRIBUTION_BYTES) -> dict[str, float | None]:
     """HLO path → the rel-l2 of the op's output under ``rec`` against ``baseline``'s (None: not
-    comparable), for every float op both programs compute. Each round runs ``baseline`` keeping
-    the values of at most ``max_bytes`` of ops, then ``rec`` comparing them as they are made, each
-    run only as far as its round's last op (decision TU11): the peak is one run's plus
-    ``max_bytes``, the time at most two runs per round."""
+    comparable), for every float op both programs compute. The two programs run once each, in
+    turn (decision TU13): ``rec`` runs until it makes a value whose reference ``baseline`` has
+    not made yet, then ``baseline`` runs until it has, holding what it makes for ops ``rec``
+    has not reached (at most ``max_bytes``), and so on. An op whose reference did not fit is
+    measured afterwards in rounds (decision TU11: ``baseline`` keeping at most ``max_bytes`` of
+    values, then ``rec`` comparing them, each run only as far as its round's last op)."""
     pb, pa = _producers(baseline), _producers(rec)
     paths = [p for p, _ in rec.lowered.rows if p in pa and p in pb and pa[p].dtype.is_float]
+    by_rec = {id(pa[p]): p for p in paths}
+    got, missed = _in_turn(baseline, rec, args, {id(pb[p]): id(pa[p]) for p in paths}, max_bytes)
+    errors = {by_rec[k]: e for k, e in got.items()}
+    return {**errors, **_in_rounds(baseline, rec, args, [by_rec[k] for k in missed], pb, pa,
+                                   max_bytes)}  # fmt: skip
+
+
+def _in_rounds(baseline: CompiledHlo, rec: CompiledHlo, args: list[np.ndarray], paths: list[str],
+               pb: dict[str, Any], pa: dict[str, Any], max_bytes: int
+               ) -> dict[str, float | None]:  # fmt: skip
+    """``paths``' errors in rounds of at most ``max_bytes`` of ``baseline``'s values (TU11)."""
     errors: dict[str, float | None] = {}
     for chunk in _chunks(paths, pb, max_bytes):
         keep = SparseTrace({id(pb[p]) for p in chunk}, 1 << 62, whole=True, stop=True)
@@ -184,6 +213,122 @@ def op_errors(baseline: CompiledHlo, rec: CompiledHlo, args: list[np.ndarray],
             if id(pa[p]) in against.errors:
                 errors[p] = against.errors[id(pa[p])]
     return errors
+
+
+class _Turns:
+    """The state two runs share while they take turns (decision TU13): whose turn it is, the
+    reference ``rec`` waits for, the references held (keyed by ``rec``'s instruction ids)."""
+
+    def __init__(self, max_bytes: int):
+        self.cond = threading.Condition()
+        self.turn = "rec"
+        self.need: int | None = None
+        self.refs: dict[int, np.ndarray] = {}
+        self.held, self.max_bytes = 0, max_bytes
+        self.made: set[int] = set()  # rec keys whose reference the baseline made (held or not)
+        self.missed: set[int] = set()  # ... and could not hold
+        self.base_done = self.stop = False
+        self.error: BaseException | None = None
+
+
+class _BaseTurn(SparseTrace):
+    """The baseline's side: each wanted value held for ``rec`` (within the budget); on making the
+    one ``rec`` waits for, it hands the turn back and waits for its own."""
+
+    def __init__(self, t: _Turns, to_rec: dict[int, int]):
+        super().__init__(set(to_rec), 0, whole=True)
+        self.t, self.to_rec = t, to_rec
+
+    def record(self, key: int, value: np.ndarray) -> None:
+        k, t = self.to_rec.get(key), self.t
+        if k is None or k in t.made:
+            return
+        with t.cond:
+            t.made.add(k)
+            if t.held + value.nbytes <= t.max_bytes:
+                t.refs[k] = value
+                t.held += value.nbytes
+            else:
+                t.missed.add(k)
+            if k == t.need:
+                t.turn = "rec"
+                t.cond.notify_all()
+                t.cond.wait_for(lambda: t.turn == "base")
+                if t.stop:
+                    raise TraceComplete
+
+
+class _RecTurn(SparseTrace):
+    """The recommendation's side: each wanted value compared with its reference as it is made,
+    the baseline's turn taken first when the reference is not made yet."""
+
+    def __init__(self, t: _Turns, wanted: set[int], start: Any):
+        super().__init__(wanted, 0, whole=True)
+        self.t, self.start = t, start
+        self.errors: dict[int, float | None] = {}
+        self.seen: set[int] = set()
+
+    def record(self, key: int, value: np.ndarray) -> None:
+        t = self.t
+        if key not in self.wanted or key in self.seen:
+            return
+        self.seen.add(key)
+        with t.cond:
+            if key not in t.made and not t.base_done:
+                t.need, t.turn = key, "base"
+                self.start()
+                t.cond.notify_all()
+                t.cond.wait_for(lambda: t.turn == "rec")
+            if t.error is not None:
+                raise t.error
+            ref = t.refs.pop(key, None)
+            if ref is not None:
+                t.held -= ref.nbytes
+        if ref is not None:
+            self.errors[key] = _rel(value, ref)
+        if len(self.seen) == len(self.wanted):
+            raise TraceComplete
+
+
+def _in_turn(baseline: CompiledHlo, rec: CompiledHlo, args: list[np.ndarray],
+             to_rec: dict[int, int], max_bytes: int) -> tuple[dict[int, float | None], set[int]]:
+    """Both programs run once, taking turns (the baseline in a thread of its own, never at the
+    same time as ``rec``): ``rec``'s key → error, and the keys whose reference did not fit."""
+    t = _Turns(max_bytes)
+    worker: list[threading.Thread] = []
+
+    def base() -> None:
+        try:
+            with t.cond:
+                t.cond.wait_for(lambda: t.turn == "base")
+            if not t.stop:
+                run_compiled(baseline, args, _BaseTurn(t, to_rec))
+        except TraceComplete:
+            pass
+        except BaseException as exc:  # handed to rec's side, which raises it
+            t.error = exc
+        finally:
+            with t.cond:
+                t.base_done, t.turn = True, "rec"
+                t.cond.notify_all()
+
+    def start() -> None:
+        if not worker:
+            worker.append(threading.Thread(target=base, name="attribution-baseline", daemon=True))
+            worker[0].start()
+
+    side = _RecTurn(t, set(to_rec.values()), start)
+    try:
+        _run_until_complete(rec, args, side)
+    finally:
+        with t.cond:
+            t.stop, t.turn = True, "base"
+            t.cond.notify_all()
+        for w in worker:
+            w.join()
+    if t.error is not None:
+        raise t.error
+    return side.errors, t.missed & side.seen
 
 
 def _run_until_complete(compiled: CompiledHlo, args: list[np.ndarray], trace: SparseTrace) -> None:

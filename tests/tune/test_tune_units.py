@@ -244,8 +244,9 @@ def test_the_attribution_rel_l2_in_blocks_is_the_float64_norm(data, n, dtype):
 @pytest.mark.parametrize("mode", ["matmult", "all"])
 def test_attribution_in_rounds_is_the_full_traces(name, mode):
     """op_errors holds at most ``max_bytes`` of ``none`` values and compares the recommendation's
-    as they are made (decision TU9): in one round or in several its errors are those of the two
-    programs' full traces, op by op, and the rows attribute ranks do not depend on the rounds."""
+    as they are made (decision TU9): taking turns (TU13), with references that do not fit
+    measured in rounds, its errors are those of the two programs' full traces, op by op, and the
+    rows attribute ranks do not depend on the budget."""
     from pyprecision.emulate import bind_arguments, run_compiled
     from pyprecision.tune import attribution
     from tests.models_data import load_model
@@ -269,6 +270,15 @@ def test_attribution_in_rounds_is_the_full_traces(name, mode):
     rounds = attribution.op_errors(base, rec, args, max_bytes=total // 3)
     assert len(attribution._chunks(list(want), pb, total // 3)) >= 3
     assert one == want and rounds == want
+    # the two runs in turn (TU13): what they measure alone, and with no reference held
+    # (every op then measured in rounds, one op a round)
+    to_rec = {id(pb[p]): id(pa[p]) for p in want}
+    errs, missed = attribution._in_turn(base, rec, args, to_rec, total)
+    assert not missed and {k: errs[id(pa[k])] for k in want if id(pa[k]) in errs} == want
+    assert len(errs) == len(want)
+    errs, missed = attribution._in_turn(base, rec, args, to_rec, 0)
+    assert not errs and missed == set(to_rec.values())
+    assert attribution.op_errors(base, rec, args, max_bytes=0) == want
     assert attribution.attribute(base, rec, args, top=50) == \
         attribution.attribute(base, rec, args, top=50, max_bytes=total // 3)
 
@@ -300,3 +310,40 @@ def test_attribution_rows_name_the_op_as_the_user_wrote_it():
     result = tune(hlo.parse(text), data.inputs, 1e-2, attribution=3)
     lines = "\n".join(result_lines(result))
     assert result.attribution and all(f"[{a.source}]" in lines for a in result.attribution)
+
+
+@pytest.mark.parametrize("fails", ["baseline", "rec"])
+def test_attribution_in_turn_raises_either_runs_error_and_ends_both(fails, monkeypatch):
+    """An error in either run of the turn-taking attribution (TU13) is raised to the caller,
+    and the baseline's thread has ended (nothing left waiting for a turn)."""
+    import threading
+
+    from pyprecision.emulate import bind_arguments
+    from pyprecision.errors import EmulationError
+    from pyprecision.tune import attribution
+    from tests.models_data import load_model
+
+    data = load_model("encoder_block")
+    base = compile_hlo(hlo.parse(data.text), parse_flags(["--auto-cast", "none"]))
+    rec = compile_hlo(hlo.parse(data.text), parse_flags(["--auto-cast", "all"]))
+    args = bind_arguments(base.hlo_module, data.inputs, widen=True).args
+    real = attribution.run_compiled
+    calls = []
+
+    def run(compiled, a, trace):
+        calls.append(compiled)
+
+        class Boom(type(trace)):
+            def record(self, key, value):
+                super().record(key, value)
+                raise EmulationError(f"{fails} failed")
+
+        if (compiled is base) == (fails == "baseline"):
+            trace.__class__ = Boom
+        return real(compiled, a, trace)
+
+    monkeypatch.setattr(attribution, "run_compiled", run)
+    with pytest.raises(EmulationError, match=f"{fails} failed"):
+        attribution.op_errors(base, rec, args)
+    assert not [t for t in threading.enumerate() if t.name == "attribution-baseline"]
+    assert calls[0] is rec

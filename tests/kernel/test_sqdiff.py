@@ -1,0 +1,92 @@
+"""The C core's sums of a relative l2 error (csrc/fold.c ``pp_sqdiff_f32``, decision TU12): the
+documented order, bit for bit, against a NumPy model of it; the same bits at every thread count;
+within rounding of the exact sums; non-finite elements; bad arguments."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pyprecision.errors import CastError
+from pyprecision.kernel import sqdiff_f32
+
+CHUNK, LANES = 1 << 16, 8
+
+
+def model(x: np.ndarray, r: np.ndarray) -> tuple[float, float]:
+    """The order csrc/fold.c documents: chunks of 2^16; in a chunk element k in lane k % 8, each
+    lane summed in index order (np.cumsum is sequential), the lanes added pairwise; the chunks'
+    sums in chunk order. Padding with zeros adds +0.0 to sums of squares, which changes nothing."""
+    xd, rd = x.reshape(-1).astype(np.float64), r.reshape(-1).astype(np.float64)
+    d = xd - rd
+    out = [0.0, 0.0]
+    for lo in range(0, xd.size, CHUNK):
+        for j, v in enumerate((rd[lo:lo + CHUNK] * rd[lo:lo + CHUNK], d[lo:lo + CHUNK] * d[lo:lo + CHUNK])):
+            pad = np.zeros(-v.size % LANES)
+            lanes = np.cumsum(np.concatenate([v, pad]).reshape(-1, LANES), axis=0)[-1]
+            a = [float(t) for t in lanes]
+            out[j] = out[j] + (((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7])))
+    return out[0], out[1]
+
+
+floats = st.floats(width=32, allow_nan=False, allow_infinity=False)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(floats, floats), max_size=300), st.integers(1, 3))
+def test_the_sums_are_the_documented_order(pairs: list[tuple[float, float]], threads: int) -> None:
+    x = np.array([p[0] for p in pairs], np.float32)
+    r = np.array([p[1] for p in pairs], np.float32)
+    got = sqdiff_f32(x, r, threads=threads)
+    want = model(x, r)
+    assert [v.hex() for v in got] == [v.hex() for v in want]
+
+
+@pytest.mark.parametrize("n", [CHUNK - 1, CHUNK, CHUNK + 3, 3 * CHUNK + 17])
+def test_chunks_and_threads_give_one_answer(n: int) -> None:
+    rng = np.random.default_rng(n)
+    x = (rng.standard_normal(n) * np.exp(rng.uniform(-20, 20, n))).astype(np.float32)
+    r = (x * (1 + rng.standard_normal(n) * 1e-3)).astype(np.float32)
+    one = sqdiff_f32(x, r, threads=1)
+    assert sqdiff_f32(x, r, threads=2) == one == sqdiff_f32(x, r, threads=7)
+    assert [v.hex() for v in one] == [v.hex() for v in model(x, r)]
+    # within the rounding of a float64 sum of n terms of the exact sums
+    exact_r = sum(Fraction(float(v)) ** 2 for v in r[:2000])
+    part = sqdiff_f32(x[:2000], r[:2000])
+    assert math.isclose(part[0], float(exact_r), rel_tol=1e-13)
+    assert math.isclose(one[1], math.fsum(((x.astype(np.float64) - r) ** 2).tolist()),
+                        rel_tol=1e-12)
+
+
+def test_views_and_shapes_are_read_in_c_order() -> None:
+    a = np.arange(60, dtype=np.float32).reshape(3, 20)
+    b = (a * 1.5).astype(np.float32)
+    assert sqdiff_f32(a[:, ::2], b[:, ::2]) == model(np.ascontiguousarray(a[:, ::2]),
+                                                     np.ascontiguousarray(b[:, ::2]))
+    assert sqdiff_f32(np.zeros(0, np.float32), np.zeros(0, np.float32)) == (0.0, 0.0)
+
+
+@pytest.mark.parametrize("bad", [np.inf, -np.inf, np.nan])
+@pytest.mark.parametrize("side", ["x", "r"])
+def test_a_non_finite_element_makes_a_non_finite_sum(bad: float, side: str) -> None:
+    x = np.ones(100, np.float32)
+    r = np.full(100, 2, np.float32)
+    (x if side == "x" else r)[37] = bad
+    sr, sd = sqdiff_f32(x, r)
+    assert not math.isfinite(sd)
+    assert math.isfinite(sr) == (side == "x")
+
+
+@pytest.mark.parametrize("args, match", [
+    ((np.ones(3), np.ones(3, np.float32)), "float32"),
+    ((np.ones(3, np.float32), np.ones(3, ">f4")), "float32"),
+    ((np.ones(3, np.float32), np.ones(4, np.float32)), "one shape"),
+])
+def test_bad_arguments(args: tuple[np.ndarray, np.ndarray], match: str) -> None:
+    with pytest.raises(CastError, match=match):
+        sqdiff_f32(*args)
