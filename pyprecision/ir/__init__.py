@@ -42,7 +42,7 @@ from pyprecision.ir.dtypes import (
     uint32,
     uint64,
 )
-from pyprecision.ir.gc_pause import paused_gc
+from pyprecision.ir.gc_pause import freeze_made, frozen_gc, paused_gc
 from pyprecision.ir.identity import is_identity_matrix
 from pyprecision.ir.index_ops import SCATTER_KINDS, GatherOp, ScatterOp, SortPermOp
 from pyprecision.ir.instructions import (
@@ -175,6 +175,8 @@ __all__ = [
     "float16",
     "float32",
     "float32r",
+    "freeze_made",
+    "frozen_gc",
     "function_to_text",
     "instruction_to_text",
     "int8",

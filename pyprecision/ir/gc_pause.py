@@ -14,7 +14,11 @@ import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-__all__ = ["paused_gc"]
+__all__ = ["freeze_made", "frozen_gc", "paused_gc"]
+
+#: frozen_gc's nesting depth, and whether the outermost one froze (decision P30)
+_depth = 0
+_owner = False
 
 
 @contextmanager
@@ -27,3 +31,32 @@ def paused_gc() -> Iterator[None]:
     finally:
         if was_enabled:
             gc.enable()
+
+
+@contextmanager
+def frozen_gc() -> Iterator[None]:
+    """A search that makes and keeps many large modules (tune, verify's diagnosis; decision
+    P30): inside, :func:`freeze_made` moves every object the collector tracks into its permanent
+    generation (``gc.freeze``), so the collections that follow do not walk the modules made so
+    far again; on leaving the outermost block they are unfrozen (``gc.unfreeze``) into the oldest
+    generation and collected as usual from then on. Nothing is frozen when the collector was off
+    or the process had frozen objects on entry (a ``gc.freeze()`` of the caller's, made before a
+    fork say, is never undone). Re-entrant; process-wide, like the collector."""
+    global _depth, _owner
+    if _depth == 0:
+        _owner = gc.isenabled() and gc.get_freeze_count() == 0
+    _depth += 1
+    try:
+        yield
+    finally:
+        _depth -= 1
+        if _depth == 0 and _owner:
+            _owner = False
+            gc.unfreeze()
+
+
+def freeze_made() -> None:
+    """Inside :func:`frozen_gc` (when it owns the freeze): freeze what is tracked now, the
+    module just made included. Outside: nothing."""
+    if _depth and _owner:
+        gc.freeze()

@@ -217,6 +217,15 @@ def tune(
     # the HLO passes and the binding once, one lowering per lowering setting; no value memo: on
     # tune's programs it reuses a few per cent of the values and costs more than it saves (TU7)
     runner = FlagSetRunner(module, args, target, share_values=False)
+    with runner.searching():  # the programs kept are not walked by every collection (P30)
+        return _search(runner, args, budget, metric, target, table, held_out, attribution,
+                       progress, exhaustive)  # fmt: skip
+
+
+def _search(runner: FlagSetRunner, args: list[np.ndarray], budget: float, metric: str,
+            target: str, table: dict[str, dict[str, Any]], held_out: list[np.ndarray] | None,
+            attribution: int, progress: bool | None, exhaustive: bool) -> TuneResult:
+    """:func:`tune`'s search on the runner's module and inputs."""
     sets, notes = _space(runner)
     # program digest -> (the program, the flag sets that compile to it; decision TU7)
     groups: dict[bytes, tuple[Program, list[FlagSet]]] = {}

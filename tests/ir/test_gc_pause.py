@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gc
 
+import numpy as np
 import pytest
 
 from pyprecision import hlo, ir, lower
@@ -53,3 +54,110 @@ def test_compile_steps_leave_the_collector_as_found(gc_state: bool) -> None:
     run_pipeline(m, cfg, "gen2")
     assert gc.isenabled() is gc_state
     assert ir.to_text(m) != ir.to_text(lowered.module)  # the passes did narrow something
+
+
+# ---- ir.frozen_gc / ir.freeze_made (decision P30) ----
+
+
+class _Node:
+    def __init__(self) -> None:
+        self.me = self  # a cycle: only the collector frees it
+
+
+@pytest.fixture
+def clean_freeze():
+    """No frozen objects before or after (a test that fails midway unfreezes what it left)."""
+    assert gc.get_freeze_count() == 0
+    yield
+    gc.unfreeze()
+
+
+def test_freeze_made_freezes_only_inside_and_the_outermost_exit_unfreezes(clean_freeze) -> None:
+    was = gc.isenabled()
+    gc.enable()
+    try:
+        ir.freeze_made()
+        assert gc.get_freeze_count() == 0  # outside: nothing
+        with ir.frozen_gc():
+            ir.freeze_made()
+            assert gc.get_freeze_count() > 0
+            with ir.frozen_gc():  # a runner's run inside tune's search
+                ir.freeze_made()
+            assert gc.get_freeze_count() > 0  # the inner exit keeps the outer's freeze
+        assert gc.get_freeze_count() == 0
+    finally:
+        (gc.enable if was else gc.disable)()
+
+
+def test_frozen_garbage_is_collected_after_the_search(clean_freeze) -> None:
+    import weakref
+
+    with ir.frozen_gc():
+        node = _Node()
+        ref = weakref.ref(node)
+        del node  # garbage, but frozen with everything else before any collection sees it
+        ir.freeze_made()
+        gc.collect()
+        assert ref() is not None or not gc.isenabled()
+    gc.collect()
+    assert ref() is None
+
+
+def test_a_freeze_of_the_callers_is_never_undone(clean_freeze) -> None:
+    gc.freeze()
+    frozen = gc.get_freeze_count()
+    with ir.frozen_gc():
+        _Node()
+        ir.freeze_made()
+        assert gc.get_freeze_count() == frozen
+    assert gc.get_freeze_count() == frozen
+
+
+def test_nothing_frozen_with_the_collector_off_or_on_an_exception(clean_freeze) -> None:
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        with ir.frozen_gc():
+            ir.freeze_made()
+            assert gc.get_freeze_count() == 0
+    finally:
+        (gc.enable if was else gc.disable)()
+    gc.enable()
+    try:
+        with pytest.raises(RuntimeError), ir.frozen_gc():
+            ir.freeze_made()
+            raise RuntimeError
+        assert gc.get_freeze_count() == 0
+    finally:
+        (gc.enable if was else gc.disable)()
+
+
+def test_a_runners_run_and_tune_leave_nothing_frozen(clean_freeze) -> None:
+    from pyprecision.emulate import FlagSetRunner
+    from pyprecision.tune import tune
+
+    was = gc.isenabled()
+    gc.enable()
+    try:
+        m = hlo.parse(HLO)
+        args = [np.ones((4, 4), np.float32), np.full((4, 4), 0.5, np.float32)]
+        runner = FlagSetRunner(m, args)
+        calls = []
+        real = gc.freeze
+
+        def spy() -> None:
+            calls.append(1)
+            real()
+
+        gc.freeze = spy  # type: ignore[assignment]
+        try:
+            shared = runner.run([parse_flags([]), parse_flags(["--auto-cast", "all"])])
+            assert len(calls) == 2  # one freeze a program made
+            assert gc.get_freeze_count() == 0
+            result = tune(m, args, budget=1e-2)
+        finally:
+            gc.freeze = real  # type: ignore[assignment]
+        assert len(calls) > 2 and gc.get_freeze_count() == 0
+        assert shared.runs[0].outputs is not None and result.recommended is not None
+    finally:
+        (gc.enable if was else gc.disable)()

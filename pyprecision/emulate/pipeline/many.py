@@ -11,7 +11,8 @@ from __future__ import annotations
 import copy
 import dataclasses
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -231,6 +232,15 @@ class FlagSetRunner:
         self._planned: dict[bytes, dict[int, int]] = {}
         self._later: dict[int, int] = {}
 
+    @contextmanager
+    def searching(self) -> Iterator[FlagSetRunner]:
+        """A search over many of this runner's configs (tune's, ``run``'s): inside, each program
+        made is frozen out of the cyclic collector's walks (``ir.frozen_gc``, decision P30), so
+        the collections the search sets off do not walk every program kept so far; on leaving,
+        the programs are collected as usual."""
+        with ir.frozen_gc():
+            yield self
+
     def _shared_lowering(self, config: PrecisionConfig) -> lower.Lowered | Exception:
         """The one lowering of ``config``'s lowering setting (not to be rewritten; an error is
         the setting's, for every config that has it)."""
@@ -288,6 +298,7 @@ class FlagSetRunner:
             except SET_ERRORS as exc:
                 got = exc
             self._programs[key] = got
+            ir.freeze_made()  # kept: within a search, no collection walks it again (P30)
         if isinstance(got, Exception):
             raise got
         if got.compiled.config is config:
@@ -484,6 +495,11 @@ class FlagSetRunner:
         runs: list[FlagSetRun] = []
         first: dict[bytes, int] = {}
         before = self.emulations
+        with self.searching():
+            return self._run(configs, runs, first, before)
+
+    def _run(self, configs: Sequence[PrecisionConfig], runs: list[FlagSetRun],
+             first: dict[bytes, int], before: int) -> SharedRuns:
         if self.memo is not None:
             self._plan(configs)
         try:
