@@ -29,6 +29,7 @@ def hwm() -> float:
 d, old_file, order = sys.argv[1], sys.argv[2], sys.argv[3:] or ["old", "new"]
 spec = importlib.util.spec_from_file_location("old_attribution", old_file)
 old = importlib.util.module_from_spec(spec)
+sys.modules["old_attribution"] = old  # dataclasses look their module up
 spec.loader.exec_module(old)
 m = hlo.parse(Path(d, "minilm6_l6.hlo.txt").read_text())
 z = np.load(f"{d}/minilm6_l6.npz")
