@@ -30,7 +30,7 @@ ALLOWED: dict[str, set[str]] = {
     "emulate": {"ir", "hlo", "lower", "passes", "kernel", "frontend"},
     "verify": {"emulate", "passes", "ir", "hlo", "kernel", "io", "frontend"},
     "explain": {"verify", "emulate", "passes", "ir", "hlo", "kernel", "frontend"},
-    "tune": {"emulate", "lower", "passes", "ir", "hlo", "frontend", "io"},
+    "tune": {"emulate", "lower", "passes", "ir", "hlo", "kernel", "frontend", "io"},
     "tools": {"explain", "verify", "emulate", "passes", "ir", "hlo", "kernel", "io", "frontend",
               "reencode", "lower", "testing", "tune"},
     "data": set(),
