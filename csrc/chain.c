@@ -270,6 +270,13 @@ CH_INLINE int step(int op, float *d, const float *a, const float *b, const float
     case PP_CHAIN_FP8E4_ROUND: LOOP(fp8e4_round(a[j]));
     case PP_CHAIN_FP8E4M3FN_ROUND: LOOP(fp8e4m3fn_round(a[j]));
     case PP_CHAIN_FP8E5_ROUND: LOOP(fp8e5_round(a[j]));
+    case PP_CHAIN_SATINF: /* ±inf -> ±|b| (satinf's bound); a NaN stays the NaN it is */
+        for (size_t j = 0; j < len; j++) {
+            const uint32_t w = fbits(a[j]);
+            const uint32_t inf = ones_if((w & 0x7FFFFFFFu) == 0x7F800000u);
+            d[j] = bitsf(pick(inf, (w & 0x80000000u) | (fbits(b[j]) & 0x7FFFFFFFu), w));
+        }
+        break;
     default: LOOP(a[j]); /* PP_CHAIN_COPY */
 #undef LOOP
     }

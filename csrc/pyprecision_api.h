@@ -200,7 +200,8 @@ long long pp_set_stream_threshold(long long bytes);
 #define PP_CHAIN_FP8E4_ROUND 22
 #define PP_CHAIN_FP8E4M3FN_ROUND 23
 #define PP_CHAIN_FP8E5_ROUND 24
-#define PP_CHAIN_NOPS 25
+#define PP_CHAIN_SATINF 25
+#define PP_CHAIN_NOPS 26
 int pp_chain(const int32_t *code, size_t n_insn, size_t n_regs, size_t n_in,
              const void *const *in_ptr, const int32_t *in_kind, const int64_t *in_stride,
              size_t n_out, void *const *out_ptr, const int32_t *out_kind, const int32_t *out_reg,

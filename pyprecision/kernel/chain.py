@@ -34,6 +34,8 @@ OPS: dict[str, tuple[int, int]] = {
     "round_fp8e4": (lib.PP_CHAIN_FP8E4_ROUND, 1),
     "round_fp8e4m3fn": (lib.PP_CHAIN_FP8E4M3FN_ROUND, 1),
     "round_fp8e5": (lib.PP_CHAIN_FP8E5_ROUND, 1),
+    # ±inf -> ±|operand 2| (the ``satinf`` clamp, its bound a register); a NaN stays itself
+    "satinf": (lib.PP_CHAIN_SATINF, 2),
 }
 assert len(OPS) == lib.PP_CHAIN_NOPS
 

@@ -76,6 +76,7 @@ REF = {
     "select": lambda p, a, b: np.where(p != 0, a, b),
     "round_bf16": lambda a: a.astype(BF16).astype(F32),
     "round_fp16": lambda a: a.astype(np.float16).astype(F32),
+    "satinf": lambda a, b: np.where(np.isinf(a), np.copysign(np.abs(b), a), a),
 }
 #: the fp8 roundings saturate (Neuron's default, CAST_SEMANTICS.md §3): ml_dtypes' RNE of the value
 #: clipped to ±max (a value above max and ±inf give ±max; below it the clip changes nothing)
@@ -301,13 +302,14 @@ def _run(module, flags, inputs):
 
 
 def _counted(monkeypatch):
-    calls = {"chain": 0, "nan": 0}
+    calls = {"chain": 0, "nan": 0, "satinf": 0}
     orig = kchain.Program.__call__
 
     def call(self, inputs, n):
         r = orig(self, inputs, n)
         calls["chain"] += 1
         calls["nan"] += r is None
+        calls["satinf"] += int((self._code[:, 0] == OPS["satinf"][0]).any())
         return r
     monkeypatch.setattr(kchain.Program, "__call__", call)
     return calls
@@ -325,6 +327,27 @@ def _with_nans(inputs, seed):
     return out
 
 
+def _with_infs(inputs, seed):
+    """The float inputs with ±inf in about 2 % of the lanes (what ``satinf`` clamps)."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for x in inputs:
+        x = np.array(x)
+        if x.dtype.kind == "f" or x.dtype == BF16:
+            flat = x.reshape(-1)
+            at = rng.integers(0, flat.size, max(2, flat.size // 50))
+            flat[at] = np.where(np.arange(at.size) % 2 == 0, np.inf, -np.inf).astype(x.dtype)
+        out.append(x)
+    return out
+
+
+SAT = "--enable-saturate-infinity"
+#: saturate-infinity's ``satinf`` clamps (the chain's ``satinf``, EM-20), on values of every width
+SAT_FLAGS = [["--auto-cast", "none", SAT], ["--auto-cast", "all", SAT],
+             ["--auto-cast", "all", "--auto-cast-type", "fp16", SAT],
+             ["--auto-cast", "all", "--auto-cast-type", "fp8_e4m3", SAT]]
+
+
 @pytest.mark.parametrize("source,name", MODELS)
 def test_real_models_with_and_without_chains(source, name, small_blocks, monkeypatch):
     data = load_model(name, source)
@@ -332,8 +355,10 @@ def test_real_models_with_and_without_chains(source, name, small_blocks, monkeyp
         pytest.skip("text-only module")
     module = hlo.parse(data.text)
     calls = _counted(monkeypatch)
-    for inputs in (data.inputs, _with_nans(data.inputs, 0)):
-        for flags in FLAGS:
+    cases = [(data.inputs, FLAGS), (_with_nans(data.inputs, 0), FLAGS),
+             (data.inputs, SAT_FLAGS), (_with_infs(data.inputs, 1), SAT_FLAGS)]
+    for inputs, flag_sets in cases:
+        for flags in flag_sets:
             try:
                 got = _run(module, flags, inputs)
             except ERRORS:
@@ -345,18 +370,64 @@ def test_real_models_with_and_without_chains(source, name, small_blocks, monkeyp
                 assert np.asarray(g).tobytes() == np.asarray(w).tobytes(), (flags, name)
     _CHAINED.append(calls["chain"])
     _BAILED.append(calls["nan"])
+    _SATINF.append(calls["satinf"])
 
 
 _CHAINED: list[int] = []
 _BAILED: list[int] = []
+_SATINF: list[int] = []
 
 
 def test_the_chains_ran_and_fell_back():
-    """The comparison above ran chains, and the NaN inputs made some of them fall back."""
+    """The comparison above ran chains (``satinf`` among them), and the NaN inputs made some of
+    them fall back."""
     if not _CHAINED:
         pytest.skip("run with test_real_models_with_and_without_chains")
     assert sum(_CHAINED) > 100
     assert sum(_BAILED) > 0
+    assert sum(_SATINF) > 10
+
+
+def _saturated(x, dtype):
+    """``satinf`` on values of ``dtype``: ±inf to ±its largest finite value (decision L11)."""
+    top = F32(ml_dtypes.finfo(dtype).max)
+    return np.where(np.isinf(x), np.copysign(top, x), x).astype(F32)
+
+
+@pytest.mark.parametrize("cast_type,dtype", [(None, F32), ("bf16", BF16), ("fp16", np.float16)])
+def test_saturate_infinity_clamps_in_the_chain(cast_type, dtype, monkeypatch):
+    """``(x + y) * y`` under saturate-infinity, every operand clamped first: ±inf, ±0, the
+    largest finite values and sums that overflow, chained, equal to NumPy's float32 operations
+    on the clamped values, each result rounded once to the op's dtype (EM-11), and to the
+    unchained run."""
+    monkeypatch.setattr(blocks, "MIN_ELEMENTS", 8)
+    text = ("HloModule sat\n\nENTRY main {\n  x = f32[64] parameter(0)\n"
+            "  y = f32[64] parameter(1)\n  s = f32[64] add(x, y)\n"
+            "  ROOT m = f32[64] multiply(s, y)\n}\n")
+    module = hlo.parse(text)
+    top = float(ml_dtypes.finfo(dtype).max)
+    edge = [np.inf, -np.inf, 0.0, -0.0, top, -top, 1.0, -2.5]
+    rng = np.random.default_rng(3)
+    x = np.array(edge * 8, F32)
+    y = np.array(rng.permutation(edge * 8), F32)
+    flags = ["--auto-cast", "none", SAT] if cast_type is None else \
+        ["--auto-cast", "all", "--auto-cast-type", cast_type, SAT]
+    calls = _counted(monkeypatch)
+    (got,) = _run(module, flags, [x, y])
+    assert calls["satinf"] > 0 and calls["nan"] == 0
+
+    def r(v):
+        return np.asarray(v, F32).astype(dtype).astype(F32)
+
+    with np.errstate(all="ignore"):
+        xs, ys = r(x), r(y)
+        s = r(_saturated(xs, dtype) + _saturated(ys, dtype))
+        want = r(_saturated(s, dtype) * _saturated(ys, dtype))
+    np.testing.assert_array_equal(_bits(np.asarray(got, F32)), _bits(want))
+    with monkeypatch.context() as m:
+        m.setattr(chain, "MIN_SEGMENT", 10**9)
+        (plain,) = _run(module, flags, [x, y])
+    assert _bits(np.asarray(plain)).tobytes() == _bits(np.asarray(got)).tobytes()
 
 
 def test_threads_split_the_lanes_and_any_share_declines():

@@ -23,6 +23,7 @@ from pyprecision.emulate.ir.index import gather, scatter, sort_perm
 from pyprecision.emulate.ir.numbers import (
     TileRounding,
     convert,
+    finite_max,
     from_storage,
     round_to,
     to_storage,
@@ -70,7 +71,7 @@ def saturate_inf(x: np.ndarray, dt: DType, src: DType | None = None) -> np.ndarr
     gives them ``dt``'s NaN encoding."""
     if src is dt and bool(np.isfinite(x).all()):
         return np.asarray(x)
-    top = float(np.finfo(np.float32).max) if dt.fmt is None else pyprecision.format(dt.fmt).max
+    top = finite_max(dt)
     y = np.where(np.isinf(x), np.copysign(top, x), x)
     return round_to(y, dt)
 

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from pyprecision.emulate.ir.numbers import finite_max
 from pyprecision.emulate.shared import blocks, chain
 from pyprecision.ir import (
     BinaryOp,
@@ -184,6 +185,18 @@ _NARROW = {"bf16": "round_bf16", "fp16": "round_fp16", "fp8e4": "round_fp8e4",
 _NOT = object()
 
 
+_BOUNDS: dict[Any, chain.Const] = {}
+
+
+def _bound(dt: Any) -> chain.Const:
+    """The largest finite value of float dtype ``dt`` as a chain constant, one per dtype (a
+    segment loads each constant once, however many ``satinf`` read it)."""
+    got = _BOUNDS.get(dt)
+    if got is None:
+        got = _BOUNDS[dt] = chain.Const(np.array([finite_max(dt)], dtype=np.float32))
+    return got
+
+
 def _is_compare(inst: Instruction) -> bool:
     return isinstance(inst, BinaryOp) and inst.is_compare
 
@@ -224,6 +237,10 @@ def chain_ops(inst: Instruction, num: Any) -> list[chain.Op] | None:
         src = inst.operands[0].dtype
         if not src.is_float:
             return None
+        if inst.kind == "satinf":  # on values of its own dtype: a clamp to ±max (EM-20)
+            if src is not rdt:
+                return None
+            return [("satinf", key, (args[0], _bound(rdt)))]
         if inst.kind in _EXACT_UNARY:
             if inst.kind in ("cast", "copy") and src is rdt:
                 return [("copy", key, args)]

@@ -12,10 +12,17 @@ from typing import Any
 
 import numpy as np
 
+from pyprecision.formats import format as format_of
 from pyprecision.ir import DType
 from pyprecision.kernel import as_float32, quantize_f32, round_to_format, wrap_int
 
-__all__ = ["TileRounding", "convert", "from_storage", "round_to", "to_storage", "view_bits"]
+__all__ = ["TileRounding", "convert", "finite_max", "from_storage", "round_to", "to_storage",
+           "view_bits"]
+
+
+def finite_max(dt: DType) -> float:
+    """The largest finite value of float dtype ``dt`` (what ``satinf`` clamps +inf to)."""
+    return float(np.finfo(np.float32).max) if dt.fmt is None else float(format_of(dt.fmt).max)
 
 
 def round_to(x: Any, dt: DType) -> np.ndarray:
