@@ -363,3 +363,102 @@ int pp_chain(const int32_t *code, size_t n_insn, size_t n_regs, size_t n_in,
     if (st != PP_OK) return st;
     return atomic_load(&j.status);
 }
+
+/* ---- pp_chain_fold: a reduce's sequential fold in a narrow accumulation dtype (EM-21) ----
+ * out[r] = round(...round(round(init[r] op x[r][0]) op x[r][1])... op x[r][n-1]) for each row
+ * of a row-major rows x n float32 matrix: each step the IEEE single operation (+ or *) of two
+ * values of the format, rounded once by the chain's rounding `rnd` (its step() case), in index
+ * order, eight rows in flight. A NaN among the operands, a NaN a step makes (inf - inf, 0 x inf:
+ * its rounding would not keep it, the fp8s' saturation would make it ±max), or a floating-point
+ * environment that is not the default: PP_CHAIN_NAN, and the caller takes its own steps. */
+typedef struct {
+    int kind, rnd;
+    const float *x, *init;
+    float *out;
+    size_t n;
+    _Atomic int status;
+} nfold_job;
+
+#define NFOLD_ROWS 8
+
+CH_INLINE int nan_bits(float v) { return (fbits(v) & 0x7FFFFFFFu) > 0x7F800000u; }
+
+#define NFOLD_STEP(ROUND)                                                                       \
+    if (j->kind == PP_FOLD_ADD)                                                                 \
+        for (size_t k = 0; k < n; k++)                                                          \
+            for (int i = 0; i < NFOLD_ROWS; i++) {                                              \
+                const float s = a[i] + x[i][k];                                                 \
+                bad |= ones_if(nan_bits(s));                                                    \
+                a[i] = ROUND(s);                                                                \
+            }                                                                                   \
+    else                                                                                        \
+        for (size_t k = 0; k < n; k++)                                                          \
+            for (int i = 0; i < NFOLD_ROWS; i++) {                                              \
+                const float s = a[i] * x[i][k];                                                 \
+                bad |= ones_if(nan_bits(s));                                                    \
+                a[i] = ROUND(s);                                                                \
+            }
+
+static inline float bf16_round(float v) { return bf16_value(bf16_code(v)); }
+
+/* rows [r, r + NFOLD_ROWS) (rows past `end` repeat the last one, their results not stored) */
+static int nfold_group(const nfold_job *j, size_t r, size_t end) {
+    const size_t n = j->n;
+    float a[NFOLD_ROWS];
+    const float *x[NFOLD_ROWS];
+    uint32_t bad = 0;
+    for (int i = 0; i < NFOLD_ROWS; i++) {
+        const size_t row = r + (size_t)i < end ? r + (size_t)i : end - 1;
+        a[i] = j->init[row];
+        x[i] = j->x + row * n;
+        bad |= ones_if(nan_bits(a[i])) | ones_if(any_nan(x[i], n));
+    }
+    if (bad) return PP_CHAIN_NAN;
+    switch (j->rnd) {
+    case PP_CHAIN_BF16_ROUND: NFOLD_STEP(bf16_round) break;
+    case PP_CHAIN_F16_ROUND: NFOLD_STEP(f16_round) break;
+    case PP_CHAIN_FP8E4_ROUND: NFOLD_STEP(fp8e4_round) break;
+    case PP_CHAIN_FP8E4M3FN_ROUND: NFOLD_STEP(fp8e4m3fn_round) break;
+    default: NFOLD_STEP(fp8e5_round) break; /* PP_CHAIN_FP8E5_ROUND */
+    }
+    if (bad) return PP_CHAIN_NAN;
+    for (int i = 0; i < NFOLD_ROWS && r + (size_t)i < end; i++) j->out[r + (size_t)i] = a[i];
+    return PP_OK;
+}
+#undef NFOLD_STEP
+
+static void nfold_rows(void *ctx, size_t begin, size_t end) {
+    nfold_job *j = ctx;
+    if (atomic_load(&j->status) != PP_OK) return;
+    if (!env_default()) {
+        atomic_store(&j->status, PP_CHAIN_NAN);
+        return;
+    }
+    for (size_t r = begin; r < end; r += NFOLD_ROWS) {
+        const int st = nfold_group(j, r, end);
+        if (st != PP_OK) {
+            atomic_store(&j->status, st);
+            return;
+        }
+    }
+}
+
+int pp_chain_fold(int kind, int rnd, const float *x, size_t rows, size_t n, const float *init,
+                  float *out, int threads) {
+    if (kind != PP_FOLD_ADD && kind != PP_FOLD_MUL) return PP_EINVAL;
+    if (rnd != PP_CHAIN_BF16_ROUND && rnd != PP_CHAIN_F16_ROUND && rnd != PP_CHAIN_FP8E4_ROUND &&
+        rnd != PP_CHAIN_FP8E4M3FN_ROUND && rnd != PP_CHAIN_FP8E5_ROUND)
+        return PP_EINVAL;
+    if (threads < 1) return PP_EINVAL;
+    size_t total;
+    if (__builtin_mul_overflow(rows, n, &total)) return PP_EINVAL;
+    if (rows == 0) return PP_OK;
+    if (!init || !out || (total && !x)) return PP_EINVAL;
+    if (!env_default()) return PP_CHAIN_NAN;
+    nfold_job j = {kind, rnd, x, init, out, n, PP_OK};
+    size_t grain = n ? ((size_t)1 << 16) / n : rows; /* about 2^16 elements a share */
+    grain = (grain + NFOLD_ROWS - 1) / NFOLD_ROWS * NFOLD_ROWS;
+    const int st = pp_parallel_for(rows, grain ? grain : NFOLD_ROWS, threads, nfold_rows, &j);
+    if (st != PP_OK) return st;
+    return atomic_load(&j.status);
+}

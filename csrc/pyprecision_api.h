@@ -206,3 +206,10 @@ int pp_chain(const int32_t *code, size_t n_insn, size_t n_regs, size_t n_in,
              const void *const *in_ptr, const int32_t *in_kind, const int64_t *in_stride,
              size_t n_out, void *const *out_ptr, const int32_t *out_kind, const int32_t *out_reg,
              size_t n, int threads);
+/* A reduce's sequential fold in a narrow accumulation dtype: out[r] = round(...round(init[r] op
+ * x[r][0]) ... op x[r][n-1]) over row-major x (rows x n), op PP_FOLD_ADD / PP_FOLD_MUL, each step
+ * the float32 operation rounded by chain rounding `rnd` (PP_CHAIN_BF16_ROUND, _F16_ROUND, the
+ * three fp8 roundings). PP_CHAIN_NAN: a NaN operand or step, or a non-default FP environment (the
+ * caller takes its own steps). threads >= 1. */
+int pp_chain_fold(int kind, int rnd, const float *x, size_t rows, size_t n, const float *init,
+                  float *out, int threads);

@@ -4,7 +4,8 @@ change to the evaluators (a fast path, a kernel, memory handling) left every out
 Runs, per model: ``emulate.run_hlo`` (the HLO evaluator) and ``compile_hlo`` + ``run_compiled``
 (the pipeline, gen2) under the modes none, matmult, all, all-fp32r, matmult-fp16, matmult-fp8e4,
 all-fp8e4, experimental-all-fp16 and matmult-fp32r, and none, matmult, all and matmult-fp8e4 again
-with ``--enable-saturate-infinity`` (run ``MODE+satinf``). One ``source model run<TAB>sha256`` line per run
+with ``--enable-saturate-infinity`` (run ``MODE+satinf``), and all, all-fp8e4,
+experimental-all-fp16 and matmult-fp16 with ``--disable-mixed-precision-accumulation`` (``MODE+nacc``). One ``source model run<TAB>sha256`` line per run
 (dtype, shape and bytes of every output; an error is recorded as its type and message).
 ``--check FILE`` lists every line that differs (exit 1 when any does). About a minute.
 
@@ -35,6 +36,8 @@ MODES = ("none", "matmult", "all", "all-fp32r", "matmult-fp16", "matmult-fp8e4",
          "experimental-all-fp16", "matmult-fp32r")
 #: modes run again with --enable-saturate-infinity (a satinf before every PE op and reducer operand)
 SATURATED = ("none", "matmult", "all", "matmult-fp8e4")
+#: modes run again with --disable-mixed-precision-accumulation (reduces fold in the narrow dtype)
+NARROW_ACC = ("all", "all-fp8e4", "experimental-all-fp16", "matmult-fp16")
 
 
 def _digest(outputs: list[Any]) -> str:
@@ -62,14 +65,17 @@ def runs() -> Iterator[str]:
             m = load_model(n, s)
             mod = hlo.parse(m.hlo_path.read_text(), str(m.hlo_path))
             yield f"{s} {n} eval\t{_run(lambda: emulate.run_hlo(mod, m.inputs))}"
-            for mode, sat in [(x, False) for x in MODES] + [(x, True) for x in SATURATED]:
-                def pipe(mode: str = mode, sat: bool = sat) -> list[Any]:
+            for mode, extra in [(x, "") for x in MODES] + [(x, "+satinf") for x in SATURATED] \
+                    + [(x, "+nacc") for x in NARROW_ACC]:
+                def pipe(mode: str = mode, extra: str = extra) -> list[Any]:
                     cfg = frontend.PrecisionConfig.from_mode(mode)
-                    if sat:
+                    if extra == "+satinf":
                         cfg = dataclasses.replace(cfg, enable_saturate_infinity=True)
+                    if extra == "+nacc":
+                        cfg = dataclasses.replace(cfg, enable_mixed_precision_accumulation=False)
                     c = emulate.compile_hlo(mod, cfg)
                     return emulate.run_compiled(c, m.inputs)
-                yield f"{s} {n} {mode}{'+satinf' if sat else ''}\t{_run(pipe)}"
+                yield f"{s} {n} {mode}{extra}\t{_run(pipe)}"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -22,13 +22,28 @@ __all__ = ["fold_f32", "sqdiff_f32"]
 _KINDS = {"add": lib.PP_FOLD_ADD, "mul": lib.PP_FOLD_MUL}
 
 
-def fold_f32(kind: str, x: Any, init: Any, *, threads: int | None = None) -> np.ndarray | None:
+#: ``fold_f32``'s roundings: each step's float32 result rounded to nearest even to the format's
+#: grid as the chain's rounding operations do (bf16 / fp16 overflow to ±inf, the fp8s saturate)
+ROUNDINGS = {"bf16": lib.PP_CHAIN_BF16_ROUND, "fp16": lib.PP_CHAIN_F16_ROUND,
+             "fp8e4": lib.PP_CHAIN_FP8E4_ROUND, "fp8e4m3fn": lib.PP_CHAIN_FP8E4M3FN_ROUND,
+             "fp8e5": lib.PP_CHAIN_FP8E5_ROUND}
+
+
+def fold_f32(kind: str, x: Any, init: Any, *, rounding: str | None = None,
+             threads: int | None = None) -> np.ndarray | None:
     """The fold over the last axis of float32 ``x`` ([..., n]) from float32 ``init`` (x's shape
     without the last axis, or broadcastable to it): a new float32 array of that shape, or None
-    when ``x`` or ``init`` holds a NaN. ``kind``: "add" or "mul". Bad arguments: CastError."""
+    when ``x`` or ``init`` holds a NaN. ``kind``: "add" or "mul". ``rounding`` (a
+    :data:`ROUNDINGS` name): each step's float32 result is rounded to that format (csrc/chain.c
+    ``pp_chain_fold``, decision EM-21; the operands should be values of the format), and a step
+    that makes a NaN gives None too. Bad arguments: CastError."""
     code = _KINDS.get(kind)
     if code is None:
         raise CastError(f"fold_f32: kind must be 'add' or 'mul', not {kind!r}")
+    rnd = None if rounding is None else ROUNDINGS.get(rounding)
+    if rounding is not None and rnd is None:
+        raise CastError(f"fold_f32: rounding must be one of {', '.join(ROUNDINGS)}, not "
+                        f"{rounding!r}")  # fmt: skip
     a = np.asarray(x)
     if a.dtype != np.float32 or a.ndim < 1:
         raise CastError(f"fold_f32: x must be a float32 array of at least 1 dimension, got "
@@ -48,9 +63,16 @@ def fold_f32(kind: str, x: Any, init: Any, *, threads: int | None = None) -> np.
     src = np.ascontiguousarray(a.reshape(-1, a.shape[-1]) if a.ndim > 1 else a[None])
     out = np.empty(start.shape, np.float32)
     rows, n = src.shape
-    status = lib.pp_fold_f32(code, _args.ptr(src, "float *"), rows, n,
-                             _args.ptr(start, "float *"), _args.ptr(out, "float *"),
-                             _args.threads_arg(threads))  # fmt: skip
+    if rnd is not None:
+        status = lib.pp_chain_fold(code, rnd, _args.ptr(src, "float *"), rows, n,
+                                   _args.ptr(start, "float *"), _args.ptr(out, "float *"),
+                                   _args.threads_arg(threads))  # fmt: skip
+        if status == lib.PP_CHAIN_NAN:
+            return None
+    else:
+        status = lib.pp_fold_f32(code, _args.ptr(src, "float *"), rows, n,
+                                 _args.ptr(start, "float *"), _args.ptr(out, "float *"),
+                                 _args.threads_arg(threads))  # fmt: skip
     _args.check_status(status, "fold_f32")
     return out
 

@@ -13,6 +13,7 @@ from pyprecision import ir
 from pyprecision.emulate.ir.numbers import round_to
 from pyprecision.emulate.ir.ops import binary_rounded, binary_values, unary_float, unary_rounded
 from pyprecision.emulate.shared.numeric import first_nan
+from pyprecision.errors import CastError
 
 SPECIAL = np.array([0x00000000, 0x80000000, 0x7F800000, 0xFF800000, 0x7FC00000, 0xFFC00000,
                     0x7FC00001, 0x7F800001, 0xFFA00005, 0x00000001, 0x80000001, 0x007FFFFF,
@@ -120,3 +121,79 @@ def test_the_float32_fold_is_the_steps(kind, data, rows, k):
     for j in range(k):
         want = round_to(binary_values(kind, want, x[:, j], True), ir.float32)
     assert got is not None and _same(np.asarray(got), want)
+
+
+_NARROW_ACC = [ir.bfloat16, ir.float16, ir.float8e4, ir.float8e4m3fn, ir.float8_e5m2]
+
+
+@pytest.mark.parametrize("dt", _NARROW_ACC, ids=lambda d: d.name)
+@pytest.mark.parametrize("kind", ["add", "mul", "max", "min"])
+@settings(max_examples=60, deadline=None)
+@given(data=st.data(), rows=st.integers(1, 19), k=st.integers(1, 40))
+def test_the_narrow_fold_is_the_steps(dt, kind, data, rows, k):
+    """``narrow_fold`` (one C call, decision EM-21) gives the bits of reduce's steps in a narrow
+    accumulation dtype, each step the exact operation rounded to ``dt`` (the float64 route), or
+    declines (None): overflow to ±inf or to ±max, inf - inf and 0 x inf made mid-fold, ±0, every
+    other value of ``dt``; a NaN operand declines, as does a step that makes one. Row counts that
+    are not a multiple of the C fold's group of eight too."""
+    from pyprecision.emulate.ir.reduce import narrow_fold
+
+    def values(n):
+        words = data.draw(st.lists(FOLD_WORDS, min_size=n, max_size=n))
+        return round_to(np.array(words, np.uint32).view(np.float32), dt)
+
+    x = values(rows * k).reshape(rows, k)
+    acc = values(rows)
+    want = acc
+    nan = False
+    for j in range(k):
+        want = round_to(binary_values(kind, want, x[:, j], True), dt)
+        nan |= bool(np.isnan(want).any())
+    got = narrow_fold(kind, acc, x, dt)
+    if np.isnan(x).any() or np.isnan(acc).any():
+        assert got is None
+        return
+    if got is None:
+        assert nan and kind in ("add", "mul")
+        return
+    _FOLDED.append(kind)
+    assert _same(np.asarray(got), want)
+
+
+_FOLDED: list[str] = []
+
+
+def test_the_narrow_fold_folded():
+    """The property above compared folds the C core made (not only declines)."""
+    if not _FOLDED:
+        pytest.skip("run with test_the_narrow_fold_is_the_steps")
+    assert {"add", "mul"} <= set(_FOLDED)
+
+
+@pytest.mark.parametrize("rounding", ["bf16", "fp16", "fp8e4", "fp8e4m3fn", "fp8e5"])
+def test_the_rounded_fold_is_the_same_at_every_thread_count(rounding):
+    """Rows split between threads: the same bits as on one thread; an unknown rounding is a
+    CastError naming the valid ones."""
+    from pyprecision.kernel import fold_f32
+
+    dt = {"bf16": ir.bfloat16, "fp16": ir.float16, "fp8e4": ir.float8e4,
+          "fp8e4m3fn": ir.float8e4m3fn, "fp8e5": ir.float8_e5m2}[rounding]
+    rng = np.random.default_rng(7)
+    x = round_to(rng.standard_normal((3001, 64)).astype(np.float32), dt)
+    init = round_to(rng.standard_normal(3001).astype(np.float32), dt)
+    one = fold_f32("add", x, init, rounding=rounding, threads=1)
+    two = fold_f32("add", x, init, rounding=rounding, threads=2)
+    assert one is not None and two is not None and _same(one, two)
+    with pytest.raises(CastError, match="bf16, fp16"):
+        fold_f32("add", x, init, rounding="fp32r")
+
+
+def test_the_narrow_fold_declines_what_it_does_not_round():
+    """fp32r, integers and a shape with nothing to fold are the steps' (None)."""
+    from pyprecision.emulate.ir.reduce import narrow_fold
+
+    x = np.ones((2, 3), np.float32)
+    assert narrow_fold("add", np.zeros(2, np.float32), x, ir.float32r) is None
+    assert narrow_fold("add", np.zeros(2, np.float32), x, ir.int32) is None
+    assert narrow_fold("and", np.zeros(2, np.float32), x, ir.bfloat16) is None
+    assert narrow_fold("add", np.zeros(2, np.float32), x[:, :0], ir.bfloat16) is None

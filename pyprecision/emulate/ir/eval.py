@@ -38,7 +38,7 @@ from pyprecision.emulate.ir.ops import (
     unary_float,
     unary_rounded,
 )
-from pyprecision.emulate.ir.reduce import arg_reduce, float32_fold
+from pyprecision.emulate.ir.reduce import arg_reduce, float32_fold, narrow_fold
 from pyprecision.emulate.ir.window import select_and_scatter
 from pyprecision.errors import EmulationError
 from pyprecision.ir import (
@@ -114,6 +114,7 @@ NUMERICS = types.SimpleNamespace(
     select_and_scatter=select_and_scatter,
     arg_reduce=arg_reduce,
     float32_fold=float32_fold,
+    narrow_fold=narrow_fold,
     reduce_precision=reduce_precision,
     bit_count=bit_count,
 )

@@ -4,13 +4,15 @@ as the step (decision L21)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from pyprecision.emulate.shared.numeric import has_nan
 from pyprecision.emulate.shared.reduce import fold_steps, reduce_layout
-from pyprecision.kernel import fold_f32
+from pyprecision.kernel import FOLD_ROUNDINGS, fold_f32
 
-__all__ = ["arg_reduce", "arg_step", "float32_fold"]
+__all__ = ["arg_reduce", "arg_step", "float32_fold", "narrow_fold"]
 
 
 def arg_step(kind: str, a: np.ndarray, ia: np.ndarray, b: np.ndarray,
@@ -75,3 +77,25 @@ def float32_fold(kind: str, acc: np.ndarray, x: np.ndarray) -> np.ndarray | None
         r = np.array(r)
         r.view(_U32)[zero] = np.where(wins, word, other)[zero]
     return r
+
+
+def narrow_fold(kind: str, acc: np.ndarray, x: np.ndarray, dt: Any) -> np.ndarray | None:
+    """``reduce``'s sequential fold, as :func:`float32_fold`, with the accumulation in narrow float
+    dtype ``dt`` (bf16, fp16, the fp8s: ``narrow_acc``), ``x`` and ``acc`` float32 arrays of its
+    values; None where it would not be bit-identical to the steps, or for any other dtype
+    (decision EM-21):
+
+    * ``add`` / ``mul``: each step is the float32 operation rounded once to ``dt`` (EM-11, EM-19:
+      what ``binary_rounded`` computes for two values of ``dt``), which ``kernel.fold_f32`` with
+      the chain's rounding computes row by row in index order; None with a NaN operand or a step
+      that makes one.
+    * ``max`` / ``min``: the result is one of the values, ``dt``'s already: :func:`float32_fold`.
+    """
+    fmt = getattr(dt, "fmt", None)
+    if fmt not in FOLD_ROUNDINGS or x.dtype != np.float32 or acc.dtype != np.float32:
+        return None
+    if kind in ("max", "min"):
+        return float32_fold(kind, acc, x)
+    if kind not in ("add", "mul") or x.ndim < 1 or x.shape[-1] == 0:
+        return None
+    return fold_f32(kind, x, acc, rounding=fmt)
