@@ -2,10 +2,12 @@
 wrapped with timers; decisions TU9, P26). Make the data first with
 ``python bench/bench_tune.py --model minilm6 --data DIR --repeat 1``.
 
-    python bench/probe_tune_steps.py DIR [tune|compile|attribution]
+    python bench/probe_tune_steps.py DIR [tune|compile|compile-frozen|attribution]
 
 ``tune``: the whole search with attribution, each step's seconds and calls; ``compile``: the 92 flag
-sets of tune's space compiled (no emulation), the cyclic collector's and the digests' seconds, the RSS;
+sets of tune's space compiled (no emulation; ``compile-frozen``: inside ``runner.searching()`` as
+tune does, each program frozen out of the collector's walks, P30), the cyclic collector's and the
+digests' seconds, the RSS;
 ``attribution``: the search without attribution, then the attribution alone, its peak RSS (VmHWM
 reset in between) and seconds."""
 import gc
@@ -49,7 +51,7 @@ if what == "tune":
     print(f"tune {time.perf_counter() - t:.1f} s, peak RSS {status('VmHWM'):.2f} GB, "
           f"load {os.getloadavg()[0]:.2f}")
     report()
-elif what == "compile":
+elif what in ("compile", "compile-frozen"):
     start = [0.0]
 
     def cb(phase, info):
@@ -63,10 +65,16 @@ elif what == "compile":
     wrap(many, "_ir_key", "digest")
     gc.callbacks.append(cb)
     t = time.perf_counter()
-    digests = {runner.program(fs.config).digest for fs in sets}
-    print(f"{len(sets)} sets compiled in {time.perf_counter() - t:.1f} s, {len(digests)} programs, "
+    if what == "compile-frozen":  # as tune compiles: each program frozen out of the walks (P30)
+        with runner.searching():
+            digests = {runner.program(fs.config).digest for fs in sets}
+            frozen = gc.get_freeze_count()
+    else:
+        digests = {runner.program(fs.config).digest for fs in sets}
+        frozen = 0
+    print(f"{what}: {len(sets)} sets in {time.perf_counter() - t:.1f} s, {len(digests)} programs, "
           f"{runner.derived} derived; collector {sum(v for k, v in T.items() if k != 'digest'):.1f} s, "
-          f"digests {T['digest']:.1f} s; RSS {status('VmRSS'):.2f} GB; "
+          f"digests {T['digest']:.1f} s; RSS {status('VmRSS'):.2f} GB; {frozen} frozen; "
           f"load {os.getloadavg()[0]:.2f}")
 else:
     res = search.tune(m, args, 1e-2, attribution=0)

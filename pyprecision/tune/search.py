@@ -218,58 +218,50 @@ def tune(
     # tune's programs it reuses a few per cent of the values and costs more than it saves (TU7)
     runner = FlagSetRunner(module, args, target, share_values=False)
     with runner.searching():  # the programs kept are not walked by every collection (P30)
-        return _search(runner, args, budget, metric, target, table, held_out, attribution,
-                       progress, exhaustive)  # fmt: skip
-
-
-def _search(runner: FlagSetRunner, args: list[np.ndarray], budget: float, metric: str,
-            target: str, table: dict[str, dict[str, Any]], held_out: list[np.ndarray] | None,
-            attribution: int, progress: bool | None, exhaustive: bool) -> TuneResult:
-    """:func:`tune`'s search on the runner's module and inputs."""
-    sets, notes = _space(runner)
-    # program digest -> (the program, the flag sets that compile to it; decision TU7)
-    groups: dict[bytes, tuple[Program, list[FlagSet]]] = {}
-    for fs in _progress(sets, len(sets), "compile", progress):
-        prog = runner.program(fs.config)
-        groups.setdefault(prog.digest, (prog, []))[1].append(fs)
-    progs = list(groups.values())  # the first holds --auto-cast none
-    reps = [min(members, key=lambda f: len(f.argv)) for _, members in progs]  # first of shortest
-    # every cost before anything is emulated (a missing PE dtype fails here; decision TU8)
-    costs = [estimate_cost((p.twin or p).compiled.lowered.function, target, table)  # P26
-             for p, _ in progs]
-    ref = runner.outputs(progs[0][0])
-    scores = [Score(c.total_s, len(r.argv), 0.0 if i == 0 else None)
-              for i, (c, r) in enumerate(zip(costs, reps, strict=True))]  # fmt: skip
-    todo = sum(s.cost <= scores[0].cost for s in scores[1:]) if not exhaustive else len(scores) - 1
-    # one step per emulation, and a last one that finds nothing left (at most len(scores) steps)
-    for _ in _progress(range(len(scores)), todo, "emulate", progress):
-        i = next_to_emulate(scores, budget, exhaustive)
-        if i is None:
-            break
-        scores[i] = Score(scores[i].cost, scores[i].length,
-                          error_of(metric, runner.outputs(progs[i][0]), ref))  # fmt: skip
-    trials: list[Trial] = []
-    skipped: list[NotEmulated] = []
-    index: dict[int, int] = {}  # program -> its trial
-    for i, ((prog, members), rep, cost) in enumerate(zip(progs, reps, costs, strict=True)):
-        others = [f for f in members if f is not rep]
-        err = scores[i].error
-        if err is None:
-            skipped.append(NotEmulated(rep, others, cost))
-        else:
-            index[i] = len(trials)
-            trials.append(Trial(rep, others, err, cost, prog.compiled))
-    baseline, rec = trials[0], trials[index[recommend(scores, budget)]]
-    result = TuneResult(float(budget), metric, target, baseline, rec, pareto(trials), trials,
-                        len(sets), notes=notes, not_emulated=skipped,
-                        exhaustive=exhaustive)  # fmt: skip
-    _explain(result)
-    if rec is not baseline and attribution > 0:
-        result.attribution = attribute(baseline.compiled, rec.compiled, args, attribution)
-    if held_out is not None:
-        result.validation_error = error_of(metric, run_compiled(rec.compiled, held_out),
-                                           run_compiled(baseline.compiled, held_out))
-    return result
+        sets, notes = _space(runner)
+        # program digest -> (the program, the flag sets that compile to it; decision TU7)
+        groups: dict[bytes, tuple[Program, list[FlagSet]]] = {}
+        for fs in _progress(sets, len(sets), "compile", progress):
+            prog = runner.program(fs.config)
+            groups.setdefault(prog.digest, (prog, []))[1].append(fs)
+        progs = list(groups.values())  # the first holds --auto-cast none
+        reps = [min(members, key=lambda f: len(f.argv)) for _, members in progs]  # first of shortest
+        # every cost before anything is emulated (a missing PE dtype fails here; decision TU8)
+        costs = [estimate_cost((p.twin or p).compiled.lowered.function, target, table)  # P26
+                 for p, _ in progs]
+        ref = runner.outputs(progs[0][0])
+        scores = [Score(c.total_s, len(r.argv), 0.0 if i == 0 else None)
+                  for i, (c, r) in enumerate(zip(costs, reps, strict=True))]  # fmt: skip
+        todo = sum(s.cost <= scores[0].cost for s in scores[1:]) if not exhaustive else len(scores) - 1
+        # one step per emulation, and a last one that finds nothing left (at most len(scores) steps)
+        for _ in _progress(range(len(scores)), todo, "emulate", progress):
+            i = next_to_emulate(scores, budget, exhaustive)
+            if i is None:
+                break
+            scores[i] = Score(scores[i].cost, scores[i].length,
+                              error_of(metric, runner.outputs(progs[i][0]), ref))  # fmt: skip
+        trials: list[Trial] = []
+        skipped: list[NotEmulated] = []
+        index: dict[int, int] = {}  # program -> its trial
+        for i, ((prog, members), rep, cost) in enumerate(zip(progs, reps, costs, strict=True)):
+            others = [f for f in members if f is not rep]
+            err = scores[i].error
+            if err is None:
+                skipped.append(NotEmulated(rep, others, cost))
+            else:
+                index[i] = len(trials)
+                trials.append(Trial(rep, others, err, cost, prog.compiled))
+        baseline, rec = trials[0], trials[index[recommend(scores, budget)]]
+        result = TuneResult(float(budget), metric, target, baseline, rec, pareto(trials), trials,
+                            len(sets), notes=notes, not_emulated=skipped,
+                            exhaustive=exhaustive)  # fmt: skip
+        _explain(result)
+        if rec is not baseline and attribution > 0:
+            result.attribution = attribute(baseline.compiled, rec.compiled, args, attribution)
+        if held_out is not None:
+            result.validation_error = error_of(metric, run_compiled(rec.compiled, held_out),
+                                               run_compiled(baseline.compiled, held_out))
+        return result
 
 
 def _explain(result: TuneResult) -> None:

@@ -495,25 +495,21 @@ class FlagSetRunner:
         runs: list[FlagSetRun] = []
         first: dict[bytes, int] = {}
         before = self.emulations
-        with self.searching():
-            return self._run(configs, runs, first, before)
-
-    def _run(self, configs: Sequence[PrecisionConfig], runs: list[FlagSetRun],
-             first: dict[bytes, int], before: int) -> SharedRuns:
-        if self.memo is not None:
-            self._plan(configs)
-        try:
-            for i, config in enumerate(configs):
-                run, digest = self.run_one(config)
-                if digest is not None:
-                    if digest in first:
-                        run.same_as = first[digest]
-                    else:
-                        first[digest] = i
-                runs.append(run)
-        finally:
-            self._planned.clear()
-            self._later.clear()
+        with self.searching():  # the programs kept are not walked by every collection (P30)
+            if self.memo is not None:
+                self._plan(configs)
+            try:
+                for i, config in enumerate(configs):
+                    run, digest = self.run_one(config)
+                    if digest is not None:
+                        if digest in first:
+                            run.same_as = first[digest]
+                        else:
+                            first[digest] = i
+                    runs.append(run)
+            finally:
+                self._planned.clear()
+                self._later.clear()
         return SharedRuns(runs, self.bound.unused, self.lowered, self.emulations - before)
 
 
