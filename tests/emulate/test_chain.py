@@ -315,30 +315,27 @@ def _counted(monkeypatch):
     return calls
 
 
-def _with_nans(inputs, seed):
+def _with_specials(inputs, seed, specials):
+    """The float inputs with ``specials`` (taken in turn) in about 2 % of the lanes."""
     rng = np.random.default_rng(seed)
     out = []
     for x in inputs:
         x = np.array(x)
         if x.dtype.kind == "f" or x.dtype == BF16:
             flat = x.reshape(-1)
-            flat[rng.integers(0, flat.size, max(1, flat.size // 50))] = np.nan
+            at = rng.integers(0, flat.size, max(len(specials), flat.size // 50))
+            flat[at] = np.resize(np.array(specials, np.float32), at.size).astype(x.dtype)
         out.append(x)
     return out
+
+
+def _with_nans(inputs, seed):
+    return _with_specials(inputs, seed, [np.nan])
 
 
 def _with_infs(inputs, seed):
-    """The float inputs with ±inf in about 2 % of the lanes (what ``satinf`` clamps)."""
-    rng = np.random.default_rng(seed)
-    out = []
-    for x in inputs:
-        x = np.array(x)
-        if x.dtype.kind == "f" or x.dtype == BF16:
-            flat = x.reshape(-1)
-            at = rng.integers(0, flat.size, max(2, flat.size // 50))
-            flat[at] = np.where(np.arange(at.size) % 2 == 0, np.inf, -np.inf).astype(x.dtype)
-        out.append(x)
-    return out
+    """±inf, what ``satinf`` clamps."""
+    return _with_specials(inputs, seed, [np.inf, -np.inf])
 
 
 SAT = "--enable-saturate-infinity"
