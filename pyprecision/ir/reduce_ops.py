@@ -129,10 +129,8 @@ class ReduceOp(Instruction):
         acc_dt = d.dtype if self.narrow_acc or not d.dtype.is_float else float32
         acc = num.convert(ev.operand(self.init).reshape(()), self.init.dtype, acc_dt)
         acc = np.broadcast_to(acc, x.shape[:-1])
-        if acc_dt is float32:
-            fast = num.float32_fold(self.kind, acc, x)
-        else:
-            fast = num.narrow_fold(self.kind, acc, x, acc_dt) if acc_dt.is_float else None
+        fast = num.float32_fold(self.kind, acc, x) if acc_dt is float32 else \
+            num.narrow_fold(self.kind, acc, x, acc_dt)  # None for fp32r and integers
         if fast is not None:  # one call, the steps' bits (EM-14, EM-21)
             acc = fast
         for j in range(x.shape[-1] if fast is None else 0):

@@ -63,16 +63,14 @@ def fold_f32(kind: str, x: Any, init: Any, *, rounding: str | None = None,
     src = np.ascontiguousarray(a.reshape(-1, a.shape[-1]) if a.ndim > 1 else a[None])
     out = np.empty(start.shape, np.float32)
     rows, n = src.shape
-    if rnd is not None:
-        status = lib.pp_chain_fold(code, rnd, _args.ptr(src, "float *"), rows, n,
-                                   _args.ptr(start, "float *"), _args.ptr(out, "float *"),
-                                   _args.threads_arg(threads))  # fmt: skip
+    call = (_args.ptr(src, "float *"), rows, n, _args.ptr(start, "float *"),
+            _args.ptr(out, "float *"), _args.threads_arg(threads))
+    if rnd is None:
+        status = lib.pp_fold_f32(code, *call)
+    else:
+        status = lib.pp_chain_fold(code, rnd, *call)
         if status == lib.PP_CHAIN_NAN:
             return None
-    else:
-        status = lib.pp_fold_f32(code, _args.ptr(src, "float *"), rows, n,
-                                 _args.ptr(start, "float *"), _args.ptr(out, "float *"),
-                                 _args.threads_arg(threads))  # fmt: skip
     _args.check_status(status, "fold_f32")
     return out
 
