@@ -6,8 +6,9 @@ program left could be the recommendation: the cheapest set within the budget (de
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,10 +17,12 @@ import numpy as np
 from pyprecision import hlo
 from pyprecision.emulate import CompiledHlo, FlagSetRunner, Program, run_compiled
 from pyprecision.frontend import parse_flags
+from pyprecision.kernel import default_threads
 from pyprecision.tune.attribution import OpShare, attribute
 from pyprecision.tune.cost import COST_TABLE, Cost, estimate_cost
 from pyprecision.tune.errors import TuneError
 from pyprecision.tune.metrics import METRICS, error_of
+from pyprecision.tune.parallel import can_fork, forked
 from pyprecision.tune.selection import Score, next_to_emulate, recommend
 from pyprecision.tune.space import ACCUMULATION_FLAG, SATURATE_FLAG, FlagSet, flag_sets
 
@@ -178,6 +181,108 @@ def _space(runner: FlagSetRunner) -> tuple[list[FlagSet], list[str]]:
     return flag_sets(accumulation=acc, saturate=sat, fp8=fp8, key=runner.program_key), notes
 
 
+class _Programs:
+    """The distinct programs of ``sets`` (by digest, in the order of their first set; decision
+    TU7), each with its flag sets and its estimated cost, every cost known before anything is
+    emulated (a missing PE dtype fails here; decision TU8), and ``--auto-cast none``'s outputs
+    (``ref``). With ``parallel``, half of the sets are compiled in a forked child meanwhile
+    (:func:`_split`, decision TU14): their digests and costs come back, and :meth:`program`
+    compiles one of theirs here when it is asked for (to emulate it), checking the digest."""
+
+    def __init__(self, runner: FlagSetRunner, sets: Sequence[FlagSet], target: str,
+                 table: dict[str, dict[str, Any]], progress: bool | None, parallel: bool
+                 ) -> None:  # fmt: skip
+        self.runner = runner
+        mine, theirs = _split(sets, runner.program_key) if parallel else (list(sets), [])
+        with forked(lambda: _digests_and_costs(runner, theirs, target, table),
+                    enabled=bool(theirs)) as child:  # fmt: skip
+            made = {id(fs): runner.program(fs.config)
+                    for fs in _progress(mine, len(mine), "compile", progress)}
+            self.ref = runner.outputs(made[id(sets[0])])  # while the child works
+            rows = child.result()
+        if not isinstance(rows, list) or len(rows) != len(theirs):  # the child failed
+            rows = [None] * len(theirs)
+        elsewhere = dict(zip(map(id, theirs), rows, strict=True))
+        #: digest -> (the program, None while only the child has compiled it; its flag sets;
+        #: the cost the child estimated, None when the parent has the program)
+        groups: dict[bytes, tuple[Program | None, list[FlagSet], Cost | None]] = {}
+        for fs in sets:
+            prog, row = made.get(id(fs)), elsewhere.get(id(fs))
+            if prog is None and row is None:  # the child failed on it: compile it here
+                prog = runner.program(fs.config)
+            digest = prog.digest if prog is not None else row[0]  # type: ignore[index]
+            old = groups.get(digest)
+            if old is None:
+                groups[digest] = (prog, [fs], None if prog is not None else row[1])  # type: ignore[index]
+            else:
+                old[1].append(fs)
+                if old[0] is None and prog is not None:
+                    groups[digest] = (prog, old[1], None)
+        self.digests = list(groups)
+        self.programs = [p for p, _, _ in groups.values()]
+        self.members = [m for _, m, _ in groups.values()]
+        self.costs: list[Cost] = [_cost(p, target, table) if p is not None else c  # type: ignore[misc]
+                                  for p, _, c in groups.values()]  # fmt: skip
+
+    def program(self, i: int) -> Program:
+        """The i-th program, compiled here if only the child had compiled it."""
+        prog = self.programs[i]
+        if prog is None:
+            prog = self.runner.program(self.members[i][0].config)
+            if prog.digest != self.digests[i]:
+                raise RuntimeError(f"internal: {self.members[i][0].cli} compiled to another "
+                                   "program here than in the child process")  # fmt: skip
+            self.programs[i] = prog
+        return prog
+
+
+def _workers() -> int:
+    """The processes tune may use: the thread count in force (``PYPRECISION_THREADS``, a
+    ``thread_limit``, else the usable cores)."""
+    return default_threads() if can_fork() else 1
+
+
+def _split(sets: Sequence[FlagSet], key: Callable[[Any], Any]
+           ) -> tuple[list[FlagSet], list[FlagSet]]:  # fmt: skip
+    """The flag sets compiled here and those compiled in the child (decision TU14): the child
+    takes the ``--enable-saturate-infinity`` sets (their programs cost more than their twins'
+    without the flag, so tune rarely emulates them, and the parent would compile them again);
+    when that axis is not searched, every other program key (``key``: the runner's). A set and
+    its accumulation twin (the same set with mixed-precision accumulation on, whose program
+    its own is made from: P25) stay together. ``--auto-cast none`` (the first) stays here."""
+    if any(fs.config.enable_saturate_infinity for fs in sets):
+        theirs = [fs for fs in sets[1:] if fs.config.enable_saturate_infinity]
+    else:
+        units: dict[Any, int] = {}
+        for fs in sets:
+            twin = dataclasses.replace(fs.config, enable_mixed_precision_accumulation=True)
+            units.setdefault(key(twin), len(units))
+        theirs = [fs for fs in sets[1:] if units[key(dataclasses.replace(
+            fs.config, enable_mixed_precision_accumulation=True))] % 2 == 1]
+    ids = {id(fs) for fs in theirs}
+    return [fs for fs in sets if id(fs) not in ids], theirs
+
+
+def _digests_and_costs(runner: FlagSetRunner, sets: Sequence[FlagSet], target: str,
+                       table: dict[str, dict[str, Any]]) -> list[tuple[bytes, Cost] | None]:  # fmt: skip
+    """In the child (TU14): each set's program digest and estimated cost, or None where
+    compiling or costing failed (the parent then does it, and meets the error itself)."""
+    rows: list[tuple[bytes, Cost] | None] = []
+    for fs in sets:
+        try:
+            prog = runner.program(fs.config)
+            rows.append((prog.digest, _cost(prog, target, table)))
+        except Exception:  # noqa: BLE001 - the parent compiles it again and raises
+            rows.append(None)
+    return rows
+
+
+def _cost(prog: Program, target: str, table: dict[str, dict[str, Any]]) -> Cost:
+    """The estimated cost of ``prog``, read from its accumulation twin's instructions when it was
+    made from them (P26)."""
+    return estimate_cost((prog.twin or prog).compiled.lowered.function, target, table)
+
+
 def _progress(items: Iterable[Any], total: int, desc: str, enabled: bool | None) -> Iterable[Any]:
     if enabled is False:
         return items
@@ -219,17 +324,11 @@ def tune(
     runner = FlagSetRunner(module, args, target, share_values=False)
     with runner.searching():  # the programs kept are not walked by every collection (P30)
         sets, notes = _space(runner)
-        # program digest -> (the program, the flag sets that compile to it; decision TU7)
-        groups: dict[bytes, tuple[Program, list[FlagSet]]] = {}
-        for fs in _progress(sets, len(sets), "compile", progress):
-            prog = runner.program(fs.config)
-            groups.setdefault(prog.digest, (prog, []))[1].append(fs)
-        progs = list(groups.values())  # the first holds --auto-cast none
-        reps = [min(members, key=lambda f: len(f.argv)) for _, members in progs]  # first of shortest
-        # every cost before anything is emulated (a missing PE dtype fails here; decision TU8)
-        costs = [estimate_cost((p.twin or p).compiled.lowered.function, target, table)  # P26
-                 for p, _ in progs]
-        ref = runner.outputs(progs[0][0])
+        progs = _Programs(runner, sets, target, table, progress,
+                          parallel=not exhaustive and _workers() > 1)  # fmt: skip
+        ref, program = progs.ref, progs.program
+        members_of, costs = progs.members, progs.costs  # the first holds --auto-cast none
+        reps = [min(m, key=lambda f: len(f.argv)) for m in members_of]  # first of shortest
         scores = [Score(c.total_s, len(r.argv), 0.0 if i == 0 else None)
                   for i, (c, r) in enumerate(zip(costs, reps, strict=True))]  # fmt: skip
         todo = sum(s.cost <= scores[0].cost for s in scores[1:]) if not exhaustive else len(scores) - 1
@@ -239,18 +338,18 @@ def tune(
             if i is None:
                 break
             scores[i] = Score(scores[i].cost, scores[i].length,
-                              error_of(metric, runner.outputs(progs[i][0]), ref))  # fmt: skip
+                              error_of(metric, runner.outputs(program(i)), ref))  # fmt: skip
         trials: list[Trial] = []
         skipped: list[NotEmulated] = []
         index: dict[int, int] = {}  # program -> its trial
-        for i, ((prog, members), rep, cost) in enumerate(zip(progs, reps, costs, strict=True)):
+        for i, (members, rep, cost) in enumerate(zip(members_of, reps, costs, strict=True)):
             others = [f for f in members if f is not rep]
             err = scores[i].error
             if err is None:
                 skipped.append(NotEmulated(rep, others, cost))
             else:
                 index[i] = len(trials)
-                trials.append(Trial(rep, others, err, cost, prog.compiled))
+                trials.append(Trial(rep, others, err, cost, program(i).compiled))
         baseline, rec = trials[0], trials[index[recommend(scores, budget)]]
         result = TuneResult(float(budget), metric, target, baseline, rec, pareto(trials), trials,
                             len(sets), notes=notes, not_emulated=skipped,
