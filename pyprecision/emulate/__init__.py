@@ -15,6 +15,7 @@ if TYPE_CHECKING:  # the names __getattr__ provides, for type checkers
         relabelled_inputs,
         run_compiled,
     )
+    from pyprecision.emulate.pipeline.forked import Forked, can_fork, forked
     from pyprecision.emulate.pipeline.many import (
         FlagSetRun,
         FlagSetRunner,
@@ -23,9 +24,10 @@ if TYPE_CHECKING:  # the names __getattr__ provides, for type checkers
         run_flag_sets,
     )
 
-__all__ = ["DEFAULT_HLO_PASSES", "Bound", "CompiledHlo", "FlagSetRun", "FlagSetRunner", "Limits",
-           "Program", "SharedRuns", "SparseTrace", "TraceComplete", "as_logical", "bind_arguments",
-           "compile_hlo", "relabelled_inputs", "run_compiled", "run_flag_sets", "run_hlo", "run_ir"]
+__all__ = ["DEFAULT_HLO_PASSES", "Bound", "CompiledHlo", "FlagSetRun", "FlagSetRunner", "Forked",
+           "Limits", "Program", "SharedRuns", "SparseTrace", "TraceComplete", "as_logical",
+           "bind_arguments", "can_fork", "compile_hlo", "forked", "relabelled_inputs",
+           "run_compiled", "run_flag_sets", "run_hlo", "run_ir"]
 
 
 def __getattr__(name: str) -> Any:
@@ -47,6 +49,10 @@ def __getattr__(name: str) -> Any:
         from pyprecision.emulate.pipeline import many
 
         return getattr(many, name)
+    if name in ("Forked", "can_fork", "forked"):
+        from pyprecision.emulate.pipeline import forked as fork
+
+        return getattr(fork, name)
     if name == "Limits":
         from pyprecision.emulate.hlo.limits import Limits
 

@@ -15,14 +15,13 @@ from typing import Any
 import numpy as np
 
 from pyprecision import hlo
-from pyprecision.emulate import CompiledHlo, FlagSetRunner, Program, run_compiled
+from pyprecision.emulate import CompiledHlo, FlagSetRunner, Program, can_fork, forked, run_compiled
 from pyprecision.frontend import parse_flags
 from pyprecision.kernel import default_threads
 from pyprecision.tune.attribution import OpShare, attribute
 from pyprecision.tune.cost import COST_TABLE, Cost, estimate_cost
 from pyprecision.tune.errors import TuneError
 from pyprecision.tune.metrics import METRICS, error_of
-from pyprecision.tune.parallel import can_fork, forked
 from pyprecision.tune.selection import Score, next_to_emulate, recommend
 from pyprecision.tune.space import ACCUMULATION_FLAG, SATURATE_FLAG, FlagSet, flag_sets
 

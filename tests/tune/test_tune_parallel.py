@@ -18,7 +18,7 @@ from pyprecision import hlo  # noqa: E402
 from pyprecision.emulate import FlagSetRunner  # noqa: E402
 from pyprecision.kernel import thread_limit  # noqa: E402
 from pyprecision.tune import search, tune  # noqa: E402
-from pyprecision.tune.parallel import can_fork, forked  # noqa: E402
+from pyprecision.emulate import can_fork, forked  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not can_fork(), reason="no os.fork here")
 

@@ -12,7 +12,7 @@ import copy
 import dataclasses
 import hashlib
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,9 +26,11 @@ from pyprecision.emulate.pipeline.driver import (
     relabelled_constants,
     run_compiled,
 )
+from pyprecision.emulate.pipeline.forked import can_fork, forked
 from pyprecision.emulate.pipeline.memo import DEFAULT_MEMO_BYTES, ValueMemo
 from pyprecision.errors import EmulationError, LoweringError, PassError, VerifyError
 from pyprecision.frontend import PrecisionConfig
+from pyprecision.kernel import default_threads, thread_limit
 from pyprecision.passes import pipeline_key, run_pipeline
 
 __all__ = ["FlagSetRun", "FlagSetRunner", "Program", "SharedRuns", "run_flag_sets"]
@@ -470,6 +472,49 @@ class FlagSetRunner:
             for sig in set(sigs.values()):
                 self._later[sig] = self._later.get(sig, 0) + 1
 
+    def _emulate_forked(self, configs: Sequence[PrecisionConfig]) -> None:
+        """Before ``run`` goes through ``configs`` (without the memo): with two or more threads
+        in force and ``os.fork``, their programs are compiled here, then every other distinct
+        program not emulated yet is emulated in a forked child while this process emulates the
+        rest, each process with half the threads (decision V30). The child's outputs come back
+        pickled; a program that failed there, or a child that failed, is emulated here as usual
+        when ``run`` reaches it."""
+        workers = default_threads()
+        if workers < 2 or not can_fork():
+            return
+        todo: dict[bytes, Program] = {}
+        for config in configs:
+            try:
+                prog = self.program(config)
+            except SET_ERRORS:
+                continue  # run_one records the error
+            if prog.digest not in self._emulated:
+                todo.setdefault(prog.digest, prog)
+        progs = list(todo.values())
+        if len(progs) < 2:
+            return
+        mine, theirs = progs[0::2], progs[1::2]
+
+        def elsewhere() -> list[list[np.ndarray] | None]:
+            rows: list[list[np.ndarray] | None] = []
+            for prog in theirs:
+                try:
+                    rows.append(self._emulate(prog))
+                except SET_ERRORS:
+                    rows.append(None)  # emulated again in the parent, which records the error
+            return rows
+
+        with thread_limit(max(1, workers // 2)), forked(elsewhere) as child:
+            for prog in mine:
+                with suppress(*SET_ERRORS):  # recorded: run_one reports it
+                    self.outputs(prog)
+            rows = child.result()
+        if isinstance(rows, list) and len(rows) == len(theirs):
+            for prog, outs in zip(theirs, rows, strict=True):
+                if outs is not None:
+                    self._emulated[prog.digest] = (outs, None)
+                    self.emulations += 1
+
     def run_one(self, config: PrecisionConfig, strict: bool = False
                 ) -> tuple[FlagSetRun, bytes | None]:
         """One config: its run, and the digest of its program (None when it did not compile).
@@ -495,9 +540,12 @@ class FlagSetRunner:
         runs: list[FlagSetRun] = []
         first: dict[bytes, int] = {}
         before = self.emulations
+        earlier = set(self._emulated)  # emulated by an earlier call
         with self.searching():  # the programs kept are not walked by every collection (P30)
             if self.memo is not None:
                 self._plan(configs)
+            else:
+                self._emulate_forked(configs)
             try:
                 for i, config in enumerate(configs):
                     run, digest = self.run_one(config)
@@ -506,6 +554,7 @@ class FlagSetRunner:
                             run.same_as = first[digest]
                         else:
                             first[digest] = i
+                            run.same_as = -1 if digest in earlier else None
                     runs.append(run)
             finally:
                 self._planned.clear()
