@@ -47,17 +47,25 @@ def test_two_processes_give_the_runs_of_one(name: str) -> None:
     _same(one, two)
 
 
-def test_the_child_emulates_half_and_this_process_the_rest(monkeypatch) -> None:
+def test_the_child_compiles_and_emulates_its_half_and_this_process_the_rest(monkeypatch) -> None:
     here: list[bytes] = []
-    real = many.FlagSetRunner._emulate
+    compiled: list[object] = []
+    real_emulate, real_program = many.FlagSetRunner._emulate, many.FlagSetRunner._program
 
-    def counted(self, prog):
-        here.append(prog.digest)  # this process's list: the child appends to its own copy
-        return real(self, prog)
+    def emulate(self, prog):
+        here.append(prog.digest)  # this process's lists: the child appends to its own copies
+        return real_emulate(self, prog)
 
-    monkeypatch.setattr(many.FlagSetRunner, "_emulate", counted)
-    _, two = _runs("encoder_block", 2)
-    assert two.emulations >= 2 and len(here) == len(set(here)) == (two.emulations + 1) // 2
+    def program(self, config):
+        compiled.append(config)
+        return real_program(self, config)
+
+    monkeypatch.setattr(many.FlagSetRunner, "_emulate", emulate)
+    monkeypatch.setattr(many.FlagSetRunner, "_program", program)
+    runner, two = _runs("encoder_block", 2)
+    alone = len({runner.program_key(c) for c in CONFIGS})
+    assert len(here) == len(set(here)) and 0 < len(here) < two.emulations
+    assert 0 < len(compiled) < alone
 
 
 def test_a_second_call_reuses_what_both_processes_emulated() -> None:

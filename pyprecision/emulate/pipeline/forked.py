@@ -1,7 +1,7 @@
 """Work done in a forked child while the parent does its own: ``tune`` compiles half of its flag
 sets in a child on the second core and takes back their digests and costs (decision TU14);
-``FlagSetRunner.run`` emulates half of its distinct programs in a child and takes back their
-outputs (decision V30).
+``FlagSetRunner.run`` compiles and emulates half of its program keys in a child and takes back
+their digests and outputs (decision V30).
 
 The child is a ``fork`` of the parent: it starts with everything the parent has made (the parsed
 module, the bound inputs, the lowerings), runs one function, sends its pickled result through a

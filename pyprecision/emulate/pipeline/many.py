@@ -220,6 +220,8 @@ class FlagSetRunner:
         self.bound = bind_arguments(self.module, inputs, source=source, widen=True)
         self.target, self.filename, self.text = target, filename, text
         self.lowered = 0
+        #: lowering settings a forked child lowered and this process has not (V30): counted once
+        self._lowered_elsewhere: set[Any] = set()
         self._lowerings: dict[Any, lower.Lowered | Exception] = {}
         self._programs: dict[Any, Program | Exception] = {}
         self._digests: dict[int, tuple[Any, bytes]] = {}
@@ -249,7 +251,8 @@ class FlagSetRunner:
         key = lower.lowering_key(config)
         base = self._lowerings.get(key)
         if base is None:
-            self.lowered += 1
+            if key not in self._lowered_elsewhere:
+                self.lowered += 1
             try:
                 base = lower.lower(self.module, filename=self.filename, text=self.text,
                                    config=config)  # fmt: skip
@@ -472,48 +475,52 @@ class FlagSetRunner:
             for sig in set(sigs.values()):
                 self._later[sig] = self._later.get(sig, 0) + 1
 
-    def _emulate_forked(self, configs: Sequence[PrecisionConfig]) -> None:
-        """Before ``run`` goes through ``configs`` (without the memo): with two or more threads
-        in force and ``os.fork``, their programs are compiled here, then every other distinct
-        program not emulated yet is emulated in a forked child while this process emulates the
-        rest, each process with half the threads (decision V30). The child's outputs come back
-        pickled; a program that failed there, or a child that failed, is emulated here as usual
-        when ``run`` reaches it."""
+    def _run_forked(self, configs: Sequence[PrecisionConfig]) -> dict[int, tuple[bytes, list[str]]]:
+        """Before ``run`` goes through ``configs`` (without the memo), with two or more threads in
+        force and ``os.fork`` (decision V30): the configs are split by program key, every other
+        key (with its accumulation twin: P25 makes one program from the other) to a forked child,
+        which compiles and emulates them while this process compiles and emulates the rest, each
+        under half the threads. Returns, per index of a config the child ran, its program's
+        digest and the passes that changed it; the child's outputs are stored as if emulated
+        here. A config that failed in the child (compiling or emulating), or every config of a
+        child that failed, is left to ``run``, which runs it here as before."""
         workers = default_threads()
-        if workers < 2 or not can_fork():
-            return
-        todo: dict[bytes, Program] = {}
-        for config in configs:
-            try:
-                prog = self.program(config)
-            except SET_ERRORS:
-                continue  # run_one records the error
-            if prog.digest not in self._emulated:
-                todo.setdefault(prog.digest, prog)
-        progs = list(todo.values())
-        if len(progs) < 2:
-            return
-        mine, theirs = progs[0::2], progs[1::2]
+        if workers < 2 or not can_fork() or len(configs) < 2:
+            return {}
+        units: dict[Any, int] = {}
+        unit = [units.setdefault(self.program_key(dataclasses.replace(
+            c, enable_mixed_precision_accumulation=True)), len(units)) for c in configs]
+        theirs = [i for i, u in enumerate(unit) if u % 2 == 1]
+        if not theirs:
+            return {}
+        mine = [i for i, u in enumerate(unit) if u % 2 == 0]
 
-        def elsewhere() -> list[list[np.ndarray] | None]:
-            rows: list[list[np.ndarray] | None] = []
-            for prog in theirs:
+        def elsewhere() -> tuple[list[tuple[bytes, list[str]] | None], dict[bytes, Any], list[Any]]:
+            rows: list[tuple[bytes, list[str]] | None] = []
+            outs: dict[bytes, Any] = {}
+            for i in theirs:
                 try:
-                    rows.append(self._emulate(prog))
+                    prog = self.program(configs[i])
+                    outs[prog.digest] = self.outputs(prog)
+                    rows.append((prog.digest, list(prog.changed)))
                 except SET_ERRORS:
-                    rows.append(None)  # emulated again in the parent, which records the error
-            return rows
+                    rows.append(None)  # run here again, which records the error
+            return rows, outs, list(self._lowerings)
 
         with thread_limit(max(1, workers // 2)), forked(elsewhere) as child:
-            for prog in mine:
+            for i in mine:
                 with suppress(*SET_ERRORS):  # recorded: run_one reports it
-                    self.outputs(prog)
-            rows = child.result()
-        if isinstance(rows, list) and len(rows) == len(theirs):
-            for prog, outs in zip(theirs, rows, strict=True):
-                if outs is not None:
-                    self._emulated[prog.digest] = (outs, None)
-                    self.emulations += 1
+                    self.outputs(self.program(configs[i]))
+            got = child.result()
+        if not (isinstance(got, tuple) and len(got) == 3 and len(got[0]) == len(theirs)):
+            return {}  # the child failed: run does its configs here
+        rows, outs, lowered = got
+        self._lowered_elsewhere.update(k for k in lowered if k not in self._lowerings)
+        for digest, value in outs.items():
+            if digest not in self._emulated:  # emulated once, here or there: counted once
+                self._emulated[digest] = (value, None)
+                self.emulations += 1
+        return {i: row for i, row in zip(theirs, rows, strict=True) if row is not None}
 
     def run_one(self, config: PrecisionConfig, strict: bool = False
                 ) -> tuple[FlagSetRun, bytes | None]:
@@ -541,14 +548,20 @@ class FlagSetRunner:
         first: dict[bytes, int] = {}
         before = self.emulations
         earlier = set(self._emulated)  # emulated by an earlier call
+        ran: dict[int, tuple[bytes, list[str]]] = {}
         with self.searching():  # the programs kept are not walked by every collection (P30)
             if self.memo is not None:
                 self._plan(configs)
             else:
-                self._emulate_forked(configs)
+                ran = self._run_forked(configs)
             try:
                 for i, config in enumerate(configs):
-                    run, digest = self.run_one(config)
+                    digest: bytes | None
+                    if i in ran and self._emulated[ran[i][0]][1] is None:  # the child's (V30)
+                        digest, changed = ran[i]
+                        run = FlagSetRun(config, self._emulated[digest][0], None, None, changed)
+                    else:
+                        run, digest = self.run_one(config)
                     if digest is not None:
                         if digest in first:
                             run.same_as = first[digest]
