@@ -10,6 +10,7 @@ import dataclasses
 import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -17,12 +18,12 @@ import numpy as np
 from pyprecision import hlo
 from pyprecision.emulate import CompiledHlo, FlagSetRunner, Program, can_fork, forked, run_compiled
 from pyprecision.frontend import parse_flags
-from pyprecision.kernel import default_threads
+from pyprecision.kernel import default_threads, thread_limit
 from pyprecision.tune.attribution import OpShare, attribute
 from pyprecision.tune.cost import COST_TABLE, Cost, estimate_cost
 from pyprecision.tune.errors import TuneError
 from pyprecision.tune.metrics import METRICS, error_of
-from pyprecision.tune.selection import Score, next_to_emulate, recommend
+from pyprecision.tune.selection import Score, emulation_order, next_to_emulate, recommend, stop_cost
 from pyprecision.tune.space import ACCUMULATION_FLAG, SATURATE_FLAG, FlagSet, flag_sets
 
 __all__ = ["NotEmulated", "Trial", "TuneResult", "check_arguments", "tune"]
@@ -235,6 +236,38 @@ class _Programs:
         return prog
 
 
+def _emulate(scores: list[Score], budget: float, exhaustive: bool, error: Callable[[int], float],
+             workers: int, steps: Callable[[range], Iterable[int]] = iter) -> None:  # fmt: skip
+    """Fill in the errors of the programs the search names (TU8), cheapest first, each with
+    ``error(i)``. With ``workers`` > 1 the program after it (:func:`_following`) is emulated
+    meanwhile in a forked child, each process with half the threads, and its error is kept only
+    when the search then names it (decision TU15): the same errors as one at a time."""
+    # one step per emulation, and a last one that finds nothing left (at most len(scores) steps)
+    for _ in steps(range(len(scores))):
+        i = next_to_emulate(scores, budget, exhaustive)
+        if i is None:
+            break
+        j = _following(scores, i, budget, exhaustive) if workers > 1 else None
+        with thread_limit(max(1, workers // 2) if j is not None else None), \
+                forked(partial(error, i if j is None else j), enabled=j is not None) as child:
+            scores[i] = Score(scores[i].cost, scores[i].length, error(i))
+            ahead = child.result()
+        if j is not None and isinstance(ahead, float) and next_to_emulate(scores, budget,
+                                                                          exhaustive) == j:  # fmt: skip
+            scores[j] = Score(scores[j].cost, scores[j].length, ahead)
+
+
+def _following(scores: Sequence[Score], i: int, budget: float, exhaustive: bool) -> int | None:
+    """The program :func:`next_to_emulate` would name after ``i`` if ``i``'s error left the
+    bound as it is: the next not emulated in :func:`emulation_order`, when it costs no more than
+    the bound now (TU15)."""
+    bound = math.inf if exhaustive else stop_cost(scores, budget)
+    for k in emulation_order(scores):
+        if k != i and scores[k].error is None:
+            return k if scores[k].cost <= bound else None
+    return None
+
+
 def _workers() -> int:
     """The processes tune may use: the thread count in force (``PYPRECISION_THREADS``, a
     ``thread_limit``, else the usable cores)."""
@@ -331,13 +364,12 @@ def tune(
         scores = [Score(c.total_s, len(r.argv), 0.0 if i == 0 else None)
                   for i, (c, r) in enumerate(zip(costs, reps, strict=True))]  # fmt: skip
         todo = sum(s.cost <= scores[0].cost for s in scores[1:]) if not exhaustive else len(scores) - 1
-        # one step per emulation, and a last one that finds nothing left (at most len(scores) steps)
-        for _ in _progress(range(len(scores)), todo, "emulate", progress):
-            i = next_to_emulate(scores, budget, exhaustive)
-            if i is None:
-                break
-            scores[i] = Score(scores[i].cost, scores[i].length,
-                              error_of(metric, runner.outputs(program(i)), ref))  # fmt: skip
+
+        def error(k: int) -> float:
+            return float(error_of(metric, runner.outputs(program(k)), ref))
+
+        _emulate(scores, budget, exhaustive, error, _workers(),
+                 lambda steps: _progress(steps, todo, "emulate", progress))  # fmt: skip
         trials: list[Trial] = []
         skipped: list[NotEmulated] = []
         index: dict[int, int] = {}  # program -> its trial

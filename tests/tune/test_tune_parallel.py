@@ -1,6 +1,7 @@
-"""tune's compile split between the process and a forked child (decision TU14): the same result,
-to the bit, as compiling everything in the process, on real models; a child that fails, crashes
-or is left early costs time, never a result; the child's half is really not compiled here."""
+"""tune's work split between the process and a forked child (decisions TU14, TU15): the same
+result, to the bit, as everything in one process, on real models; a child that fails, crashes or
+is left early costs time, never a result; the child's half is really not compiled here; the next
+program emulated in a child is kept exactly when the search names it."""
 from __future__ import annotations
 
 import os
@@ -10,15 +11,17 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests/models_data.py
 from models_data import load_model  # noqa: E402
 
 from pyprecision import hlo  # noqa: E402
-from pyprecision.emulate import FlagSetRunner  # noqa: E402
+from pyprecision.emulate import FlagSetRunner, can_fork, forked  # noqa: E402
 from pyprecision.kernel import thread_limit  # noqa: E402
 from pyprecision.tune import search, tune  # noqa: E402
-from pyprecision.emulate import can_fork, forked  # noqa: E402
+from pyprecision.tune.selection import Score  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not can_fork(), reason="no os.fork here")
 
@@ -108,3 +111,52 @@ def test_leaving_the_block_early_kills_and_reaps_the_child():
         raise KeyError("the parent failed")
     with pytest.raises(ChildProcessError):  # reaped: no zombie left behind
         os.waitpid(pid, os.WNOHANG)
+
+
+# --- TU15: the next program emulated meanwhile in a child, kept only when the search names it
+_rows = st.lists(st.tuples(st.sampled_from([0.5, 1.0, 1.0, 2.0, 3.0]),  # ties on purpose
+                           st.integers(1, 4), st.sampled_from([0.0, 0.005, 0.02, 0.5, float("inf")])),
+                 min_size=1, max_size=7)  # fmt: skip
+
+
+@settings(max_examples=40, deadline=None)
+@given(rows=_rows, budget=st.sampled_from([0.0, 0.01, 0.1, 1.0]), exhaustive=st.booleans())
+def test_emulating_in_pairs_fills_in_the_errors_one_at_a_time_does(rows, budget, exhaustive):
+    errs = [0.0] + [e for _, _, e in rows]
+    start = [Score(2.5, 2, 0.0)] + [Score(c, n) for c, n, _ in rows]  # --auto-cast none first
+    asked: dict[int, list[int]] = {1: [], 2: []}
+
+    def runs(workers):
+        def error(k):
+            asked[workers].append(k)  # this process's list: the child's k lands in its copy
+            return errs[k]
+        scores = list(start)
+        search._emulate(scores, budget, exhaustive, error, workers)
+        return scores
+
+    one, two = runs(1), runs(2)
+    assert two == one
+    assert set(asked[2]) <= set(asked[1])  # the parent emulates nothing the search did not name
+
+
+def test_a_speculated_error_is_dropped_when_the_search_stops_before_it():
+    # program 1 meets the budget; program 2 costs more: the search stops, its error stays unknown
+    scores = [Score(9.0, 2, 0.0), Score(1.0, 3), Score(2.0, 3)]
+    errs = {1: 0.001, 2: 0.0}
+    search._emulate(scores, 0.01, False, errs.__getitem__, 2)
+    assert scores[1].error == 0.001 and scores[2].error is None
+
+
+def test_a_failing_speculation_is_emulated_here_when_it_is_named():
+    parent = os.getpid()
+    seen: list[int] = []
+
+    def error(k):
+        if os.getpid() != parent:
+            raise MemoryError("child")
+        seen.append(k)
+        return 0.5
+
+    scores = [Score(9.0, 2, 0.0), Score(1.0, 3), Score(2.0, 3)]
+    search._emulate(scores, 0.01, False, error, 2)
+    assert [s.error for s in scores] == [0.0, 0.5, 0.5] and sorted(seen) == [1, 2]
