@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from pyprecision.emulate import CompiledHlo, SparseTrace, TraceComplete, run_compiled
-from pyprecision.kernel import sqdiff_f32
+from pyprecision.kernel import default_threads, sqdiff_f32, thread_limit
 
 __all__ = ["DEFAULT_ATTRIBUTION_BYTES", "OpShare", "attribute", "op_errors"]
 
@@ -219,8 +219,10 @@ class _Turns:
     """The state two runs share while they take turns (decision TU13): whose turn it is, the
     reference ``rec`` waits for, the references held (keyed by ``rec``'s instruction ids)."""
 
-    def __init__(self, max_bytes: int):
+    def __init__(self, max_bytes: int, concurrent: bool = False):
         self.cond = threading.Condition()
+        #: both runs at once, each under half the threads (decision TU16)
+        self.concurrent = concurrent
         self.turn = "rec"
         self.need: int | None = None
         self.refs: dict[int, np.ndarray] = {}
@@ -244,13 +246,22 @@ class _BaseTurn(SparseTrace):
         if k is None or k in t.made:
             return
         with t.cond:
+            # running alongside rec: wait for room while rec is not waiting for this run (TU16);
+            # made only once held or missed, so rec never takes it for a value without reference
+            while t.concurrent and t.held + value.nbytes > t.max_bytes and t.need is None \
+                    and not t.stop:
+                t.cond.wait()
+            if t.stop:
+                raise TraceComplete
             t.made.add(k)
             if t.held + value.nbytes <= t.max_bytes:
                 t.refs[k] = value
                 t.held += value.nbytes
             else:
                 t.missed.add(k)
-            if k == t.need:
+            if t.concurrent:
+                t.cond.notify_all()  # rec may be waiting for this one
+            elif k == t.need:
                 t.turn = "rec"
                 t.cond.notify_all()
                 t.cond.wait_for(lambda: t.turn == "base")
@@ -275,15 +286,22 @@ class _RecTurn(SparseTrace):
         self.seen.add(key)
         with t.cond:
             if key not in t.made and not t.base_done:
-                t.need, t.turn = key, "base"
-                self.start()
-                t.cond.notify_all()
-                t.cond.wait_for(lambda: t.turn == "rec")
+                if t.concurrent:  # the baseline runs already: wait until it makes the value
+                    t.need = key
+                    t.cond.notify_all()
+                    t.cond.wait_for(lambda: key in t.made or t.base_done)
+                    t.need = None
+                else:
+                    t.need, t.turn = key, "base"
+                    self.start()
+                    t.cond.notify_all()
+                    t.cond.wait_for(lambda: t.turn == "rec")
             if t.error is not None:
                 raise t.error
             ref = t.refs.pop(key, None)
             if ref is not None:
                 t.held -= ref.nbytes
+                t.cond.notify_all()  # room for a baseline waiting to hold one
         if ref is not None:
             self.errors[key] = _rel(value, ref)
         if len(self.seen) == len(self.wanted):
@@ -294,15 +312,18 @@ def _in_turn(baseline: CompiledHlo, rec: CompiledHlo, args: list[np.ndarray],
              to_rec: dict[int, int], max_bytes: int) -> tuple[dict[int, float | None], set[int]]:
     """Both programs run once, taking turns (the baseline in a thread of its own, never at the
     same time as ``rec``): ``rec``'s key → error, and the keys whose reference did not fit."""
-    t = _Turns(max_bytes)
+    threads = default_threads()
+    t = _Turns(max_bytes, concurrent=threads > 1)
+    half = max(1, threads // 2) if t.concurrent else None
     worker: list[threading.Thread] = []
 
     def base() -> None:
         try:
             with t.cond:
-                t.cond.wait_for(lambda: t.turn == "base")
+                t.cond.wait_for(lambda: t.turn == "base" or t.concurrent)
             if not t.stop:
-                run_compiled(baseline, args, _BaseTurn(t, to_rec))
+                with thread_limit(half):
+                    run_compiled(baseline, args, _BaseTurn(t, to_rec))
         except TraceComplete:
             pass
         except BaseException as exc:  # handed to rec's side, which raises it
@@ -319,7 +340,10 @@ def _in_turn(baseline: CompiledHlo, rec: CompiledHlo, args: list[np.ndarray],
 
     side = _RecTurn(t, set(to_rec.values()), start)
     try:
-        _run_until_complete(rec, args, side)
+        if t.concurrent:
+            start()
+        with thread_limit(half):
+            _run_until_complete(rec, args, side)
     finally:
         with t.cond:
             t.stop, t.turn = True, "base"

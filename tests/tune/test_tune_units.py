@@ -242,11 +242,19 @@ def test_the_attribution_rel_l2_in_blocks_is_the_float64_norm(data, n, dtype):
 
 @pytest.mark.parametrize("name", ["encoder_block", "mlp_param", "cnn"])
 @pytest.mark.parametrize("mode", ["matmult", "all"])
-def test_attribution_in_rounds_is_the_full_traces(name, mode):
+@pytest.mark.parametrize("threads", [1, 2])
+def test_attribution_in_rounds_is_the_full_traces(name, mode, threads):
     """op_errors holds at most ``max_bytes`` of ``none`` values and compares the recommendation's
-    as they are made (decision TU9): taking turns (TU13), with references that do not fit
-    measured in rounds, its errors are those of the two programs' full traces, op by op, and the
-    rows attribute ranks do not depend on the budget."""
+    as they are made (decision TU9): taking turns (TU13, one thread) or at once (TU16, two), with
+    references that do not fit measured in rounds, its errors are those of the two programs' full
+    traces, op by op, and the rows attribute ranks do not depend on the budget."""
+    from pyprecision.kernel import thread_limit
+
+    with thread_limit(threads):
+        _attribution_in_rounds_is_the_full_traces(name, mode)
+
+
+def _attribution_in_rounds_is_the_full_traces(name, mode):
     from pyprecision.emulate import bind_arguments, run_compiled
     from pyprecision.tune import attribution
     from tests.models_data import load_model
@@ -313,10 +321,14 @@ def test_attribution_rows_name_the_op_as_the_user_wrote_it():
 
 
 @pytest.mark.parametrize("fails", ["baseline", "rec"])
-def test_attribution_in_turn_raises_either_runs_error_and_ends_both(fails, monkeypatch):
-    """An error in either run of the turn-taking attribution (TU13) is raised to the caller,
-    and the baseline's thread has ended (nothing left waiting for a turn)."""
+@pytest.mark.parametrize("threads", [1, 2])
+def test_attribution_in_turn_raises_either_runs_error_and_ends_both(fails, threads, monkeypatch):
+    """An error in either run of the turn-taking (TU13, one thread) or concurrent (TU16, two)
+    attribution is raised to the caller, and the baseline's thread has ended (nothing left
+    waiting for a turn or for room)."""
     import threading
+
+    from pyprecision.kernel import thread_limit
 
     from pyprecision.emulate import bind_arguments
     from pyprecision.errors import EmulationError
@@ -343,7 +355,8 @@ def test_attribution_in_turn_raises_either_runs_error_and_ends_both(fails, monke
         return real(compiled, a, trace)
 
     monkeypatch.setattr(attribution, "run_compiled", run)
-    with pytest.raises(EmulationError, match=f"{fails} failed"):
+    with thread_limit(threads), pytest.raises(EmulationError, match=f"{fails} failed"):
         attribution.op_errors(base, rec, args)
     assert not [t for t in threading.enumerate() if t.name == "attribution-baseline"]
-    assert calls[0] is rec
+    if threads == 1:
+        assert calls[0] is rec  # in turns rec starts (at once, either may call first)
