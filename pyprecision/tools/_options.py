@@ -82,8 +82,9 @@ def add_threads_argument(p: Any) -> None:
     """``--threads N`` on parser or group ``p``: the worker threads of every parallel part of the
     command (the CLI's main applies it around the command, pyprecision.kernel.thread_limit)."""
     p.add_argument("--threads", type=thread_count, default=None, metavar="N",
-                   help="worker threads of the C core (default: PYPRECISION_THREADS, else the "
-                        "cores this process may run on); results never depend on it")
+                   help="worker threads of the C core, and of tune and verify's second process "
+                        "(default: PYPRECISION_THREADS, else the cores this process may run on); "
+                        "results never depend on it")
 
 
 def cast_options(args: argparse.Namespace) -> dict[str, Any]:

@@ -9,7 +9,7 @@ import re
 import sys
 from typing import Any
 
-from pyprecision.tools._options import add_target_argument
+from pyprecision.tools._options import add_target_argument, add_threads_argument
 
 _EPILOG = """\
 examples:
@@ -52,6 +52,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                    "recommendation (the full frontier; slower)")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.add_argument("--plot", metavar="PNG", help="draw the frontier (matplotlib)")
+    add_threads_argument(p)
     p.set_defaults(func=run)
 
 

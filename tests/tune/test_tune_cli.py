@@ -96,3 +96,29 @@ def test_bad_input_is_one_line_exit_2_nothing_written(case, tmp_path, capsys):
     assert out == ""
     assert err.count("\n") == 1 and err.startswith("pyprecision tune: error: ") and message in err
     assert sorted(p.name for p in tmp_path.iterdir()) == before
+
+
+def test_threads_one_forks_nothing_and_prints_what_two_do(capsys, monkeypatch):
+    """--threads caps tune's second process too (decisions TU14-TU16): one thread forks nothing;
+    the JSON is the same either way."""
+    from pyprecision.tune import search
+
+    assert main(["tune", MLP, "--inputs", NPZ, "--budget", "1e-2", "--json", "--threads", "2"]) == 0
+    two = json.loads(capsys.readouterr().out)
+
+    real = search.forked
+
+    def no_fork(fn, enabled=True):
+        assert not enabled, "forked with --threads 1"
+        return real(fn, enabled)
+
+    monkeypatch.setattr(search, "forked", no_fork)
+    assert main(["tune", MLP, "--inputs", NPZ, "--budget", "1e-2", "--json", "--threads", "1"]) == 0
+    assert json.loads(capsys.readouterr().out) == two
+
+
+@pytest.mark.parametrize("n", ["0", "abc"])
+def test_threads_out_of_range_is_one_line_exit_2(capsys, n):
+    with pytest.raises(SystemExit) as e:
+        main(["tune", MLP, "--inputs", NPZ, "--budget", "1e-2", "--threads", n])
+    assert e.value.code == 2 and "--threads" in capsys.readouterr().err
