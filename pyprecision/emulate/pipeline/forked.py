@@ -9,7 +9,7 @@ pipe and leaves with ``os._exit`` (no ``atexit`` handler, no flush of the parent
 C core's thread pool restarts its workers in a child (``csrc/pool.c``'s ``pthread_atfork``).
 Anything that goes wrong in the child (an exception, a crash, a result that does not unpickle)
 makes :meth:`Forked.result` None: the parent then does that work itself, so a failing child costs
-time, never a result. Without ``os.fork`` (not POSIX) nothing is forked and the result is None.
+time, never a result. Off Linux (:func:`can_fork`) nothing is forked and the result is None.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import pickle
 import signal
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from typing import Any
@@ -25,8 +26,10 @@ __all__ = ["Forked", "can_fork", "forked"]
 
 
 def can_fork() -> bool:
-    """Whether this platform has ``os.fork``."""
-    return hasattr(os, "fork")
+    """Whether work is forked here: Linux only. macOS has ``os.fork`` but its system libraries
+    (Accelerate, the Objective-C runtime) are not safe in a forked child, which could then hang
+    rather than fail; elsewhere there is no ``os.fork``."""
+    return hasattr(os, "fork") and sys.platform.startswith("linux")
 
 
 class Forked:
@@ -77,7 +80,7 @@ class Forked:
 def forked(fn: Callable[[], Any], enabled: bool = True) -> Iterator[Forked]:
     """Run ``fn()`` in a forked child while the block runs; ``.result()`` inside the block is
     its return value (pickled across), or None when the child failed or nothing was forked
-    (``enabled`` False, no ``os.fork``). Leaving the block early (an exception) kills the child."""
+    (``enabled`` False, not Linux). Leaving the block early (an exception) kills the child."""
     if not (enabled and can_fork()):
         yield Forked(0, -1)
         return
