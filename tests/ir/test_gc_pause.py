@@ -135,6 +135,7 @@ def test_nothing_frozen_with_the_collector_off_or_on_an_exception(clean_freeze) 
 
 def test_a_runners_run_and_tune_leave_nothing_frozen(clean_freeze) -> None:
     from pyprecision.emulate import FlagSetRunner
+    from pyprecision.kernel import thread_limit
     from pyprecision.tune import tune
 
     was = gc.isenabled()
@@ -152,8 +153,13 @@ def test_a_runners_run_and_tune_leave_nothing_frozen(clean_freeze) -> None:
 
         gc.freeze = spy  # type: ignore[assignment]
         try:
-            shared = runner.run([parse_flags([]), parse_flags(["--auto-cast", "all"])])
+            configs = [parse_flags([]), parse_flags(["--auto-cast", "all"])]
+            with thread_limit(1):  # both programs made here (two threads: one in a child, V30)
+                shared = runner.run(configs)
             assert len(calls) == 2  # one freeze a program made
+            assert gc.get_freeze_count() == 0
+            with thread_limit(2):  # the forked halves (V30, TU14) leave nothing frozen either
+                assert FlagSetRunner(m, args).run(configs).runs[1].outputs is not None
             assert gc.get_freeze_count() == 0
             result = tune(m, args, budget=1e-2)
         finally:
