@@ -477,7 +477,7 @@ class FlagSetRunner:
 
     def _run_forked(self, configs: Sequence[PrecisionConfig]) -> dict[int, tuple[bytes, list[str]]]:
         """Before ``run`` goes through ``configs`` (without the memo), with two or more threads in
-        force and ``os.fork`` (decision V30): the configs are split by program key, every other
+        force, on Linux (decision V30): the configs are split by program key, every other
         key (with its accumulation twin: P25 makes one program from the other) to a forked child,
         which compiles and emulates them while this process compiles and emulates the rest, each
         under half the threads. Returns, per index of a config the child ran, its program's
