@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +20,7 @@ from models_data import load_model  # noqa: E402
 
 from pyprecision import hlo  # noqa: E402
 from pyprecision.emulate import FlagSetRunner, can_fork, forked  # noqa: E402
+from pyprecision.emulate.pipeline import forked as forked_module  # noqa: E402
 from pyprecision.kernel import thread_limit  # noqa: E402
 from pyprecision.tune import search, tune  # noqa: E402
 from pyprecision.tune.selection import Score  # noqa: E402
@@ -71,7 +73,7 @@ def test_the_child_compiles_its_half_and_the_process_does_not(monkeypatch):
     assert len(sat) <= 2 * len(emulated_sat)  # only what was emulated (and its twin) came back
 
 
-@pytest.mark.parametrize("how", ["raises", "crashes", "garbles"])
+@pytest.mark.parametrize("how", ["raises", "crashes", "garbles", "hangs"])
 def test_a_failing_child_costs_time_not_the_result(monkeypatch, how):
     module, args = _model("torch_mlp", "torch_xla-2.9.0")
     want = _tune(module, args, 1, budget=1e-2).to_json()
@@ -81,9 +83,13 @@ def test_a_failing_child_costs_time_not_the_result(monkeypatch, how):
             raise MemoryError("child out of memory")
         if how == "crashes":
             os._exit(7)
+        if how == "hangs":  # a deadlock in the child (V31): killed after the grace, done here
+            time.sleep(600)
         return [(b"short", None)]  # not a row per set: taken for a failure
 
     monkeypatch.setattr(search, "_digests_and_costs", broken)
+    monkeypatch.setattr(forked_module, "GRACE", 0.5)
+    monkeypatch.setattr(forked_module, "PATIENCE", 1.0)
     assert _tune(module, args, 2, budget=1e-2).to_json() == want
 
 
@@ -98,6 +104,58 @@ def test_forked_returns_the_childs_value_whole():
 def test_forked_gives_none_when_the_child_fails(fn):
     with forked(fn) as child:  # raises / dies / returns what does not pickle
         assert child.result() is None
+
+
+def test_a_hung_child_is_killed_after_the_grace_and_reaped():
+    t0 = time.monotonic()
+    with forked(lambda: time.sleep(600)) as child:
+        pid = child.pid
+        assert child.result(patience=1.0, grace=0.5) is None
+    assert time.monotonic() - t0 < 30  # not the child's 600 s
+    with pytest.raises(ChildProcessError):  # killed and reaped
+        os.waitpid(pid, os.WNOHANG)
+
+
+def test_the_wait_scales_with_the_parents_own_share():
+    """A child a little slower than the parent is waited for: the deadline is PATIENCE times the
+    parent's share; a deadline shorter than the child's remaining work gives None."""
+    with forked(lambda: (time.sleep(1.0), "done")[1]) as child:
+        time.sleep(0.5)  # the parent's share
+        assert child.result(patience=6.0, grace=0.05) == "done"  # waits up to 3 s for ~0.5 s
+    with forked(lambda: (time.sleep(1.5), "done")[1]) as child:
+        time.sleep(0.1)
+        assert child.result(patience=0.5, grace=0.05) is None  # waits 0.05 s for ~1.4 s
+
+
+_warn_at_fork = []
+
+
+def _warning_hook() -> None:  # a library's before-fork hook that warns, as JAX's does
+    if _warn_at_fork:
+        warnings.warn("os.fork() was called. os.fork() is incompatible with multithreaded code, "
+                      "and JAX is multithreaded, so this will likely lead to a deadlock.",
+                      RuntimeWarning, stacklevel=2)  # fmt: skip
+
+
+os.register_at_fork(before=_warning_hook)
+
+
+def test_the_fork_warnings_of_threaded_libraries_are_not_shown(monkeypatch):
+    """forked() handles a hung child (V31), so a library's warning that a fork may deadlock is
+    not shown to the user; the same hook warns at a plain os.fork (the control)."""
+    monkeypatch.setattr(sys.modules[__name__], "_warn_at_fork", [True])
+    with warnings.catch_warnings(record=True) as plain:
+        warnings.simplefilter("always")
+        pid = os.fork()
+        if pid == 0:
+            os._exit(0)
+        os.waitpid(pid, 0)
+    assert any("fork" in str(w.message) for w in plain)
+    with warnings.catch_warnings(record=True) as ours:
+        warnings.simplefilter("always")
+        with forked(lambda: 7) as child:
+            assert child.result() == 7
+    assert not [w for w in ours if "fork" in str(w.message)]
 
 
 def test_forked_disabled_forks_nothing():

@@ -9,20 +9,38 @@ pipe and leaves with ``os._exit`` (no ``atexit`` handler, no flush of the parent
 C core's thread pool restarts its workers in a child (``csrc/pool.c``'s ``pthread_atfork``).
 Anything that goes wrong in the child (an exception, a crash, a result that does not unpickle)
 makes :meth:`Forked.result` None: the parent then does that work itself, so a failing child costs
-time, never a result. Off Linux (:func:`can_fork`) nothing is forked and the result is None.
+time, never a result. So does a child that hangs: a fork of a process with other threads (JAX's,
+a user's) can deadlock in the child on a lock one of them held, so the parent waits for the child
+at most :data:`PATIENCE` times as long as it took over its own share, and never less than
+:data:`GRACE` seconds, then kills it (decision V31). Off Linux (:func:`can_fork`) nothing is
+forked and the result is None.
 """
 
 from __future__ import annotations
 
 import os
 import pickle
+import select
 import signal
 import sys
+import time
+import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from typing import Any
 
-__all__ = ["Forked", "can_fork", "forked"]
+__all__ = ["GRACE", "PATIENCE", "Forked", "can_fork", "forked"]
+
+#: How much longer than the parent's own share (from the fork to its call of ``result``) the
+#: parent waits for the child before it kills it and does the child's work itself (V31).
+PATIENCE = 4.0
+#: The least time, in seconds, the parent waits for the child after its own share.
+GRACE = 60.0
+
+# What Python (3.12+: "This process is multi-threaded, use of fork() may lead to deadlocks in the
+# child.") and JAX ("os.fork() was called. os.fork() is incompatible with multithreaded code, ...")
+# warn at a fork: the hazard is real, and handled here by the deadline, so the user is not told.
+_FORK_WARNINGS = (r".*multi-?threaded.*fork|.*fork.*multi-?threaded", (RuntimeWarning, DeprecationWarning))
 
 
 def can_fork() -> bool:
@@ -35,22 +53,36 @@ def can_fork() -> bool:
 class Forked:
     """A child running one function; :meth:`result` waits for it."""
 
-    def __init__(self, pid: int, fd: int) -> None:
+    def __init__(self, pid: int, fd: int, started: float = 0.0) -> None:
         self.pid, self.fd = pid, fd
+        self.started = started  # time.monotonic() at the fork
         self._done = False
         self._result: Any = None
 
-    def result(self) -> Any:
-        """The function's return value, or None if the child failed (or nothing was forked)."""
+    def result(self, patience: float | None = None, grace: float | None = None) -> Any:
+        """The function's return value, or None if the child failed (or nothing was forked), or
+        did not finish within ``max(grace, patience * (now - fork))`` seconds from now (by
+        default :data:`GRACE` and :data:`PATIENCE`): it is then killed (V31)."""
         if self._done:
             return self._result
-        self._done = True
         if self.pid <= 0:
+            self._done = True
             return None
+        now = time.monotonic()
+        patience = PATIENCE if patience is None else patience
+        deadline = now + max(GRACE if grace is None else grace, patience * (now - self.started))
         chunks = []
-        with os.fdopen(self.fd, "rb") as r:
-            while chunk := r.read(1 << 20):
-                chunks.append(chunk)
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([self.fd], [], [], left)[0]:
+                self.cancel()  # hung (or too slow to be worth waiting for): the parent does it
+                return None
+            chunk = os.read(self.fd, 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
+        self._done = True
+        os.close(self.fd)
         self.fd = -1
         _, status = os.waitpid(self.pid, 0)
         self.pid = 0
@@ -85,7 +117,11 @@ def forked(fn: Callable[[], Any], enabled: bool = True) -> Iterator[Forked]:
         yield Forked(0, -1)
         return
     r, w = os.pipe()
-    pid = os.fork()
+    started = time.monotonic()
+    with warnings.catch_warnings():
+        for category in _FORK_WARNINGS[1]:
+            warnings.filterwarnings("ignore", _FORK_WARNINGS[0], category)
+        pid = os.fork()
     if pid == 0:  # the child: run, send, leave without running the parent's exit handlers
         code = 0
         try:
@@ -101,7 +137,7 @@ def forked(fn: Callable[[], Any], enabled: bool = True) -> Iterator[Forked]:
         finally:
             os._exit(code)
     os.close(w)
-    child = Forked(pid, r)
+    child = Forked(pid, r, started)
     try:
         yield child
     finally:
