@@ -14,7 +14,8 @@ from typing import Any, ClassVar, Protocol
 
 from pyprecision.errors import PassError, PyPrecisionError, VerifyError, add_note
 
-__all__ = ["VERIFY_EACH_PASS_ENV", "Pass", "run_pass_sequence", "verify_each_pass"]
+__all__ = ["VERIFY_EACH_PASS_ENV", "Pass", "run_pass_sequence", "verify_after_passes",
+           "verify_each_pass"]
 
 #: set to 1 to verify before the first pass and after every pass (a broken IR names its pass)
 VERIFY_EACH_PASS_ENV = "PYPRECISION_VERIFY_EACH_PASS"
@@ -51,12 +52,13 @@ def _printed(to_text: Callable[[Any], str], unit: Any) -> str:
 
 def run_pass_sequence(unit: Any, passes: Sequence[Any], *, verify: Callable[[Any], None],
                       to_text: Callable[[Any], str], label: str = "IR",
-                      each: bool | None = None) -> dict[str, bool]:
+                      each: bool | None = None, final: bool = True) -> dict[str, bool]:
     """Run ``passes`` on ``unit`` in order; returns pass name → changed (a repeated name gets
     ``#i``).
 
     ``verify(unit)`` runs once, after the last pass (the producer of ``unit`` — the parser, the
-    lowering — verified it; no passes, no verification). With ``each`` (None: the
+    lowering — verified it; no passes, no verification); with ``final`` False it does not, and the
+    caller runs :func:`verify_after_passes` before it uses the unit. With ``each`` (None: the
     ``PYPRECISION_VERIFY_EACH_PASS`` environment variable, default off) it runs before the first
     pass and after each instead, so a pass that breaks the unit is named. Every failure carries the
     printed unit as a note (``label`` names it, e.g. ``IR`` or ``HLO module``): a unit broken on
@@ -93,13 +95,23 @@ def run_pass_sequence(unit: Any, passes: Sequence[Any], *, verify: Callable[[Any
                 raise broken from exc
         key = p.name if p.name not in changed else f"{p.name}#{len(changed)}"
         changed[key] = result
-    if not each and passes:
-        try:
-            verify(unit)
-        except VerifyError as exc:
-            names = ", ".join(p.name for p in passes)
-            broken = VerifyError(f"after passes {names}: {exc}")
-            add_note(broken, f"{label} after {names} ({VERIFY_EACH_PASS_ENV}=1 names the pass "
-                             f"that broke it):\n{_printed(to_text, unit)}")
-            raise broken from exc
+    if not each and passes and final:
+        verify_after_passes(unit, [p.name for p in passes], verify=verify, to_text=to_text,
+                            label=label)  # fmt: skip
     return changed
+
+
+def verify_after_passes(unit: Any, names: Sequence[str], *, verify: Callable[[Any], None],
+                        to_text: Callable[[Any], str], label: str = "IR") -> None:
+    """The check :func:`run_pass_sequence` makes after its last pass (``names``: the passes that
+    ran), with its error: ``VerifyError("after passes A, B: ...")`` and the printed unit as a
+    note. A caller that ran the sequence with ``final=False`` runs it here when (if ever) it uses
+    the unit (decision P31)."""
+    try:
+        verify(unit)
+    except VerifyError as exc:
+        joined = ", ".join(names)
+        broken = VerifyError(f"after passes {joined}: {exc}")
+        add_note(broken, f"{label} after {joined} ({VERIFY_EACH_PASS_ENV}=1 names the pass "
+                         f"that broke it):\n{_printed(to_text, unit)}")
+        raise broken from exc

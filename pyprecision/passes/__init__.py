@@ -23,6 +23,7 @@ from pyprecision.passes.pipeline import (
     pipeline_pass_names,
     run_passes,
     run_pipeline,
+    verify_pipeline_result,
 )
 from pyprecision.passes.provenance import Decision, ProvenanceLog, Verdict
 from pyprecision.passes.registry import PASSES, make_pass, parse_pass_list
@@ -76,4 +77,5 @@ __all__ = [
     "run_pipeline",
     "shrink_verdict",
     "snapshot",
+    "verify_pipeline_result",
 ]

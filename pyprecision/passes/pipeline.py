@@ -8,7 +8,7 @@ from typing import Any
 
 from pyprecision.frontend import MODE_TABLE, PrecisionConfig
 from pyprecision.ir import Function, Module, paused_gc, to_text, verify
-from pyprecision.pass_manager import run_pass_sequence
+from pyprecision.pass_manager import run_pass_sequence, verify_after_passes
 from pyprecision.passes.statistics import Statistics, snapshot
 from pyprecision.passes.target import Target, relayout_token
 
@@ -54,8 +54,8 @@ def pipeline_key(config: PrecisionConfig, target: str = "gen2") -> tuple[Any, ..
     return (target, names, mode, relayout_token(config) or row.transpose_dtype)
 
 
-def run_passes(unit: Module | Function, passes: Sequence[Any], *, each: bool | None = None
-               ) -> dict[str, bool]:
+def run_passes(unit: Module | Function, passes: Sequence[Any], *, each: bool | None = None,
+               final: bool = True) -> dict[str, bool]:
     """Run ``passes`` in order, verifying after the last (before the first and after each with
     ``each``; None: ``PYPRECISION_VERIFY_EACH_PASS``); returns name → changed.
 
@@ -63,7 +63,17 @@ def run_passes(unit: Module | Function, passes: Sequence[Any], *, each: bool | N
     IR attached as a note; an unexpected exception inside a pass becomes a PassError with the IR
     as the pass left it (the shared manager, :func:`pyprecision.pass_manager.run_pass_sequence`).
     """
-    return run_pass_sequence(unit, passes, verify=verify, to_text=to_text, label="IR", each=each)
+    return run_pass_sequence(unit, passes, verify=verify, to_text=to_text, label="IR", each=each,
+                             final=final)  # fmt: skip
+
+
+def verify_pipeline_result(unit: Module | Function, config: PrecisionConfig | str) -> None:
+    """The verification :func:`run_pipeline` with ``verify_after=False`` left out, with its error
+    (``VerifyError("after passes ...")``, the IR as a note); nothing when ``config`` runs no pass
+    (decision P31)."""
+    names = pipeline_pass_names(config)
+    if names:
+        verify_after_passes(unit, names, verify=verify, to_text=to_text, label="IR")
 
 
 def run_pipeline(
@@ -73,11 +83,14 @@ def run_pipeline(
     passes: Sequence[Any] | None = None,
     provenance: list[Any] | None = None,
     verify_each: bool | None = None,
+    verify_after: bool = True,
 ) -> Statistics:
     """Run the pipeline for ``config`` (a PrecisionConfig or a bare fp32-cast mode) on ``module`` in
     place and return what every registered statistic gained, plus which passes changed it.
     With ``provenance`` (a list), the passes built here append their decisions to it.
-    ``verify_each``: see :func:`run_passes` (``each``)."""
+    ``verify_each``: see :func:`run_passes` (``each``). ``verify_after`` False leaves out the
+    verification after the last pass: the caller runs :func:`verify_pipeline_result` before it
+    uses the module (decision P31: a search verifies only the programs it emulates)."""
     from pyprecision.passes.registry import make_pass
 
     tgt = target if isinstance(target, Target) else Target.from_config(config, target)
@@ -85,5 +98,5 @@ def run_pipeline(
         passes = [make_pass(name, tgt, provenance) for name in pipeline_pass_names(config)]
     before = snapshot()
     with paused_gc():  # decision P24
-        changed = run_passes(module, passes, each=verify_each)
+        changed = run_passes(module, passes, each=verify_each, final=verify_after)
     return Statistics(before, snapshot(), changed)

@@ -31,7 +31,7 @@ from pyprecision.emulate.pipeline.memo import DEFAULT_MEMO_BYTES, ValueMemo
 from pyprecision.errors import EmulationError, LoweringError, PassError, VerifyError
 from pyprecision.frontend import PrecisionConfig
 from pyprecision.kernel import default_threads, thread_limit
-from pyprecision.passes import pipeline_key, run_pipeline
+from pyprecision.passes import pipeline_key, run_pipeline, verify_pipeline_result
 
 __all__ = ["FlagSetRun", "FlagSetRunner", "Program", "SharedRuns", "run_flag_sets"]
 
@@ -226,6 +226,8 @@ class FlagSetRunner:
         self._programs: dict[Any, Program | Exception] = {}
         self._digests: dict[int, tuple[Any, bytes]] = {}
         self._emulated: dict[bytes, tuple[list[np.ndarray] | None, Exception | None]] = {}
+        #: digests of the programs verified after their passes (P31)
+        self._verified: set[bytes] = set()
         self._narrow_at: dict[Any, list[int] | None] = {}
         #: programs made from their accumulation twin's without running the passes (P25)
         self.derived = 0
@@ -281,9 +283,23 @@ class FlagSetRunner:
         return _program_text(base.module, self._digests)
 
     def compile(self, config: PrecisionConfig) -> CompiledHlo:
-        """The module lowered and through the precision passes of ``config`` (errors raise), for
-        a run of one's own (e.g. with a trace)."""
-        return self.program(config).compiled
+        """The module lowered and through the precision passes of ``config``, verified (errors
+        raise), for a run of one's own (e.g. with a trace)."""
+        return self.verified(self.program(config)).compiled
+
+    def verified(self, prog: Program) -> Program:
+        """``prog``, its module verified after its passes (once per digest: equal digests print
+        the same program); a VerifyError raises. :meth:`program` leaves this out, because a
+        search compiles many programs it never runs (decision P31): whatever runs or hands out a
+        program's module calls this first (:meth:`outputs`, :meth:`compile`)."""
+        if prog.digest not in self._verified:
+            if prog.twin is not None:  # its twin's instructions but for narrow_acc, which the
+                self.verified(prog.twin)  # verifier does not read (P25, P31)
+            else:
+                assert prog.compiled.config is not None  # the runner's programs have theirs
+                verify_pipeline_result(prog.compiled.lowered.module, prog.compiled.config)
+            self._verified.add(prog.digest)
+        return prog
 
     def program_key(self, config: PrecisionConfig) -> tuple[Any, ...]:
         """What of ``config`` the lowering and the precision passes read (``lower.lowering_key``,
@@ -322,7 +338,8 @@ class FlagSetRunner:
         if config.internal_experimental_unsafe_fp8e4m3fn_as_fp8e4m3:
             base.notes.extend(relabelled_constants(base))
         origin = _instructions(base.module)
-        stats = run_pipeline(base.module, config, self.target)
+        # verified when emulated or handed out (decision P31): most of a search's are neither
+        stats = run_pipeline(base.module, config, self.target, verify_after=False)
         changed = [n for n, c in stats.changed.items() if c]
         texts: dict[int, str] = {}
         with ir.paused_gc():  # decision P24
@@ -424,6 +441,7 @@ class FlagSetRunner:
         if got is None:
             self.emulations += 1
             try:
+                self.verified(prog)
                 got = (self._emulate(prog), None)
             except SET_ERRORS as exc:
                 got = (None, exc)
