@@ -218,3 +218,24 @@ def test_a_failing_speculation_is_emulated_here_when_it_is_named():
     scores = [Score(9.0, 2, 0.0), Score(1.0, 3), Score(2.0, 3)]
     search._emulate(scores, 0.01, False, error, 2)
     assert [s.error for s in scores] == [0.0, 0.5, 0.5] and sorted(seen) == [1, 2]
+
+
+def test_the_wait_works_with_descriptors_above_1023():
+    """A process with many files open (a user's) gets pipe descriptors past select()'s limit."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < 1100:
+        pytest.skip(f"the hard limit on open files is {hard}")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, 1100), hard))
+    held = []
+    try:
+        while not held or held[-1] < 1030:
+            held.append(os.open(os.devnull, os.O_RDONLY))
+        with forked(lambda: "done") as child:
+            assert child.fd > 1023
+            assert child.result() == "done"
+    finally:
+        for fd in held:
+            os.close(fd)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))

@@ -18,6 +18,7 @@ forked and the result is None.
 
 from __future__ import annotations
 
+import math
 import os
 import pickle
 import select
@@ -72,9 +73,11 @@ class Forked:
         patience = PATIENCE if patience is None else patience
         deadline = now + max(GRACE if grace is None else grace, patience * (now - self.started))
         chunks = []
+        poll = select.poll()  # not select.select: it refuses descriptors above 1023
+        poll.register(self.fd, select.POLLIN)
         while True:
             left = deadline - time.monotonic()
-            if left <= 0 or not select.select([self.fd], [], [], left)[0]:
+            if left <= 0 or not poll.poll(max(1, math.ceil(left * 1000))):
                 self.cancel()  # hung (or too slow to be worth waiting for): the parent does it
                 return None
             chunk = os.read(self.fd, 1 << 20)
