@@ -310,7 +310,9 @@ class FlagSetRunner:
         """``config``'s program: lowered (a copy of the shared lowering), through its precision
         passes, with its digest; a lowering or pass error raises. Made once per
         :meth:`program_key`: configs with equal keys share the lowered module and statistics
-        (not to be rewritten), each with its own ``CompiledHlo.config``."""
+        (not to be rewritten), each with its own ``CompiledHlo.config``. Not verified after its
+        passes (decision P31): to run its module yourself, take it from :meth:`compile` or pass
+        it through :meth:`verified` first."""
         key = self.program_key(config)
         got = self._programs.get(key)
         if got is None:
