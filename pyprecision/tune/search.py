@@ -380,7 +380,8 @@ def tune(
                 skipped.append(NotEmulated(rep, others, cost))
             else:
                 index[i] = len(trials)
-                trials.append(Trial(rep, others, err, cost, program(i).compiled))
+                # handed out: verified here too, also when a forked child emulated it (P31)
+                trials.append(Trial(rep, others, err, cost, runner.verified(program(i)).compiled))
         baseline, rec = trials[0], trials[index[recommend(scores, budget)]]
         result = TuneResult(float(budget), metric, target, baseline, rec, pareto(trials), trials,
                             len(sets), notes=notes, not_emulated=skipped,

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from pyprecision import hlo
-from pyprecision.emulate import FlagSetRunner
+from pyprecision.emulate import FlagSetRunner, can_fork
 from pyprecision.emulate.pipeline import many
 from pyprecision.errors import VerifyError
 from pyprecision.frontend import parse_flags
@@ -127,3 +127,42 @@ def test_a_program_made_from_its_twin_is_verified_by_its_twin(monkeypatch) -> No
     assert seen == [derived.twin.compiled.lowered.module]
     runner.outputs(runner.program(ALL))  # the twin itself: verified already
     assert len(seen) == 1
+
+
+def test_what_tune_hands_out_is_verified_in_its_own_process(monkeypatch) -> None:
+    """At two threads a forked child emulates some programs (TU15); the trials tune returns hold
+    programs compiled here, and each was verified here before it was handed out."""
+    if not can_fork():
+        pytest.skip("no os.fork here")
+    here: set[int] = set()
+    real = FlagSetRunner.verified
+
+    def verified(self, prog):
+        here.add(id(prog.compiled.lowered))  # this process's set: the child adds to its own copy
+        return real(self, prog)
+
+    monkeypatch.setattr(FlagSetRunner, "verified", verified)
+    data = load_model("encoder_block")
+    with thread_limit(2):
+        res = tune(hlo.parse(data.text), data.inputs, budget=1e-3)
+    assert len(res.trials) > 2
+    assert {id(t.compiled.lowered) for t in res.trials} <= here
+
+
+def test_programs_the_forked_child_emulated_count_as_verified(monkeypatch) -> None:
+    """V30's child verifies a program before it emulates it (``outputs``): handing that program
+    out here afterwards (``compile``) does not verify it again; the process's own are verified
+    once each."""
+    if not can_fork():
+        pytest.skip("no os.fork here")
+    configs = [ALL, MATMULT, parse_flags(["--auto-cast", "matmult", "--auto-cast-type", "fp16"]),
+               parse_flags(["--auto-cast", "all", "--auto-cast-type", "fp16"])]  # fmt: skip
+    seen = _count(monkeypatch)
+    runner = _runner("encoder_block")
+    with thread_limit(2):
+        runner.run(configs)
+    assert 0 < len(seen) < len(configs)  # the child verified the others, in its own process
+    before = len(seen)
+    for c in configs:
+        runner.compile(c)
+    assert len(seen) == before

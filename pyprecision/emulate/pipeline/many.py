@@ -537,6 +537,7 @@ class FlagSetRunner:
         rows, outs, lowered = got
         self._lowered_elsewhere.update(k for k in lowered if k not in self._lowerings)
         for digest, value in outs.items():
+            self._verified.add(digest)  # the child verified it before emulating it (P31)
             if digest not in self._emulated:  # emulated once, here or there: counted once
                 self._emulated[digest] = (value, None)
                 self.emulations += 1
