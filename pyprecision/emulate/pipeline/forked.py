@@ -41,7 +41,7 @@ GRACE = 60.0
 # What Python (3.12+: "This process is multi-threaded, use of fork() may lead to deadlocks in the
 # child.") and JAX ("os.fork() was called. os.fork() is incompatible with multithreaded code, ...")
 # warn at a fork: the hazard is real, and handled here by the deadline, so the user is not told.
-_FORK_WARNINGS = (r".*multi-?threaded.*fork|.*fork.*multi-?threaded", (RuntimeWarning, DeprecationWarning))
+_FORK_WARNING = r".*multi-?threaded.*fork|.*fork.*multi-?threaded"  # any category
 
 
 def can_fork() -> bool:
@@ -122,8 +122,7 @@ def forked(fn: Callable[[], Any], enabled: bool = True) -> Iterator[Forked]:
     r, w = os.pipe()
     started = time.monotonic()
     with warnings.catch_warnings():
-        for category in _FORK_WARNINGS[1]:
-            warnings.filterwarnings("ignore", _FORK_WARNINGS[0], category)
+        warnings.filterwarnings("ignore", _FORK_WARNING)
         pid = os.fork()
     if pid == 0:  # the child: run, send, leave without running the parent's exit handlers
         code = 0
