@@ -38,10 +38,10 @@ def pipeline_key(config: PrecisionConfig, target: str = "gen2") -> tuple[Any, ..
     run (:func:`pipeline_pass_names`), the generation (DTypeMutator's DMA cast, the PE's operand
     dtypes), and of the mode what those passes ask: nothing for scope ``none`` (no pass reads
     it), the mode for scope ``all`` (AutoCastFP32's cascade; no pass there asks for a transpose
-    dtype), the mode and the transpose dtype (the relayout token's, else the mode's) for scope
-    ``matmult`` (AutoCastTCInputs' ``get_matmult_operand_type``). An unknown mode is its own key
-    (``Target.from_config`` refuses it). Equal keys on equal IR: the same program, statistics
-    and errors."""
+    dtype), the mode's matmul dtype and the transpose dtype (the relayout token's, else the
+    mode's) for scope ``matmult`` (AutoCastTCInputs' ``get_matmult_operand_type``, decision
+    P32). An unknown mode is its own key (``Target.from_config`` refuses it). Equal keys on equal
+    IR: the same program, statistics and errors."""
     mode = config.fp32_cast_mode
     names = tuple(pipeline_pass_names(config))
     if mode not in MODE_TABLE:
@@ -51,7 +51,9 @@ def pipeline_key(config: PrecisionConfig, target: str = "gen2") -> tuple[Any, ..
         return (target, names)
     if row.scope == "all":
         return (target, names, mode)
-    return (target, names, mode, relayout_token(config) or row.transpose_dtype)
+    # AutoCastTCInputs reads the mode's row only (P32): ``matmult`` and ``matmult-bf16`` with one
+    # relayout token are one program
+    return (target, names, row.scope, row.dtype, relayout_token(config) or row.transpose_dtype)
 
 
 def run_passes(unit: Module | Function, passes: Sequence[Any], *, each: bool | None = None,

@@ -221,7 +221,8 @@ class _Programs:
         self.digests = list(groups)
         self.programs = [p for p, _, _ in groups.values()]
         self.members = [m for _, m, _ in groups.values()]
-        self.costs: list[Cost] = [_cost(p, target, table) if p is not None else c  # type: ignore[misc]
+        memo: dict[int, tuple[Any, Cost]] = {}
+        self.costs: list[Cost] = [_cost(p, target, table, memo) if p is not None else c  # type: ignore[misc]
                                   for p, _, c in groups.values()]  # fmt: skip
 
     def program(self, i: int) -> Program:
@@ -300,19 +301,29 @@ def _digests_and_costs(runner: FlagSetRunner, sets: Sequence[FlagSet], target: s
     """In the child (TU14): each set's program digest and estimated cost, or None where
     compiling or costing failed (the parent then does it, and meets the error itself)."""
     rows: list[tuple[bytes, Cost] | None] = []
+    memo: dict[int, tuple[Any, Cost]] = {}
     for fs in sets:
         try:
             prog = runner.program(fs.config)
-            rows.append((prog.digest, _cost(prog, target, table)))
+            rows.append((prog.digest, _cost(prog, target, table, memo)))
         except Exception:  # noqa: BLE001 - the parent compiles it again and raises
             rows.append(None)
     return rows
 
 
-def _cost(prog: Program, target: str, table: dict[str, dict[str, Any]]) -> Cost:
+def _cost(prog: Program, target: str, table: dict[str, dict[str, Any]],
+          memo: dict[int, tuple[Any, Cost]] | None = None) -> Cost:  # fmt: skip
     """The estimated cost of ``prog``, read from its accumulation twin's instructions when it was
-    made from them (P26)."""
-    return estimate_cost((prog.twin or prog).compiled.lowered.function, target, table)
+    made from them (P26). ``memo``: ``id`` of a function → (the function, kept alive; its cost),
+    so the flag sets that share one program, and a program and the ones made from it, are costed
+    once (decision TU17)."""
+    function = (prog.twin or prog).compiled.lowered.function
+    got = memo.get(id(function)) if memo is not None else None
+    if got is None or got[0] is not function:
+        got = (function, estimate_cost(function, target, table))
+        if memo is not None:
+            memo[id(function)] = got
+    return got[1]
 
 
 def _progress(items: Iterable[Any], total: int, desc: str, enabled: bool | None) -> Iterable[Any]:

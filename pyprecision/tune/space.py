@@ -83,10 +83,10 @@ def flag_sets(*, accumulation: bool = True, saturate: bool = True, fp8: bool = T
     (``accumulation``/``saturate``/``fp8`` False) stays at its default: the caller has measured
     that it does not change the program (decision TU1). Mode ``none`` takes no relayout token
     (its transposes stay fp32 whatever the token: ``Target.get_matmult_operand_type``). With
-    ``key`` (e.g. ``FlagSetRunner.program_key``), of flag sets whose configs have one key the first
-    (the shortest) is kept."""
+    ``key`` (e.g. ``FlagSetRunner.program_key``), of flag sets whose configs have one key the
+    shortest (the first of the shortest) is kept, where the first of them stood."""
     out: list[FlagSet] = []
-    seen: set[Hashable] = set()
+    seen: dict[Hashable, int] = {}  # key -> its set's place in out
     for mode in modes or tuple(MODE_FLAGS):
         relayouts = (None,) if mode == "none" else RELAYOUT_FLAGS
         for r, a, s, f in itertools.product(relayouts, (False, True) if accumulation else (False,),
@@ -94,8 +94,14 @@ def flag_sets(*, accumulation: bool = True, saturate: bool = True, fp8: bool = T
                                             (False, True) if fp8 else (False,)):  # fmt: skip
             argv = _argv(mode, r, a, s, f)
             fs = FlagSet(argv, parse_flags(list(argv)))  # FlagError if it were not valid
-            k = None if key is None else key(fs.config)
-            if key is None or k not in seen:
-                seen.add(k)
+            if key is None:
                 out.append(fs)
+                continue
+            k = key(fs.config)
+            at = seen.get(k)
+            if at is None:
+                seen[k] = len(out)
+                out.append(fs)
+            elif len(argv) < len(out[at].argv):  # e.g. --fast-math fp32-cast-matmult <token> (P32)
+                out[at] = fs
     return out

@@ -96,3 +96,17 @@ def test_the_key_separates_what_the_passes_tell_apart() -> None:
     assert key("--auto-cast", "none") != key("--auto-cast", "none",
                                              "--experimental-unsafe-fp8e4m3fn-as-fp8e4m3")
     assert pipeline_key(parse_flags([]), "gen2") != pipeline_key(parse_flags([]), "gen3")
+
+
+def test_matmult_modes_with_one_row_and_one_transpose_dtype_are_one_key() -> None:
+    """P32: AutoCastTCInputs reads the mode's row, not its name. ``matmult`` (bf16 matmuls, fp16
+    transposes) and ``matmult-bf16`` are one key under one relayout token, two without one."""
+    def key(*flags: str) -> Any:
+        return pipeline_key(parse_flags(list(flags)))
+
+    pair = ("--auto-cast", "matmult", "--auto-cast-type", "bf16")
+    for token in ("no-fast-relayout", "fast-relayout-fp32r", "fast-relayout-fp8e4"):
+        assert key("--fast-math", "fp32-cast-matmult", token) == key(*pair, "--fast-math", token)
+    assert key("--fast-math", "fp32-cast-matmult") != key(*pair)
+    assert key(*pair, "--fast-math", "no-fast-relayout") != key(
+        "--auto-cast", "matmult", "--auto-cast-type", "fp16", "--fast-math", "no-fast-relayout")

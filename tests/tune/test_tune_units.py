@@ -49,7 +49,9 @@ def test_the_space_reaches_every_mode_and_every_set_parses_back():
 
 def test_one_flag_set_per_program_key_the_shortest_kept():
     """tune keeps one flag set per ``FlagSetRunner.program_key`` (no copy of the rule in tune):
-    every set of the space has a kept one with its key and flags no longer than its own."""
+    every set of the space has a kept one with its key and flags no longer than its own, the
+    first of the shortest; ``--fast-math fp32-cast-matmult <token>`` stands for the longer
+    ``--auto-cast matmult --auto-cast-type bf16`` with that token (decision P32)."""
     runner = _runner()
     every = flag_sets()
     kept = flag_sets(key=runner.program_key)
@@ -57,7 +59,12 @@ def test_one_flag_set_per_program_key_the_shortest_kept():
     assert len(keys) == len(kept) < len(every)
     for fs in every:
         rep = keys[runner.program_key(fs.config)]
-        assert len(rep.argv) <= len(fs.argv) and every.index(rep) <= every.index(fs)
+        assert len(rep.argv) < len(fs.argv) or (len(rep.argv) == len(fs.argv)
+                                                and every.index(rep) <= every.index(fs))
+    for token in ("no-fast-relayout", "fast-relayout-fp32r", "fast-relayout-fp8e4"):
+        pair = parse_flags(["--auto-cast", "matmult", "--auto-cast-type", "bf16", "--fast-math",
+                            token])  # fmt: skip
+        assert keys[runner.program_key(pair)].argv == ("--fast-math", "fp32-cast-matmult", token)
     # the relayout token of an all-* mode is read by no pass: one set per all-* mode and flags
     alls = [fs for fs in kept if fs.mode == "all" and not fs.config.enable_saturate_infinity
             and fs.config.enable_mixed_precision_accumulation
@@ -70,10 +77,12 @@ def test_an_axis_turned_off_stays_at_its_default():
     assert all(fs.config.enable_mixed_precision_accumulation and not fs.config.enable_saturate_infinity
                and not fs.config.internal_experimental_unsafe_fp8e4m3fn_as_fp8e4m3 for fs in sets)
     # mode none takes no relayout; a matmult-* mode: its own transpose dtype, fp32, fp32r, fp8e4
-    # (a token repeating the mode's own transpose dtype is the same program, kept once); an all-*
+    # (a token repeating the mode's own transpose dtype is the same program, kept once; mode
+    # ``matmult`` with a token is ``matmult-bf16`` with it, P32: only its own set stays); an all-*
     # mode: one (no pass of scope all reads the transpose dtype)
     matmult = [m for m in FP32_CAST_MODES if m.startswith("matmult")]
-    assert len(sets) == 1 + sum(4 - (m in ("matmult-fp32r", "matmult-fp8e4")) for m in matmult) \
+    assert len(sets) == 1 + sum(4 - (m in ("matmult-fp32r", "matmult-fp8e4")) - 3 * (m == "matmult")
+                                for m in matmult) \
         + sum(m.startswith(("all", "experimental-all")) for m in FP32_CAST_MODES)
 
 
