@@ -4,8 +4,8 @@ wrapped with timers; decisions TU9, P26). Make the data first with
 
     python bench/probe_tune_steps.py DIR [tune|compile|compile-frozen|attribution]
 
-``tune``: the whole search with attribution, each step's seconds and calls; ``compile``: the 92 flag
-sets of tune's space compiled (no emulation; ``compile-frozen``: inside ``runner.searching()`` as
+``tune``: the whole search with attribution, each step's seconds and calls; ``compile``: the flag
+sets of tune's space (80 on MiniLM-L6 since P32) compiled (no emulation; ``compile-frozen``: inside ``runner.searching()`` as
 tune does, each program frozen out of the collector's walks, P30), the cyclic collector's and the
 digests' seconds, the RSS;
 ``attribution``: the search without attribution, then the attribution alone, its peak RSS (VmHWM

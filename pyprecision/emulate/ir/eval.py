@@ -40,6 +40,7 @@ from pyprecision.emulate.ir.ops import (
 )
 from pyprecision.emulate.ir.reduce import arg_reduce, float32_fold, narrow_fold
 from pyprecision.emulate.ir.window import select_and_scatter
+from pyprecision.emulate.shared.blocks import Recycler
 from pyprecision.errors import EmulationError
 from pyprecision.ir import (
     FLOAT_DTYPES,
@@ -246,6 +247,9 @@ class _Frame:
         # are outputs of their runs (TU10)
         keep = sparse.wanted if sparse is not None and sparse.whole else frozenset()
         runs = plan_runs(insts, keep) if not full else {}
+        # the runs' outputs a whole trace makes (its wanted values, most dropped soon after) in
+        # buffers used again once free, not fresh pages for each (EM-22)
+        empty = Recycler().empty if keep else np.empty
         i = 0
         while i < len(insts):
             run = runs.get(i)
@@ -270,7 +274,7 @@ class _Frame:
             if run is not None:
                 if pending is not None and any(k in pending.ids for k in run.inputs):
                     pending.flush()
-                run_blocks(run, insts, NUMERICS, self.vals)  # blocks: no tile rounding (EM-16)
+                run_blocks(run, insts, NUMERICS, self.vals, empty)  # no tile rounding (EM-16)
                 if sparse is not None:
                     for k in range(i, run.stop):
                         res = insts[k].result

@@ -145,9 +145,10 @@ class _BlockFrame:
         return self.vals[id(op)]
 
 
-def run_blocks(run: Run, insts: list[Instruction], num: Any,
-               vals: dict[int, np.ndarray]) -> None:
-    """Evaluate ``run`` block by block from the values in ``vals``; store its outputs there."""
+def run_blocks(run: Run, insts: list[Instruction], num: Any, vals: dict[int, np.ndarray],
+               empty: Any = np.empty) -> None:
+    """Evaluate ``run`` block by block from the values in ``vals``; store its outputs there, each
+    made by ``empty(size, dtype)`` (``blocks.run_in_blocks``)."""
     size = int(np.prod(run.shape))
     inputs: dict[Any, np.ndarray] = {key: vals[key] for key in run.inputs}
 
@@ -161,7 +162,7 @@ def run_blocks(run: Run, insts: list[Instruction], num: Any,
                                 tuple(id(o) for o in inst.operands if not isinstance(o, ScalarValue)),
                                 ops, np.dtype(np.int64 if _is_compare(inst) else np.float32)))
     steps = chain.compile_steps(items, set(run.outputs), _ACCEPT)
-    outs = blocks.run_in_blocks(size, inputs, steps, set(run.outputs))
+    outs = blocks.run_in_blocks(size, inputs, steps, set(run.outputs), empty=empty)
     for key, out in outs.items():
         vals[int(key)] = out.reshape(run.shape)  # type: ignore[call-overload]
 

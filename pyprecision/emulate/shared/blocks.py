@@ -9,6 +9,7 @@ block has the bits the whole array would have.
 """
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Hashable
 from typing import Any
 
@@ -33,12 +34,13 @@ def run_in_blocks(
     steps: list[tuple[Hashable, Step]],
     outputs: set[Hashable],
     scalars: dict[Hashable, Any] | None = None,
+    empty: Callable[[int, np.dtype], np.ndarray] = np.empty,
 ) -> dict[Hashable, np.ndarray]:
     """Evaluate ``steps`` (key, function) in order, block by block over ``size`` elements.
 
     ``inputs`` are arrays of ``size`` elements, sliced per block (a broadcast scalar stays a
     broadcast); ``scalars`` are passed to every block as they are. Returns the flat arrays of
-    the ``outputs`` keys."""
+    the ``outputs`` keys, each made by ``empty(size, dtype)`` (e.g. :meth:`Recycler.empty`)."""
     flat = {key: _flat(np.asarray(x)) for key, x in inputs.items()}
     outs: dict[Hashable, np.ndarray] = {}
     for s in range(0, size, BLOCK):
@@ -55,7 +57,7 @@ def run_in_blocks(
                 if k in outputs:
                     out = outs.get(k)
                     if out is None:
-                        out = outs[k] = np.empty(size, dtype=v.dtype)
+                        out = outs[k] = empty(size, v.dtype)
                     out[s:e] = v
     return outs
 
@@ -65,3 +67,40 @@ def _flat(x: np.ndarray) -> np.ndarray:
     if x.size and not any(x.strides):
         return np.lib.stride_tricks.as_strided(x, shape=(x.size,), strides=(0,), writeable=False)
     return x.reshape(-1)
+
+
+def _refs(bufs: list[np.ndarray], i: int) -> int:
+    return sys.getrefcount(bufs[i])
+
+
+class Recycler:
+    """Output buffers for the runs of one evaluation that makes many whole values nobody keeps
+    long (a whole sparse trace, decision EM-22): each buffer is handed out again, as a view of
+    the dtype asked for, once no array refers to it any more (its reference count back to the
+    recycler's own), so its pages are written once per evaluation instead of faulted in and
+    zeroed by the kernel for every value. At most ``cap`` bytes of buffers are kept; past that,
+    and off CPython, ``empty`` is ``np.empty``. Dropping the recycler frees its buffers."""
+
+    #: the count of a buffer only the recycler's list refers to (measured, not assumed)
+    UNUSED = _refs([np.empty(1, np.uint8)], 0)
+
+    def __init__(self, cap: int = 1 << 30) -> None:
+        self.cap, self.held = int(cap), 0
+        self._bufs: dict[int, list[np.ndarray]] = {}
+        self._on = sys.implementation.name == "cpython"
+
+    def empty(self, size: int, dtype: np.dtype) -> np.ndarray:
+        """An uninitialised array of ``size`` elements of ``dtype``."""
+        dtype = np.dtype(dtype)
+        n = int(size) * dtype.itemsize
+        bufs = self._bufs.get(n)
+        if bufs is not None:
+            for i in range(len(bufs)):
+                if _refs(bufs, i) <= self.UNUSED:
+                    return bufs[i].view(dtype)
+        if not self._on or n == 0 or self.held + n > self.cap:
+            return np.empty(size, dtype)
+        buf = np.empty(n, np.uint8)
+        self._bufs.setdefault(n, []).append(buf)
+        self.held += n
+        return buf.view(dtype)
