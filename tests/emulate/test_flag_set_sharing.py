@@ -421,7 +421,9 @@ def test_a_derived_program_is_made_when_first_read(name: str) -> None:
         assert prog.twin.compiled.lowered is twin.compiled.lowered  # the same program
         fresh = compile_hlo(hlo.parse(data.text), config)
         assert ir.to_text(lowered.module) == ir.to_text(fresh.lowered.module)
-        assert lowered.made and prog.digest == _ir_key(lowered.module)
+        texts: dict[int, str] = {}
+        assert lowered.made and prog.digest == _ir_key(lowered.module, {}, texts)
+        assert prog.texts == texts  # each line as the digest prints it (P27, P33)
         assert estimate_cost(twin.compiled.lowered.function, "gen2", COST_TABLE) == \
             estimate_cost(lowered.function, "gen2", COST_TABLE)
         alone = run_compiled(fresh, data.inputs)

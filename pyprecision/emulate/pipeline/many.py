@@ -378,14 +378,19 @@ class FlagSetRunner:
         # the twin's lines stand for every instruction but the flipped ones (decision P27)
         flipped = {id(i) for i in flip}
         known = {k: v for k, v in prog.texts.items() if k not in flipped}
-        with ir.paused_gc():  # decision P24
-            for inst in flip:
-                inst.narrow_acc = True
-            try:
-                digest = _ir_key(src, self._digests, printed, known)
-            finally:
+        if all(narrow_acc_is_inert(i) for i in flip):
+            # every flag set leaves its accumulation as it is: the digest prints the twin's text,
+            # so it is the twin's digest, and each line the twin's (decision P33)
+            digest, printed = prog.digest, known
+        else:
+            with ir.paused_gc():  # decision P24
                 for inst in flip:
-                    inst.narrow_acc = False
+                    inst.narrow_acc = True
+                try:
+                    digest = _ir_key(src, self._digests, printed, known)
+                finally:
+                    for inst in flip:
+                        inst.narrow_acc = False
         texts: dict[int, str] = {}  # filled, keyed by the copy's instructions, when it is made
 
         def make() -> ir.Module:
