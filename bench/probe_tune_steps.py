@@ -2,14 +2,14 @@
 wrapped with timers; decisions TU9, P26). Make the data first with
 ``python bench/bench_tune.py --model minilm6 --data DIR --repeat 1``.
 
-    python bench/probe_tune_steps.py DIR [tune|compile|compile-frozen|attribution]
+    python bench/probe_tune_steps.py DIR [tune|compile|compile-frozen|attribution|claims]
 
 ``tune``: the whole search with attribution, each step's seconds and calls; ``compile``: the flag
-sets of tune's space (80 on MiniLM-L6 since P32) compiled (no emulation; ``compile-frozen``: inside ``runner.searching()`` as
-tune does, each program frozen out of the collector's walks, P30), the cyclic collector's and the
-digests' seconds, the RSS;
-``attribution``: the search without attribution, then the attribution alone, its peak RSS (VmHWM
-reset in between) and seconds."""
+sets of tune's space (80 on MiniLM-L6 since P32) compiled (no emulation; ``compile-frozen``:
+inside ``runner.searching()`` as tune does, each program frozen out of the collector's walks,
+P30), the cyclic collector's and the digests' seconds, the RSS; ``claims``: the programs step's
+seconds and where its two processes met (TU18); ``attribution``: the search without
+attribution, then the attribution alone, its peak RSS (VmHWM reset in between) and seconds."""
 import gc
 import os
 import sys
@@ -37,7 +37,28 @@ what = sys.argv[2] if len(sys.argv) > 2 else "tune"
 m = hlo.parse(Path(d, "minilm6_l6.hlo.txt").read_text())
 z = np.load(f"{d}/minilm6_l6.npz")
 args = [z[f"in{i}"] for i in range(len(z.files))]
-if what == "tune":
+if what == "claims":  # the programs step: where the two processes met (TU18) and its seconds
+    take, t0 = search._Claims.take, [0.0]
+
+    def noted(self, k, who):
+        got = take(self, k, who)
+        if not got:
+            side = "parent" if who == search._Claims.PARENT else "child"
+            print(f"  the {side} met the other at unit {k} at {time.perf_counter() - t0[0]:.2f} s",
+                  file=sys.stderr, flush=True)  # fmt: skip
+        return got
+
+    init = search._Programs.__init__
+
+    def timed(self, *a, **k):
+        t0[0] = time.perf_counter()
+        init(self, *a, **k)
+        print(f"programs step {time.perf_counter() - t0[0]:.2f} s, load {os.getloadavg()[0]:.2f}",
+              file=sys.stderr)  # fmt: skip
+
+    search._Claims.take, search._Programs.__init__ = noted, timed
+    search.tune(m, args, 1e-2, attribution=0)
+elif what == "tune":
     wrap(many, "run_pipeline", "passes")
     wrap(many, "_ir_key", "digest")
     wrap(lower, "lower", "lower")

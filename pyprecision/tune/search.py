@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import mmap
 from collections.abc import Callable, Iterable, Sequence
+from contextlib import suppress
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -17,6 +19,7 @@ import numpy as np
 
 from pyprecision import hlo
 from pyprecision.emulate import CompiledHlo, FlagSetRunner, Program, can_fork, forked, run_compiled
+from pyprecision.errors import EmulationError, LoweringError, PassError, VerifyError
 from pyprecision.frontend import parse_flags
 from pyprecision.kernel import default_threads, thread_limit
 from pyprecision.tune.attribution import OpShare, attribute
@@ -153,6 +156,10 @@ def check_arguments(module: Any, args: Sequence[Any], what: str = "inputs") -> l
     return out
 
 
+#: what compiling or emulating one flag set may fail with (``FlagSetRunner``'s)
+_SET_ERRORS = (EmulationError, LoweringError, PassError, VerifyError)
+
+
 def _check_options(budget: float, metric: str, target: str) -> None:
     if isinstance(budget, bool) or not isinstance(budget, (int, float)) or math.isnan(budget) \
             or budget < 0:
@@ -185,24 +192,49 @@ class _Programs:
     """The distinct programs of ``sets`` (by digest, in the order of their first set; decision
     TU7), each with its flag sets and its estimated cost, every cost known before anything is
     emulated (a missing PE dtype fails here; decision TU8), and ``--auto-cast none``'s outputs
-    (``ref``). With ``parallel``, half of the sets are compiled in a forked child meanwhile
-    (:func:`_split`, decision TU14): their digests and costs come back, and :meth:`program`
-    compiles one of theirs here when it is asked for (to emulate it), checking the digest."""
+    (``ref``). With ``parallel``, a forked child compiles units of sets meanwhile (TU14): this
+    process takes :func:`_units` from the front, the child from the back, until they meet
+    (:class:`_Claims`, decision TU18); the child's digests and costs come back, and
+    :meth:`program` compiles one of its programs here when it is asked for (to emulate it),
+    checking the digest. This process emulates ``ref`` after its first unit (``ref``'s own),
+    under half the threads, so the claims share that work too."""
 
     def __init__(self, runner: FlagSetRunner, sets: Sequence[FlagSet], target: str,
                  table: dict[str, dict[str, Any]], progress: bool | None, parallel: bool
                  ) -> None:  # fmt: skip
         self.runner = runner
-        mine, theirs = _split(sets, runner.program_key) if parallel else (list(sets), [])
-        with forked(lambda: _digests_and_costs(runner, theirs, target, table),
-                    enabled=bool(theirs)) as child:  # fmt: skip
-            made = {id(fs): runner.program(fs.config)
-                    for fs in _progress(mine, len(mine), "compile", progress)}
-            self.ref = runner.outputs(made[id(sets[0])])  # while the child works
-            rows = child.result()
-        if not isinstance(rows, list) or len(rows) != len(theirs):  # the child failed
-            rows = [None] * len(theirs)
-        elsewhere = dict(zip(map(id, theirs), rows, strict=True))
+        units = _units(sets, runner.program_key)
+        claims = _Claims(len(units))
+        half = max(1, _workers() // 2) if parallel else None
+
+        def in_child() -> dict[int, list[tuple[bytes, Cost] | None]]:
+            rows = {}
+            for k in reversed(range(len(units))):
+                if not claims.take(k, _Claims.CHILD):
+                    break
+                rows[k] = _digests_and_costs(runner, units[k], target, table)
+            return rows
+
+        made: dict[int, Program] = {}
+        memo: dict[int, tuple[Any, Cost]] = {}  # the costs (TU17)
+        with forked(in_child, enabled=parallel and len(units) > 1) as child:
+            for k in _progress(range(len(units)), len(units), "compile", progress):
+                if not claims.take(k, _Claims.PARENT):
+                    break  # met the child
+                for fs in units[k]:
+                    made[id(fs)] = runner.program(fs.config)
+                    _cost(made[id(fs)], target, table, memo)  # here too, the claims share it
+                if k == 0:  # ref first, under half the threads while the child compiles; the
+                    with thread_limit(half), suppress(*_SET_ERRORS):  # claims share the rest
+                        runner.outputs(made[id(sets[0])])
+            got = child.result()
+        if id(sets[0]) not in made:  # the child took every unit
+            made[id(sets[0])] = runner.program(sets[0].config)
+        elsewhere: dict[int, tuple[bytes, Cost] | None] = {}
+        for k, rows in (got if isinstance(got, dict) else {}).items():
+            if _rows_of(rows, units[k]):  # else: compiled here
+                elsewhere.update(zip(map(id, units[k]), rows, strict=True))
+        self.ref = runner.outputs(made[id(sets[0])])  # a failed emulation raises here
         #: digest -> (the program, None while only the child has compiled it; its flag sets;
         #: the cost the child estimated, None when the parent has the program)
         groups: dict[bytes, tuple[Program | None, list[FlagSet], Cost | None]] = {}
@@ -221,7 +253,6 @@ class _Programs:
         self.digests = list(groups)
         self.programs = [p for p, _, _ in groups.values()]
         self.members = [m for _, m, _ in groups.values()]
-        memo: dict[int, tuple[Any, Cost]] = {}
         self.costs: list[Cost] = [_cost(p, target, table, memo) if p is not None else c  # type: ignore[misc]
                                   for p, _, c in groups.values()]  # fmt: skip
 
@@ -275,25 +306,45 @@ def _workers() -> int:
     return default_threads() if can_fork() else 1
 
 
-def _split(sets: Sequence[FlagSet], key: Callable[[Any], Any]
-           ) -> tuple[list[FlagSet], list[FlagSet]]:  # fmt: skip
-    """The flag sets compiled here and those compiled in the child (decision TU14): the child
-    takes the ``--enable-saturate-infinity`` sets (their programs cost more than their twins'
-    without the flag, so tune rarely emulates them, and the parent would compile them again);
-    when that axis is not searched, every other program key (``key``: the runner's). A set and
-    its accumulation twin (the same set with mixed-precision accumulation on, whose program
-    its own is made from: P25) stay together. ``--auto-cast none`` (the first) stays here."""
-    if any(fs.config.enable_saturate_infinity for fs in sets):
-        theirs = [fs for fs in sets[1:] if fs.config.enable_saturate_infinity]
-    else:
-        units: dict[Any, int] = {}
-        for fs in sets:
-            twin = dataclasses.replace(fs.config, enable_mixed_precision_accumulation=True)
-            units.setdefault(key(twin), len(units))
-        theirs = [fs for fs in sets[1:] if units[key(dataclasses.replace(
-            fs.config, enable_mixed_precision_accumulation=True))] % 2 == 1]
-    ids = {id(fs) for fs in theirs}
-    return [fs for fs in sets if id(fs) not in ids], theirs
+def _units(sets: Sequence[FlagSet], key: Callable[[Any], Any]) -> list[list[FlagSet]]:
+    """``sets`` in units compiled by one process each (decisions TU14, TU18): a set with its
+    accumulation twin (the same set with mixed-precision accumulation on, whose program its own
+    is made from: P25). The ``--enable-saturate-infinity`` units come last, where the child
+    starts: their programs cost more than their twins' without the flag, so tune rarely emulates
+    them, and the parent would compile them again to emulate one. ``--auto-cast none``'s unit
+    (the first set's) is the first."""
+    units: dict[Any, list[FlagSet]] = {}
+    for fs in sets:
+        twin = dataclasses.replace(fs.config, enable_mixed_precision_accumulation=True)
+        units.setdefault(key(twin), []).append(fs)
+    return sorted(units.values(), key=lambda u: u[0].config.enable_saturate_infinity)
+
+
+def _rows_of(rows: Any, unit: Sequence[FlagSet]) -> bool:
+    """Whether the child's ``rows`` are a row per set of ``unit``: (digest, cost), or None."""
+    return isinstance(rows, list) and len(rows) == len(unit) and all(
+        r is None or (isinstance(r, tuple) and len(r) == 2 and isinstance(r[0], bytes)
+                      and isinstance(r[1], Cost)) for r in rows)  # fmt: skip
+
+
+class _Claims:
+    """Which process takes each unit (decision TU18): a byte each, in memory the forked child
+    shares. This process takes units from the front, the child from the back, each the next one
+    nobody has taken, until they meet; so the faster one takes more, whatever the machine's other
+    load. Two that look at one unit at the same moment may both take it: it is then compiled
+    twice, alike (this process keeps its own)."""
+
+    PARENT, CHILD = 1, 2
+
+    def __init__(self, n: int) -> None:
+        self.buf = mmap.mmap(-1, n)  # anonymous and shared (MAP_SHARED): the child writes here
+
+    def take(self, k: int, who: int) -> bool:
+        """Take unit ``k`` for ``who`` if nobody has."""
+        if self.buf[k]:
+            return False
+        self.buf[k] = who
+        return True
 
 
 def _digests_and_costs(runner: FlagSetRunner, sets: Sequence[FlagSet], target: str,

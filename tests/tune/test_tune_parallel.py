@@ -68,9 +68,43 @@ def test_the_child_compiles_its_half_and_the_process_does_not(monkeypatch):
     two = _tune(module, args, 2, budget=1e-2)
     assert two.to_json() == one.to_json()
     assert 0 < len(made) < alone, (len(made), alone)
+
+
+@pytest.mark.parametrize("slow", ["child", "parent"])
+def test_the_faster_process_takes_more_units(monkeypatch, slow):
+    """TU18: the units go to whichever process asks first, this one from the front (saturate-
+    infinity last), the child from the back: a child that starts late leaves this process every
+    unit, the saturating ones too; a slow parent leaves the child most. The result is the same."""
+    module, args = _model("mlp_param", "jax-0.10.2")
+    parent = os.getpid()
+    made: list[object] = []
+    real_program, real_take = FlagSetRunner._program, search._Claims.take
+    late = [slow == "child"]
+
+    def program(self, config):
+        if os.getpid() == parent:
+            made.append(config)
+            if slow == "parent":
+                time.sleep(0.2)
+        return real_program(self, config)
+
+    def take(self, k, who):
+        if who == search._Claims.CHILD and late[0]:  # the child starts late
+            late[0] = False
+            time.sleep(2.0)
+        return real_take(self, k, who)
+
+    monkeypatch.setattr(FlagSetRunner, "_program", program)
+    monkeypatch.setattr(search._Claims, "take", take)
+    want = _tune(module, args, 1, budget=1e-2).to_json()
+    alone, made[:] = len(made), []
+    got = _tune(module, args, 2, budget=1e-2)
+    assert got.to_json() == want
     sat = [c for c in made if c.enable_saturate_infinity]
-    emulated_sat = [t for t in two.trials if t.flags.config.enable_saturate_infinity]
-    assert len(sat) <= 2 * len(emulated_sat)  # only what was emulated (and its twin) came back
+    if slow == "child":  # every unit compiled here, the last ones (saturating) included
+        assert sat and len(made) == alone, (len(made), alone)
+    else:  # the child took the rest: only the first units and what was emulated came back
+        assert len(made) < alone // 2, (len(made), alone)
 
 
 @pytest.mark.parametrize("how", ["raises", "crashes", "garbles", "hangs"])
@@ -87,7 +121,7 @@ def test_a_failing_child_costs_time_not_the_result(monkeypatch, how):
             time.sleep(600)
         return [(b"short", None)]  # not a row per set: taken for a failure
 
-    monkeypatch.setattr(search, "_digests_and_costs", broken)
+    monkeypatch.setattr(search, "_digests_and_costs", broken)  # the child's, per unit (TU18)
     monkeypatch.setattr(forked_module, "GRACE", 0.5)
     monkeypatch.setattr(forked_module, "PATIENCE", 1.0)
     assert _tune(module, args, 2, budget=1e-2).to_json() == want

@@ -541,12 +541,18 @@ class FlagSetRunner:
             return {}  # the child failed: run does its configs here
         rows, outs, lowered = got
         self._lowered_elsewhere.update(k for k in lowered if k not in self._lowerings)
+        self.adopt(outs)
+        return {i: row for i, row in zip(theirs, rows, strict=True) if row is not None}
+
+    def adopt(self, outs: Mapping[bytes, list[np.ndarray]]) -> None:
+        """Outputs a forked child of this runner emulated (its :meth:`outputs`, by digest), kept
+        as if emulated here: the child verified each program before emulating it (P31), and
+        equal digests print the same program; a program emulated here and there counts once."""
         for digest, value in outs.items():
-            self._verified.add(digest)  # the child verified it before emulating it (P31)
-            if digest not in self._emulated:  # emulated once, here or there: counted once
+            self._verified.add(digest)
+            if digest not in self._emulated:
                 self._emulated[digest] = (value, None)
                 self.emulations += 1
-        return {i: row for i, row in zip(theirs, rows, strict=True) if row is not None}
 
     def run_one(self, config: PrecisionConfig, strict: bool = False
                 ) -> tuple[FlagSetRun, bytes | None]:
