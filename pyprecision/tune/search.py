@@ -20,7 +20,7 @@ import numpy as np
 from pyprecision import hlo
 from pyprecision.emulate import CompiledHlo, FlagSetRunner, Program, can_fork, forked, run_compiled
 from pyprecision.errors import EmulationError, LoweringError, PassError, VerifyError
-from pyprecision.frontend import parse_flags
+from pyprecision.frontend import MODE_TABLE, parse_flags
 from pyprecision.kernel import default_threads, thread_limit
 from pyprecision.tune.attribution import OpShare, attribute
 from pyprecision.tune.cost import COST_TABLE, Cost, estimate_cost
@@ -309,15 +309,24 @@ def _workers() -> int:
 def _units(sets: Sequence[FlagSet], key: Callable[[Any], Any]) -> list[list[FlagSet]]:
     """``sets`` in units compiled by one process each (decisions TU14, TU18): a set with its
     accumulation twin (the same set with mixed-precision accumulation on, whose program its own
-    is made from: P25). The ``--enable-saturate-infinity`` units come last, where the child
-    starts: their programs cost more than their twins' without the flag, so tune rarely emulates
-    them, and the parent would compile them again to emulate one. ``--auto-cast none``'s unit
-    (the first set's) is the first."""
+    is made from: P25). ``--auto-cast none``'s unit (the first set's) comes first; then the units
+    tune is likeliest to emulate, since it emulates the cheapest programs first and compiles again
+    here any the child made: scope ``all`` (narrowest, cheapest), then ``matmult``, then the rest;
+    within each, ``--enable-saturate-infinity`` after the sets without it (its ``satinf``
+    instructions cost more). The child takes units from the back."""
     units: dict[Any, list[FlagSet]] = {}
     for fs in sets:
         twin = dataclasses.replace(fs.config, enable_mixed_precision_accumulation=True)
         units.setdefault(key(twin), []).append(fs)
-    return sorted(units.values(), key=lambda u: u[0].config.enable_saturate_infinity)
+    first, *rest = units.values()
+
+    def likely(unit: list[FlagSet]) -> tuple[int, bool]:
+        c = unit[0].config
+        row = MODE_TABLE.get(c.fp32_cast_mode)
+        scope = row.scope if row is not None else "none"
+        return {"all": 0, "matmult": 1}.get(scope, 2), c.enable_saturate_infinity
+
+    return [first, *sorted(rest, key=likely)]
 
 
 def _rows_of(rows: Any, unit: Sequence[FlagSet]) -> bool:

@@ -273,3 +273,27 @@ def test_the_wait_works_with_descriptors_above_1023():
         for fd in held:
             os.close(fd)
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+def test_the_units_put_what_tune_emulates_first():
+    """TU18: every set in one unit with its accumulation twin; ``--auto-cast none``'s unit first,
+    then scope ``all`` (the cheapest programs, emulated first), then ``matmult``, each without
+    saturate-infinity before with it: the child, taking units from the back, takes what tune is
+    least likely to emulate (and so to compile again here)."""
+    import dataclasses
+
+    from pyprecision.frontend import MODE_TABLE
+
+    module, args = _model("mlp_param", "jax-0.10.2")
+    runner = FlagSetRunner(module, args)
+    sets, _ = search._space(runner)
+    units = search._units(sets, runner.program_key)
+    assert sorted(id(fs) for u in units for fs in u) == sorted(map(id, sets))
+    assert units[0][0] is sets[0]
+    for u in units:
+        keys = {runner.program_key(dataclasses.replace(
+            fs.config, enable_mixed_precision_accumulation=True)) for fs in u}
+        assert len(keys) == 1
+    order = [({"all": 0, "matmult": 1}.get(MODE_TABLE[u[0].config.fp32_cast_mode].scope, 2),
+              u[0].config.enable_saturate_infinity) for u in units[1:]]
+    assert order == sorted(order) and order[0] == (0, False) and (1, True) in order
