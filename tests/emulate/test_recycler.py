@@ -37,6 +37,15 @@ def test_a_free_buffer_is_handed_out_again_and_a_held_one_is_not() -> None:
     assert _address(d) == first and d.dtype == np.float64 and d.shape == (500,)
 
 
+def test_an_object_array_is_a_plain_one() -> None:
+    """An array of references (the evaluator's integers beyond int64) is not bytes to recycle."""
+    r = Recycler()
+    free = r.empty(4, np.float64)  # 32 bytes, as 4 references are
+    del free
+    a = r.empty(4, np.dtype(object))
+    assert a.dtype == object and a.shape == (4,) and r.held == 32
+
+
 def test_the_cap_bounds_what_it_keeps() -> None:
     r = Recycler(cap=10_000)
     kept = [r.empty(1000, np.float32) for _ in range(2)]  # 8000 bytes kept

@@ -79,7 +79,8 @@ class Recycler:
     the dtype asked for, once no array refers to it any more (its reference count back to the
     recycler's own), so its pages are written once per evaluation instead of faulted in and
     zeroed by the kernel for every value. At most ``cap`` bytes of buffers are kept; past that,
-    and off CPython, ``empty`` is ``np.empty``. Dropping the recycler frees its buffers."""
+    for object arrays and off CPython, ``empty`` is ``np.empty``. Dropping the recycler frees its
+    buffers."""
 
     #: the count of a buffer only the recycler's list refers to (measured, not assumed)
     UNUSED = _refs([np.empty(1, np.uint8)], 0)
@@ -93,6 +94,8 @@ class Recycler:
         """An uninitialised array of ``size`` elements of ``dtype``."""
         dtype = np.dtype(dtype)
         n = int(size) * dtype.itemsize
+        if dtype.hasobject:  # references, not bytes
+            return np.empty(size, dtype)
         bufs = self._bufs.get(n)
         if bufs is not None:
             for i in range(len(bufs)):
