@@ -17,6 +17,7 @@ if TYPE_CHECKING:  # the names __getattr__ provides, for type checkers
     )
     from pyprecision.emulate.pipeline.forked import Forked, can_fork, forked
     from pyprecision.emulate.pipeline.many import (
+        SET_ERRORS,
         FlagSetRun,
         FlagSetRunner,
         Program,
@@ -24,8 +25,8 @@ if TYPE_CHECKING:  # the names __getattr__ provides, for type checkers
         run_flag_sets,
     )
 
-__all__ = ["DEFAULT_HLO_PASSES", "Bound", "CompiledHlo", "FlagSetRun", "FlagSetRunner", "Forked",
-           "Limits", "Program", "SharedRuns", "SparseTrace", "TraceComplete", "as_logical",
+__all__ = ["DEFAULT_HLO_PASSES", "SET_ERRORS", "Bound", "CompiledHlo", "FlagSetRun", "FlagSetRunner",
+           "Forked", "Limits", "Program", "SharedRuns", "SparseTrace", "TraceComplete", "as_logical",
            "bind_arguments", "can_fork", "compile_hlo", "forked", "relabelled_inputs",
            "run_compiled", "run_flag_sets", "run_hlo", "run_ir"]
 
@@ -45,7 +46,8 @@ def __getattr__(name: str) -> Any:
         from pyprecision.emulate.pipeline import bind
 
         return getattr(bind, name)
-    if name in ("FlagSetRun", "FlagSetRunner", "Program", "SharedRuns", "run_flag_sets"):
+    if name in ("FlagSetRun", "FlagSetRunner", "Program", "SET_ERRORS", "SharedRuns",
+                "run_flag_sets"):
         from pyprecision.emulate.pipeline import many
 
         return getattr(many, name)

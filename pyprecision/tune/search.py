@@ -18,8 +18,15 @@ from typing import Any
 import numpy as np
 
 from pyprecision import hlo
-from pyprecision.emulate import CompiledHlo, FlagSetRunner, Program, can_fork, forked, run_compiled
-from pyprecision.errors import EmulationError, LoweringError, PassError, VerifyError
+from pyprecision.emulate import (
+    SET_ERRORS,
+    CompiledHlo,
+    FlagSetRunner,
+    Program,
+    can_fork,
+    forked,
+    run_compiled,
+)
 from pyprecision.frontend import MODE_TABLE, parse_flags
 from pyprecision.kernel import default_threads, thread_limit
 from pyprecision.tune.attribution import OpShare, attribute
@@ -156,10 +163,6 @@ def check_arguments(module: Any, args: Sequence[Any], what: str = "inputs") -> l
     return out
 
 
-#: what compiling or emulating one flag set may fail with (``FlagSetRunner``'s)
-_SET_ERRORS = (EmulationError, LoweringError, PassError, VerifyError)
-
-
 def _check_options(budget: float, metric: str, target: str) -> None:
     if isinstance(budget, bool) or not isinstance(budget, (int, float)) or math.isnan(budget) \
             or budget < 0:
@@ -225,7 +228,7 @@ class _Programs:
                     made[id(fs)] = runner.program(fs.config)
                     _cost(made[id(fs)], target, table, memo)  # here too, the claims share it
                 if k == 0:  # ref first, under half the threads while the child compiles; the
-                    with thread_limit(half), suppress(*_SET_ERRORS):  # claims share the rest
+                    with thread_limit(half), suppress(*SET_ERRORS):  # claims share the rest
                         runner.outputs(made[id(sets[0])])
             got = child.result()
         if id(sets[0]) not in made:  # the child took every unit
@@ -323,8 +326,7 @@ def _units(sets: Sequence[FlagSet], key: Callable[[Any], Any]) -> list[list[Flag
     def likely(unit: list[FlagSet]) -> tuple[int, bool]:
         c = unit[0].config
         row = MODE_TABLE.get(c.fp32_cast_mode)
-        scope = row.scope if row is not None else "none"
-        return {"all": 0, "matmult": 1}.get(scope, 2), c.enable_saturate_infinity
+        return {"all": 0, "matmult": 1}.get(row.scope if row else "", 2), c.enable_saturate_infinity
 
     return [first, *sorted(rest, key=likely)]
 
