@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -271,12 +272,16 @@ class _BaseTurn(SparseTrace):
 
 class _RecTurn(SparseTrace):
     """The recommendation's side: each wanted value compared with its reference as it is made,
-    the baseline's turn taken first when the reference is not made yet."""
+    the baseline's turn taken first when the reference is not made yet. With ``pool`` (the runs
+    going at once) the comparison is the pool's worker's, meanwhile (decision TU19); the
+    reference is counted as held until it is compared."""
 
-    def __init__(self, t: _Turns, wanted: set[int], start: Any):
+    def __init__(self, t: _Turns, wanted: set[int], start: Any,
+                 pool: ThreadPoolExecutor | None = None):  # fmt: skip
         super().__init__(wanted, 0, whole=True)
-        self.t, self.start = t, start
+        self.t, self.start, self.pool = t, start, pool
         self.errors: dict[int, float | None] = {}
+        self.pending: dict[int, Future[float | None]] = {}
         self.seen: set[int] = set()
 
     def record(self, key: int, value: np.ndarray) -> None:
@@ -299,13 +304,32 @@ class _RecTurn(SparseTrace):
             if t.error is not None:
                 raise t.error
             ref = t.refs.pop(key, None)
-            if ref is not None:
-                t.held -= ref.nbytes
-                t.cond.notify_all()  # room for a baseline waiting to hold one
         if ref is not None:
-            self.errors[key] = _rel(value, ref)
+            if self.pool is None:
+                self.errors[key] = self._compare(value, ref)
+            else:
+                self.pending[key] = self.pool.submit(self._compare, value, ref)
         if len(self.seen) == len(self.wanted):
             raise TraceComplete
+
+    def _compare(self, value: np.ndarray, ref: np.ndarray) -> float | None:
+        """``_rel`` on one thread (the worker's C calls stay within TU16's half), then the
+        reference's room handed back to a baseline waiting for it."""
+        t = self.t
+        try:
+            with thread_limit(1):
+                return _rel(value, ref)
+        finally:
+            with t.cond:
+                t.held -= ref.nbytes
+                t.cond.notify_all()
+
+    def results(self) -> dict[int, float | None]:
+        """Every error, the worker's included (its exception raised here)."""
+        for key, future in self.pending.items():
+            self.errors[key] = future.result()
+        self.pending.clear()
+        return self.errors
 
 
 def _in_turn(baseline: CompiledHlo, rec: CompiledHlo, args: list[np.ndarray],
@@ -338,7 +362,9 @@ def _in_turn(baseline: CompiledHlo, rec: CompiledHlo, args: list[np.ndarray],
             worker.append(threading.Thread(target=base, name="attribution-baseline", daemon=True))
             worker[0].start()
 
-    side = _RecTurn(t, set(to_rec.values()), start)
+    # the comparisons in a third thread, meanwhile (TU19): its C calls release the GIL
+    pool = ThreadPoolExecutor(1, thread_name_prefix="attribution-rel") if t.concurrent else None
+    side = _RecTurn(t, set(to_rec.values()), start, pool)
     try:
         if t.concurrent:
             start()
@@ -350,9 +376,11 @@ def _in_turn(baseline: CompiledHlo, rec: CompiledHlo, args: list[np.ndarray],
             t.cond.notify_all()
         for w in worker:
             w.join()
+        if pool is not None:
+            pool.shutdown(wait=True)
     if t.error is not None:
         raise t.error
-    return side.errors, t.missed & side.seen
+    return side.results(), t.missed & side.seen
 
 
 def _run_until_complete(compiled: CompiledHlo, args: list[np.ndarray], trace: SparseTrace) -> None:

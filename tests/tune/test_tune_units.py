@@ -369,3 +369,55 @@ def test_attribution_in_turn_raises_either_runs_error_and_ends_both(fails, threa
     assert not [t for t in threading.enumerate() if t.name == "attribution-baseline"]
     if threads == 1:
         assert calls[0] is rec  # in turns rec starts (at once, either may call first)
+
+
+def test_attribution_compares_in_a_worker_within_the_budget_and_raises_its_error(monkeypatch):
+    """At two threads the comparisons run in a worker thread meanwhile (decision TU19): each
+    reference stays counted as held until it is compared (the held bytes never pass the budget),
+    the errors are the inline ones, and an error in a comparison is raised to the caller with no
+    thread left behind."""
+    import threading
+
+    from pyprecision.emulate import bind_arguments
+    from pyprecision.kernel import thread_limit
+    from pyprecision.tune import attribution
+    from tests.models_data import load_model
+
+    data = load_model("encoder_block")
+    base = compile_hlo(hlo.parse(data.text), parse_flags(["--auto-cast", "none"]))
+    rec = compile_hlo(hlo.parse(data.text), parse_flags(["--auto-cast", "all"]))
+    args = bind_arguments(base.hlo_module, data.inputs, widen=True).args
+    with thread_limit(1):
+        inline = attribution.op_errors(base, rec, args)
+    turns: list[attribution._Turns] = []
+    real_turns, real_rel = attribution._Turns, attribution._rel
+
+    def make_turns(*a, **k):
+        turns.append(real_turns(*a, **k))
+        return turns[-1]
+
+    seen: list[tuple[str, bool]] = []
+
+    def rel(x, r):
+        t = turns[-1]
+        seen.append((threading.current_thread().name, t.held <= t.max_bytes))
+        return real_rel(x, r)
+
+    monkeypatch.setattr(attribution, "_Turns", make_turns)
+    monkeypatch.setattr(attribution, "_rel", rel)
+    budget = 1 << 16  # a few values at a time
+    with thread_limit(2):
+        assert attribution.op_errors(base, rec, args, max_bytes=budget) == inline
+    assert seen and all(ok for _, ok in seen)
+    assert any(name.startswith("attribution-rel") for name, _ in seen)
+    assert turns[0].held == 0
+
+    def boom(x, r):
+        if len(seen) > 3:
+            raise FloatingPointError("compare failed")
+        return rel(x, r)
+
+    monkeypatch.setattr(attribution, "_rel", boom)
+    with thread_limit(2), pytest.raises(FloatingPointError, match="compare failed"):
+        attribution.op_errors(base, rec, args)
+    assert not [t for t in threading.enumerate() if t.name.startswith("attribution-")]
