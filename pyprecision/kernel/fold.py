@@ -17,7 +17,12 @@ from pyprecision._core import lib
 from pyprecision.errors import CastError
 from pyprecision.kernel import _args
 
-__all__ = ["fold_f32", "sqdiff_f32"]
+__all__ = ["SQDIFF_CHUNK", "fold_f32", "sqdiff_f32"]
+
+#: the elements of one of ``sqdiff_f32``'s chunks (csrc/fold.c ``SQD_CHUNK``): the sums over an
+#: array are its chunks' sums added in order from 0, so summing blocks of this size (aligned) in
+#: order gives the whole array's bits (decision TU20)
+SQDIFF_CHUNK = 1 << 16
 
 _KINDS = {"add": lib.PP_FOLD_ADD, "mul": lib.PP_FOLD_MUL}
 

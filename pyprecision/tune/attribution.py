@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from pyprecision.emulate import CompiledHlo, SparseTrace, TraceComplete, run_compiled
-from pyprecision.kernel import default_threads, sqdiff_f32, thread_limit
+from pyprecision.kernel import SQDIFF_CHUNK, default_threads, sqdiff_f32, thread_limit
 
 __all__ = ["DEFAULT_ATTRIBUTION_BYTES", "OpShare", "attribute", "op_errors"]
 
@@ -71,20 +71,51 @@ def _producers(compiled: CompiledHlo) -> dict[str, Any]:
 
 class _Against(SparseTrace):
     """A whole sparse trace that keeps nothing: each wanted value is compared with its reference
-    (``ref``: instruction id → the ``none`` values) as it is made, the reference then freed."""
+    (``ref``: instruction id → the ``none`` values) as it is made (a fused run's block by block,
+    TU20), the reference then freed."""
 
     def __init__(self, ref: dict[int, np.ndarray]):
         super().__init__(set(ref), 0, whole=True, stop=True)
         self.ref = ref
         self.errors: dict[int, float | None] = {}
+        self.open = 0  # sinks handed out and not closed yet
 
     def record(self, key: int, value: np.ndarray) -> None:
         """The rel-l2 of ``value`` against ``key``'s reference, once per instruction."""
         ref = self.ref.pop(key, None)
         if ref is not None:
             self.errors[key] = _rel(value, ref)
-            if not self.ref:
-                raise TraceComplete
+            self._check()
+
+    def stream(self, key: int, shape: tuple[int, ...], block: int) -> Any:
+        """``key``'s value compared block by block (TU20)."""
+        ref = self.ref.pop(key, None)
+        if ref is None:
+            return None
+        self.open += 1
+        rel = _BlockRel(ref, shape, block)
+
+        def close() -> None:
+            self.errors[key] = rel.result()
+            self.open -= 1
+            self._check()
+
+        return _Sink(rel, close)
+
+    def _check(self) -> None:
+        if not self.ref and not self.open:
+            raise TraceComplete
+
+
+class _Sink:
+    """A :class:`_BlockRel` as the evaluator's ``StreamSink``, with what closing it does."""
+
+    def __init__(self, rel: _BlockRel | None, close: Any):
+        self.rel, self.close = rel, close
+
+    def __call__(self, start: int, stop: int, block: np.ndarray) -> None:
+        if self.rel is not None:
+            self.rel(start, stop, block)
 
 
 #: elements of ``_rel``'s float64 blocks: 32 Ki doubles are 256 KiB, two blocks sit in L2
@@ -113,9 +144,52 @@ def _rel(x: np.ndarray, r: np.ndarray) -> float | None:
         sr, sd = sqdiff_f32(x, r)
     else:
         sr, sd = _sq_sums_blocks(x, r)
+    return _from_sums(sr, sd)
+
+
+def _from_sums(sr: float, sd: float) -> float | None:
+    """``_rel`` from (sum r², sum (x − r)²)."""
     if not (np.isfinite(sd) and np.isfinite(sr)):
         return None
     return 0.0 if sd == 0 else (float(np.sqrt(sd) / np.sqrt(sr)) if sr > 0 else None)
+
+
+class _BlockRel:
+    """``_rel`` of a value handed over block by block (a fused run's trace-only value, decision
+    TU20) against its whole reference, with ``_rel``'s bits: two float32 values are summed a
+    block at a time by ``sqdiff_f32``, whose chunks are the blocks (its sums over an array are
+    the chunks' sums added in order from 0, which is what adding each block's sums in order
+    does); any other pair (the dtype taken from the first block, as a run's whole output is
+    made) is collected whole and measured by ``_rel`` at the end."""
+
+    def __init__(self, ref: np.ndarray, shape: tuple[int, ...], block: int):
+        self.ref, self.shape = ref, tuple(shape)
+        self.fast = ref.shape == self.shape and ref.dtype == np.float32 and block == SQDIFF_CHUNK
+        self.flat = np.ascontiguousarray(ref).reshape(-1) if self.fast else None
+        self.sr = self.sd = 0.0
+        self.whole: np.ndarray | None = None
+
+    def __call__(self, start: int, stop: int, block: np.ndarray) -> None:
+        v = np.asarray(block)
+        if start == 0 and v.dtype != np.float32:
+            self.fast = False
+        if self.fast:
+            assert self.flat is not None
+            v = np.ascontiguousarray(np.broadcast_to(v, (stop - start,)), dtype=np.float32)
+            sr, sd = sqdiff_f32(v, self.flat[start:stop], threads=1)
+            self.sr += sr
+            self.sd += sd
+        else:
+            if self.whole is None:
+                self.whole = np.empty(int(np.prod(self.shape, dtype=np.int64)), v.dtype)
+            self.whole[start:stop] = v
+
+    def result(self) -> float | None:
+        """The rel-l2, once every block is in."""
+        if self.fast:
+            return _from_sums(self.sr, self.sd)
+        assert self.whole is not None
+        return _rel(self.whole.reshape(self.shape), self.ref)
 
 
 def _sq_sums_blocks(x: np.ndarray, r: np.ndarray) -> tuple[float, float]:
@@ -283,11 +357,11 @@ class _RecTurn(SparseTrace):
         self.errors: dict[int, float | None] = {}
         self.pending: dict[int, Future[float | None]] = {}
         self.seen: set[int] = set()
+        self.done = 0  # wanted values compared or handed to the worker (or without reference)
 
-    def record(self, key: int, value: np.ndarray) -> None:
+    def _take(self, key: int) -> np.ndarray | None:
+        """``key`` seen: its reference, taken once the baseline has made it (None: not held)."""
         t = self.t
-        if key not in self.wanted or key in self.seen:
-            return
         self.seen.add(key)
         with t.cond:
             if key not in t.made and not t.base_done:
@@ -303,26 +377,56 @@ class _RecTurn(SparseTrace):
                     t.cond.wait_for(lambda: t.turn == "rec")
             if t.error is not None:
                 raise t.error
-            ref = t.refs.pop(key, None)
+            return t.refs.pop(key, None)
+
+    def record(self, key: int, value: np.ndarray) -> None:
+        if key not in self.wanted or key in self.seen:
+            return
+        ref = self._take(key)
         if ref is not None:
             if self.pool is None:
                 self.errors[key] = self._compare(value, ref)
             else:
                 self.pending[key] = self.pool.submit(self._compare, value, ref)
-        if len(self.seen) == len(self.wanted):
+        self._finished()
+
+    def stream(self, key: int, shape: tuple[int, ...], block: int) -> Any:
+        """``key``'s value compared block by block as the run makes it (TU20), in this thread:
+        each block is in cache then, and the value is never made whole."""
+        if key not in self.wanted or key in self.seen:
+            return None
+        ref = self._take(key)
+        rel = _BlockRel(ref, shape, block) if ref is not None else None
+
+        def close() -> None:
+            if rel is not None and ref is not None:
+                try:
+                    self.errors[key] = rel.result()
+                finally:
+                    self._release(ref)
+            self._finished()
+
+        return _Sink(rel, close)
+
+    def _finished(self) -> None:
+        self.done += 1
+        if self.done == len(self.wanted):
             raise TraceComplete
 
     def _compare(self, value: np.ndarray, ref: np.ndarray) -> float | None:
         """``_rel`` on one thread (the worker's C calls stay within TU16's half), then the
         reference's room handed back to a baseline waiting for it."""
-        t = self.t
         try:
             with thread_limit(1):
                 return _rel(value, ref)
         finally:
-            with t.cond:
-                t.held -= ref.nbytes
-                t.cond.notify_all()
+            self._release(ref)
+
+    def _release(self, ref: np.ndarray) -> None:
+        """The reference compared: its room handed back to a baseline waiting for it."""
+        with self.t.cond:
+            self.t.held -= ref.nbytes
+            self.t.cond.notify_all()
 
     def results(self) -> dict[int, float | None]:
         """Every error, the worker's included (its exception raised here)."""

@@ -421,3 +421,69 @@ def test_attribution_compares_in_a_worker_within_the_budget_and_raises_its_error
     with thread_limit(2), pytest.raises(FloatingPointError, match="compare failed"):
         attribution.op_errors(base, rec, args)
     assert not [t for t in threading.enumerate() if t.name.startswith("attribution-")]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data(), st.integers(0, 3), st.integers(1, (1 << 16) - 1),
+       st.sampled_from([np.float32, np.float64, np.int64]))  # fmt: skip
+def test_a_value_compared_block_by_block_has_the_whole_values_bits(data, whole_blocks, rest, dtype):
+    """``_BlockRel`` (decision TU20): a value handed over in the evaluator's blocks (the last one
+    short), float32 against a float32 reference, gives ``_rel``'s bits on the whole arrays (the
+    C sums' chunks are the blocks), NaN / ±inf / zero reference included; a value of another
+    dtype is collected and measured by ``_rel`` itself; a reference of another shape gives None."""
+    from pyprecision.emulate.shared import blocks
+    from pyprecision.kernel import SQDIFF_CHUNK
+    from pyprecision.tune.attribution import _BlockRel, _rel
+
+    assert blocks.BLOCK == SQDIFF_CHUNK  # else every value would be collected (still exact)
+    n = whole_blocks * blocks.BLOCK + data.draw(st.sampled_from([rest, 0])) or rest
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    r = (rng.standard_normal(n) * data.draw(st.sampled_from([0.0, 1e-30, 1.0, 1e30]))).astype(np.float32)
+    with np.errstate(invalid="ignore", over="ignore"):  # inf to int64: any value, measured alike
+        x = (r + rng.standard_normal(n).astype(np.float32) * 1e-3).astype(dtype)
+    for _ in range(data.draw(st.integers(0, 2))):
+        side = data.draw(st.sampled_from([x, r]))
+        if side.dtype.kind == "f":
+            side[data.draw(st.integers(0, n - 1))] = data.draw(st.sampled_from([np.nan, np.inf, -np.inf]))
+    shape = data.draw(st.sampled_from([(n,), (1, n)]))
+    rel = _BlockRel(r.reshape(shape), shape, blocks.BLOCK)
+    for s in range(0, n, blocks.BLOCK):
+        rel(s, min(n, s + blocks.BLOCK), x[s:s + blocks.BLOCK])
+    want = _rel(x.reshape(shape), r.reshape(shape))
+    got = rel.result()
+    assert (got is None and want is None) or (got is not None and want is not None
+                                              and np.float64(got).tobytes() == np.float64(want).tobytes())
+    assert rel.fast == (dtype is np.float32)
+    other = _BlockRel(r.reshape(shape), (n + 1,), blocks.BLOCK)
+    assert not _BlockRel(r.reshape(shape), shape, blocks.BLOCK // 2).fast
+    other(0, 1, x[:1])
+    assert other.result() is None
+
+
+@pytest.mark.parametrize("name", ["encoder_block", "embed_mlp"])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_attribution_compares_fused_values_block_by_block_as_the_full_traces(name, threads,
+                                                                            monkeypatch):  # fmt: skip
+    """With runs formed on these small real models (``MIN_ELEMENTS`` lowered to 64 elements),
+    the recommendation's trace-only values of fused runs are compared block by block, never made
+    whole (decision TU20), in turns, at once and in rounds: the errors are still the full traces',
+    op by op, and streams did happen (one block each: values under 64 Ki elements), and with the
+    block size off the C sums' chunk (1 Ki) every value is collected, many blocks each, alike."""
+    from pyprecision.emulate.shared import blocks
+    from pyprecision.kernel import thread_limit
+    from pyprecision.tune import attribution
+
+    streams = {"turns": 0, "rounds": 0}
+    for cls, key in ((attribution._RecTurn, "turns"), (attribution._Against, "rounds")):
+        def counted(self, k, shape, block, _real=cls.stream, _key=key):
+            sink = _real(self, k, shape, block)
+            streams[_key] += sink is not None
+            return sink
+
+        monkeypatch.setattr(cls, "stream", counted)
+    monkeypatch.setattr(blocks, "MIN_ELEMENTS", 64)
+    with thread_limit(threads):
+        _attribution_in_rounds_is_the_full_traces(name, "all")
+        assert streams["turns"] and streams["rounds"]
+        monkeypatch.setattr(blocks, "BLOCK", 1 << 10)
+        _attribution_in_rounds_is_the_full_traces(name, "matmult")

@@ -12,13 +12,13 @@ store writes into one (decisions EM-8, EM-9 in docs/decisions/ir.md).
 from __future__ import annotations
 
 import types
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
 import pyprecision
 from pyprecision.emulate.ir.bits import bit_count, reduce_precision
-from pyprecision.emulate.ir.fused import plan_runs, run_blocks
+from pyprecision.emulate.ir.fused import Run, plan_runs, run_blocks
 from pyprecision.emulate.ir.index import gather, scatter, sort_perm
 from pyprecision.emulate.ir.numbers import (
     TileRounding,
@@ -40,6 +40,7 @@ from pyprecision.emulate.ir.ops import (
 )
 from pyprecision.emulate.ir.reduce import arg_reduce, float32_fold, narrow_fold
 from pyprecision.emulate.ir.window import select_and_scatter
+from pyprecision.emulate.shared import blocks
 from pyprecision.emulate.shared.blocks import Recycler
 from pyprecision.errors import EmulationError
 from pyprecision.ir import (
@@ -143,6 +144,15 @@ class TraceComplete(Exception):
     (decision TU11)."""
 
 
+class StreamSink(Protocol):
+    """A value taken block by block (:meth:`SparseTrace.stream`): called with each block in order
+    (``start``, ``stop``, the block's flat values), then closed once."""
+
+    def __call__(self, start: int, stop: int, block: np.ndarray) -> None: ...
+
+    def close(self) -> None: ...
+
+
 class SparseTrace(dict[int, np.ndarray]):
     """A trace that keeps the evaluator's fast paths (decision V26): the values the run makes
     anyway — an instruction evaluated on its own, a batched dot's results that are read, a fused
@@ -159,6 +169,13 @@ class SparseTrace(dict[int, np.ndarray]):
     def __init__(self, wanted: set[int], budget: int, whole: bool = False, stop: bool = False):
         super().__init__()
         self.wanted, self.budget, self.whole, self.stop = wanted, int(budget), whole, stop
+
+    def stream(self, key: int, shape: tuple[int, ...], block: int) -> StreamSink | None:
+        """Where instruction ``key``'s value (of ``shape``), made in a fused run that nothing after
+        reads, goes block by block (of ``block`` elements, the last one shorter) instead of being
+        made whole and recorded (decision TU20): a sink, closed when the run ends; None (here,
+        always) records it whole."""
+        return None
 
     def record(self, key: int, value: np.ndarray) -> None:
         """Keep ``value`` as instruction ``key``'s when it was asked for, is not kept yet and fits."""
@@ -274,7 +291,10 @@ class _Frame:
             if run is not None:
                 if pending is not None and any(k in pending.ids for k in run.inputs):
                     pending.flush()
-                run_blocks(run, insts, NUMERICS, self.vals, empty)  # no tile rounding (EM-16)
+                sinks = _sinks(sparse, run, insts) if sparse is not None and run.traced else {}
+                run_blocks(run, insts, NUMERICS, self.vals, empty, sinks)  # no tile rounding (EM-16)
+                for sink in sinks.values():
+                    sink.close()
                 if sparse is not None:
                     for k in range(i, run.stop):
                         res = insts[k].result
@@ -380,6 +400,19 @@ def _frozen(x: np.ndarray) -> np.ndarray:
     v = x.view()
     v.flags.writeable = False
     return v
+
+
+def _sinks(sparse: SparseTrace, run: Run, insts: list[Instruction]) -> dict[int, StreamSink]:
+    """The sinks ``sparse`` takes ``run``'s trace-only values by (value id -> sink), in the run's
+    order."""
+    out: dict[int, StreamSink] = {}
+    for k in run.body:
+        res = insts[k].result
+        if res is not None and id(res) in run.traced:
+            sink = sparse.stream(id(insts[k]), run.shape, blocks.BLOCK)
+            if sink is not None:
+                out[id(res)] = sink
+    return out
 
 
 def _last_uses(f: Function, insts: list[Instruction]) -> list[list[tuple[int, int]]]:

@@ -18,6 +18,7 @@ against the unfused evaluator on every real model and on random chains (hypothes
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
@@ -64,6 +65,9 @@ class Run:
     inputs: list[int] = field(default_factory=list)
     #: ids of values the run defines and a later instruction reads: written out whole
     outputs: set[int] = field(default_factory=set)
+    #: those of ``outputs`` only a whole trace wants (no later instruction reads them): handed to
+    #: the trace block by block where it takes them so (``SparseTrace.stream``, decision TU20)
+    traced: set[int] = field(default_factory=set)
 
 
 def plan_runs(insts: list[Instruction], keep: AbstractSet[int] = frozenset()
@@ -124,9 +128,11 @@ def _run(insts: list[Instruction], run: Run, last_read: dict[int, int],
                 run.inputs.append(id(op))
         key = id(inst.result)
         defined.add(key)
-        if last_read.get(key, -1) >= run.stop or id(inst) in keep:
-            # (a hoisted instruction reads none of them)
+        if last_read.get(key, -1) >= run.stop:  # (a hoisted instruction reads none of them)
             run.outputs.add(key)
+        elif id(inst) in keep:
+            run.outputs.add(key)
+            run.traced.add(key)
     return run
 
 
@@ -146,9 +152,10 @@ class _BlockFrame:
 
 
 def run_blocks(run: Run, insts: list[Instruction], num: Any, vals: dict[int, np.ndarray],
-               empty: Any = np.empty) -> None:
+               empty: Any = np.empty, sinks: Mapping[int, blocks.Sink] | None = None) -> None:
     """Evaluate ``run`` block by block from the values in ``vals``; store its outputs there, each
-    made by ``empty(size, dtype)`` (``blocks.run_in_blocks``)."""
+    made by ``empty(size, dtype)`` (``blocks.run_in_blocks``), but for those in ``sinks`` (value
+    id -> sink), handed over block by block instead."""
     size = int(np.prod(run.shape))
     inputs: dict[Any, np.ndarray] = {key: vals[key] for key in run.inputs}
 
@@ -162,7 +169,8 @@ def run_blocks(run: Run, insts: list[Instruction], num: Any, vals: dict[int, np.
                                 tuple(id(o) for o in inst.operands if not isinstance(o, ScalarValue)),
                                 ops, np.dtype(np.int64 if _is_compare(inst) else np.float32)))
     steps = chain.compile_steps(items, set(run.outputs), _ACCEPT)
-    outs = blocks.run_in_blocks(size, inputs, steps, set(run.outputs), empty=empty)
+    whole: set[Any] = set(run.outputs) - sinks.keys() if sinks else set(run.outputs)
+    outs = blocks.run_in_blocks(size, inputs, steps, whole, empty=empty, sinks=sinks)
     for key, out in outs.items():
         vals[int(key)] = out.reshape(run.shape)  # type: ignore[call-overload]
 

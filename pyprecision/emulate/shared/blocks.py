@@ -10,7 +10,7 @@ block has the bits the whole array would have.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Mapping
 from typing import Any
 
 import numpy as np
@@ -26,6 +26,8 @@ MIN_ELEMENTS = 2 * BLOCK
 Step = Callable[[dict[Hashable, Any]], Any]
 #: the key of the block's length among its values
 LENGTH = "block-length"
+#: where a value goes block by block instead of being made whole: ``sink(start, stop, block)``
+Sink = Callable[[int, int, np.ndarray], None]
 
 
 def run_in_blocks(
@@ -35,12 +37,15 @@ def run_in_blocks(
     outputs: set[Hashable],
     scalars: dict[Hashable, Any] | None = None,
     empty: Callable[[int, np.dtype], np.ndarray] = np.empty,
+    sinks: Mapping[Any, Sink] | None = None,
 ) -> dict[Hashable, np.ndarray]:
     """Evaluate ``steps`` (key, function) in order, block by block over ``size`` elements.
 
     ``inputs`` are arrays of ``size`` elements, sliced per block (a broadcast scalar stays a
     broadcast); ``scalars`` are passed to every block as they are. Returns the flat arrays of
-    the ``outputs`` keys, each made by ``empty(size, dtype)`` (e.g. :meth:`Recycler.empty`)."""
+    the ``outputs`` keys, each made by ``empty(size, dtype)`` (e.g. :meth:`Recycler.empty`).
+    ``sinks``: keys whose values are handed over block by block instead, ``sink(start, stop,
+    block)`` in block order, never made whole (decision TU20)."""
     flat = {key: _flat(np.asarray(x)) for key, x in inputs.items()}
     outs: dict[Hashable, np.ndarray] = {}
     for s in range(0, size, BLOCK):
@@ -59,6 +64,8 @@ def run_in_blocks(
                     if out is None:
                         out = outs[k] = empty(size, v.dtype)
                     out[s:e] = v
+                elif sinks is not None and k in sinks:
+                    sinks[k](s, e, v)
     return outs
 
 
