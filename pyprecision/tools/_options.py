@@ -113,6 +113,10 @@ def _has_content(text: str) -> bool:
     return False
 
 
+#: the forms of an HLO module every command reads (``hlo.load``'s), for the help texts
+MODULE_FORMS = "an HLO module: text, HloModuleProto (.pb, .pb.gz) or StableHLO (.mlir, .mlirbc)"
+
+
 def read_program(path: str, *, ir: bool = True) -> tuple[str, str]:
     """(text, file name) of a program (``ir``: a .pir loop-IR program, else an HLO module in any
     form ``hlo.load`` reads — text, .hlo.pb, gzip, StableHLO — as HLO text); ``-`` reads stdin.

@@ -48,7 +48,7 @@ COMMANDS: dict[str, tuple[tuple[str, str], ...]] = {
     "opt_cmd": (("opt", "run AutoCast → DTypeMutator → cast elimination on a loop-IR program"),),
     "flags_cmd": (("flags", "canonicalize neuronx-cc precision flags and show the pass "
                             "configuration"),),
-    "hlo_cmd": (("hlo-opt", "run spec-004 HLO passes on an HLO text module"),
+    "hlo_cmd": (("hlo-opt", "run spec-004 HLO passes on an HLO module"),
                 ("hlo-run", "evaluate an HLO module on inputs from an .npz")),
     "tune_cmd": (("tune", "the cheapest neuronx-cc precision flags within an error budget"),),
 }

@@ -9,6 +9,7 @@ from typing import Any
 
 from pyprecision.errors import CastError
 from pyprecision.tools._options import (
+    MODULE_FORMS,
     add_target_argument,
     add_threads_argument,
     check_emulation_memory,
@@ -36,7 +37,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "gate that decided it, and with --inputs the emulated error of its output against an "
         "all-fp32 run, worst first.", epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False)
-    p.add_argument("program", metavar="PROG", help="a .pir program or an HLO text module")
+    p.add_argument("program", metavar="PROG", help=f"a .pir program or {MODULE_FORMS}")
     add_precision_arguments(p)
     from pyprecision.tools._neuron_flags import add_neuron_flag_arguments
 

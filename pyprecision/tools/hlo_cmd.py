@@ -10,7 +10,12 @@ import numpy as np
 
 from pyprecision.errors import EmulationError, PyPrecisionError
 from pyprecision.tools._files import is_ml_dtype, write_atomic
-from pyprecision.tools._options import add_threads_argument, read_program, read_program_inputs
+from pyprecision.tools._options import (
+    MODULE_FORMS,
+    add_threads_argument,
+    read_program,
+    read_program_inputs,
+)
 
 if TYPE_CHECKING:
     from pyprecision.hlo import HloModule
@@ -29,21 +34,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     from pyprecision.hlo import REGISTRY
 
     opt = subparsers.add_parser(
-        "hlo-opt", help="run spec-004 HLO passes on an HLO text module",
-        description="Parse XLA HLO text, run the named passes in order and print the module. "
+        "hlo-opt", help="run spec-004 HLO passes on an HLO module",
+        description="Read an HLO module (text, HloModuleProto or StableHLO), run the named passes "
+        "in order and print it as HLO text. "
         "Without --passes the module is printed back unchanged (XLA's canonical text comes back "
         f"byte for byte). Passes: {', '.join(REGISTRY)}.", allow_abbrev=False)
-    opt.add_argument("module", help="HLO text file ('-' for stdin)")
+    opt.add_argument("module", help=f"{MODULE_FORMS} ('-' for stdin)")
     opt.add_argument("--passes", default="", help="comma-separated pass names, run in order")
     opt.add_argument("-o", "--output", help="write the module here instead of stdout")
     opt.set_defaults(func=run_opt)
 
     run = subparsers.add_parser(
         "hlo-run", help="evaluate an HLO module on inputs from an .npz",
-        description="Evaluate the ENTRY computation of an HLO text module with pyprecision's HLO "
+        description="Evaluate the ENTRY computation of an HLO module with pyprecision's HLO "
         "evaluator (every result rounded to its element type).", epilog=_RUN_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False)
-    run.add_argument("module", help="HLO text file ('-' for stdin)")
+    run.add_argument("module", help=f"{MODULE_FORMS} ('-' for stdin)")
     run.add_argument("--inputs", required=True, help="input .npz")
     run.add_argument("-o", "--output", required=True, help="output .npz")
     run.add_argument("--max-while-iterations", type=int, default=100_000, metavar="N",

@@ -9,7 +9,7 @@ import re
 import sys
 from typing import Any
 
-from pyprecision.tools._options import add_target_argument, add_threads_argument
+from pyprecision.tools._options import MODULE_FORMS, add_target_argument, add_threads_argument
 
 _EPILOG = """\
 examples:
@@ -32,7 +32,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "device time; print the cheapest set within the budget, the Pareto frontier and the ops "
         "that add most error.", epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False)
-    p.add_argument("model", metavar="MODEL", help="an HLO text module")
+    p.add_argument("model", metavar="MODEL", help=MODULE_FORMS)
     p.add_argument("--inputs", required=True, metavar="IN.npz",
                    help="the ENTRY parameters (keys in0/arg0... or parameter names)")
     p.add_argument("--budget", required=True, metavar="REL",

@@ -13,6 +13,7 @@ from typing import Any
 
 from pyprecision.errors import CastError
 from pyprecision.tools._options import (
+    MODULE_FORMS,
     add_cast_options,
     add_target_argument,
     add_threads_argument,
@@ -53,7 +54,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     what = p.add_argument_group("what to check")
     what.add_argument("--input", help="cast check: the array that was cast")
     what.add_argument("--format", help="cast check: the target format (see `pyprecision formats`)")
-    what.add_argument("--program", help="program check: a .pir program or an HLO text module")
+    what.add_argument("--program", help=f"program check: a .pir program or {MODULE_FORMS}")
     what.add_argument("--inputs", help="program check: .npz of the program inputs")
     what.add_argument("--dump", required=True,
                       help="the device's output, or a directory / glob of dumps (one per core; "
