@@ -306,7 +306,7 @@ def clone_module(module: Module) -> Module:
     shares only immutable data and constant arrays with the copy."""
     # the copy allocates thousands of objects and frees none: a collection would only walk them
     # (a third of the time)
-    with paused_gc():
+    with paused_gc(keep=True):  # the copy is kept (P34)
         c = _Cloner()
         c.shells(module)
         out = c.obj(module)

@@ -22,13 +22,19 @@ _owner = False
 
 
 @contextmanager
-def paused_gc() -> Iterator[None]:
-    """Disable the cyclic GC for the duration of the block (re-entrant; restores the old state)."""
+def paused_gc(keep: bool = False) -> Iterator[None]:
+    """Disable the cyclic GC for the duration of the block (re-entrant; restores the old state).
+    ``keep``: the block makes what a search keeps (a program's module: its copy, its passes, its
+    digest): inside :func:`frozen_gc` that is frozen (:func:`freeze_made`) before the collector
+    comes back on, so the collection the block's allocations set off at once does not walk it
+    (decision P34); the few cycles the block dropped are then collected when the search ends."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
+        if keep:
+            freeze_made()
         if was_enabled:
             gc.enable()
 

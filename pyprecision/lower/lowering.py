@@ -76,7 +76,7 @@ def lower(
     ``file:line:col``; ``config`` (a PrecisionConfig) sets what the lowering itself decides
     (``--disable-mixed-precision-accumulation`` marks reductions ``narrow_acc``). Raises
     LoweringError on anything it does not handle; the result is verified."""
-    with ir.paused_gc():  # decision P24
+    with ir.paused_gc(keep=True):  # decisions P24, P34
         return _lower(module, filename, text, config)
 
 

@@ -99,6 +99,6 @@ def run_pipeline(
     if passes is None:
         passes = [make_pass(name, tgt, provenance) for name in pipeline_pass_names(config)]
     before = snapshot()
-    with paused_gc():  # decision P24
+    with paused_gc(keep=True):  # decisions P24, P34
         changed = run_passes(module, passes, each=verify_each, final=verify_after)
     return Statistics(before, snapshot(), changed)

@@ -156,7 +156,7 @@ def test_a_runners_run_and_tune_leave_nothing_frozen(clean_freeze) -> None:
             configs = [parse_flags([]), parse_flags(["--auto-cast", "all"])]
             with thread_limit(1):  # both programs made here (two threads: one in a child, V30)
                 shared = runner.run(configs)
-            assert len(calls) == 2  # one freeze a program made
+            assert len(calls) >= 2  # each program's kept blocks frozen as they end (P30, P34)
             assert gc.get_freeze_count() == 0
             with thread_limit(2):  # the forked halves (V30, TU14) leave nothing frozen either
                 assert FlagSetRunner(m, args).run(configs).runs[1].outputs is not None
@@ -168,3 +168,33 @@ def test_a_runners_run_and_tune_leave_nothing_frozen(clean_freeze) -> None:
         assert shared.runs[0].outputs is not None and result.recommended is not None
     finally:
         (gc.enable if was else gc.disable)()
+
+
+def test_a_kept_block_is_frozen_before_the_collector_is_back_inside_a_search_only(clean_freeze) -> None:
+    """``paused_gc(keep=True)`` (decision P34): inside a search what the block made is frozen
+    as the block ends, before the collector is back on, so no collection walks it; outside a
+    search, and without ``keep``, nothing is frozen and the collector walks it as before."""
+    was = gc.isenabled()
+    gc.enable()
+    try:
+        for search, keep in ((True, True), (True, False), (False, True)):
+            gc.collect()
+            with ir.frozen_gc() if search else _nothing():
+                with ir.paused_gc(keep=keep):
+                    made = [_Node() for _ in range(3 * gc.get_threshold()[0])]
+                    assert not gc.isenabled()
+                walked = {id(o) for o in gc.get_objects()}
+                assert (id(made[0]) in walked) == (not (search and keep))
+                assert (gc.get_freeze_count() > 0) == (search and keep)
+                del made, walked
+            assert gc.get_freeze_count() == 0
+    finally:
+        (gc.enable if was else gc.disable)()
+
+
+class _nothing:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        return None

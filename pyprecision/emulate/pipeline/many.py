@@ -344,7 +344,7 @@ class FlagSetRunner:
         stats = run_pipeline(base.module, config, self.target, verify_after=False)
         changed = [n for n, c in stats.changed.items() if c]
         texts: dict[int, str] = {}
-        with ir.paused_gc():  # decision P24
+        with ir.paused_gc(keep=True):  # decisions P24, P34
             digest = _ir_key(base.module, self._digests, texts)
         return Program(CompiledHlo(self.module, base, stats, config, self.target), digest,
                        changed, texts, origin)  # fmt: skip
@@ -383,7 +383,7 @@ class FlagSetRunner:
             # so it is the twin's digest, and each line the twin's (decision P33)
             digest, printed = prog.digest, known
         else:
-            with ir.paused_gc():  # decision P24
+            with ir.paused_gc(keep=True):  # decisions P24, P34
                 for inst in flip:
                     inst.narrow_acc = True
                 try:
@@ -394,7 +394,7 @@ class FlagSetRunner:
         texts: dict[int, str] = {}  # filled, keyed by the copy's instructions, when it is made
 
         def make() -> ir.Module:
-            with ir.paused_gc():
+            with ir.paused_gc(keep=True):
                 module = ir.clone_module(src)
                 for a, b in zip(_instructions(src), _instructions(module), strict=True):
                     if id(a) in marked:
