@@ -133,6 +133,7 @@ def estimate_cost(function: Any, target: str, table: dict[str, dict[str, Any]]) 
     peaks, bw = row["peak_tflops"], float(row["memory_gbps"]) * 1e9
     pe = mem = cast = 0.0
     macs = 0
+    size: dict[int, int] = {}  # id of a value or scalar -> its bytes, worked out once (TU21)
     for inst in function.instructions():
         if _is_matmul(inst):
             s = inst.operands[0]
@@ -144,8 +145,13 @@ def estimate_cost(function: Any, target: str, table: dict[str, dict[str, Any]]) 
             macs += n
             pe += 2.0 * n / (float(peaks[dt]) * 1e12)
             continue
-        moved = sum(_bytes(o) for o in inst.operands) + (
-            _bytes(inst.result) if inst.result is not None else 0)  # fmt: skip
+        moved = 0  # an int: the same sum in any order
+        for o in (*inst._operands, inst.result):
+            if o is not None:
+                b = size.get(id(o))
+                if b is None:
+                    b = size[id(o)] = _bytes(o)
+                moved += b
         t = moved / bw
         mem += t
         if getattr(inst, "kind", None) == "cast":
