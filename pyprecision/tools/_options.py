@@ -114,7 +114,9 @@ def _has_content(text: str) -> bool:
 
 
 #: the forms of an HLO module every command reads (``hlo.load``'s), for the help texts
-MODULE_FORMS = "an HLO module: text, HloModuleProto (.pb, .pb.gz) or StableHLO (.mlir, .mlirbc)"
+MODULE_FORMS = (
+    "an HLO module: text, HloModuleProto (.pb, .pb.gz) or StableHLO (.mlir, .mlirbc: needs the jax "
+    "extra)")
 
 
 def read_program(path: str, *, ir: bool = True) -> tuple[str, str]:
