@@ -17,6 +17,7 @@ from pyprecision.kernel.fold import SQDIFF_CHUNK, fold_f32, sqdiff_f32
 from pyprecision.kernel.intops import IntDotReport, float_to_int, int_dot
 from pyprecision.kernel.numerics import (
     as_float32,
+    codes_of,
     is_nan_code,
     ordered_codes,
     pe_matmul,
@@ -52,7 +53,7 @@ __all__ = [
     "encode", "decode", "cast", "quantize", "reinterpret", "ReinterpretReport", "random_words",
     "float_to_int", "int_dot", "IntDotReport", "isa_available", "isa_auto",
     "ROUNDINGS", "NAN_POLICIES", "CastStats", "cast_stats",
-    "round_to_format", "as_float32", "quantize_f32", "wrap_int", "ordered_codes", "is_nan_code",
+    "round_to_format", "as_float32", "quantize_f32", "codes_of", "wrap_int", "ordered_codes", "is_nan_code",
     "pe_matmul", "pe_dot", "fold_f32", "FOLD_ROUNDINGS", "sqdiff_f32", "SQDIFF_CHUNK", "ChainProgram",
     "CHAIN_DTYPES",
     "default_threads", "thread_limit",

@@ -22,8 +22,8 @@ from pyprecision.formats import formats as _formats
 from pyprecision.kernel.cast import cast, decode
 from pyprecision.kernel.dot import pe_dot
 
-__all__ = ["as_float32", "is_nan_code", "ordered_codes", "pe_matmul", "quantize_f32", "round_to_format",
-           "wrap_int"]
+__all__ = ["as_float32", "codes_of", "is_nan_code", "ordered_codes", "pe_matmul", "quantize_f32",
+           "round_to_format", "wrap_int"]
 
 
 def round_to_format(x: Any, fmt: Any, *, saturate: bool | None = None) -> np.ndarray:
@@ -108,6 +108,23 @@ def quantize_f32(x: Any, fmt: Any) -> np.ndarray:
     # no NaN patch as in as_float32: an RNE encode writes quiet NaN codes only, which the core
     # decodes as astype does (tests/kernel/test_as_float32.py: every NaN float32 word into fp16)
     return out
+
+
+def codes_of(x: np.ndarray, fmt: Any) -> np.ndarray:
+    """The codes (the format's storage dtype, ``x``'s shape) of ``x``, a C-contiguous float32 array
+    of ``fmt``'s values none of which is a NaN: each value's own code, ±inf included (an RNE encode
+    without saturation, which leaves a representable value as it is). One threaded core call,
+    without the public API's per-call checks: the caller has checked the array."""
+    from pyprecision._core import lib
+    from pyprecision.kernel import _args
+
+    f = _format(fmt)
+    codes = np.empty(x.shape, f.storage_dtype)
+    opts = _options(f.index, False)
+    opts.threads = _args.threads_arg(None)
+    _args.check_status(lib.pp_encode(_args.ptr(x), lib.PP_T_F32, x.size, _args.ptr(codes), opts),
+                       "encode")
+    return codes
 
 
 _OPTIONS: dict[tuple[int, bool], Any] = {}

@@ -7,6 +7,7 @@ temporary copies); integers as Python ints (exact); the evaluator then rounds on
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from typing import Any
@@ -18,7 +19,7 @@ from pyprecision.emulate.shared.numeric import first_nan
 from pyprecision.errors import EmulationError
 from pyprecision.formats import format as pyprecision_format
 from pyprecision.ir import is_identity_matrix
-from pyprecision.kernel import pe_matmul
+from pyprecision.kernel import codes_of, decode, pe_matmul
 
 #: IEEE single operations: on float32 operands, NumPy's float32 result is the correctly rounded one,
 #: which is the float64 result rounded once to fp32 (53 >= 2*24 + 2: the double rounding is
@@ -76,7 +77,43 @@ def unary_rounded(kind: str, x: np.ndarray, dt: Any, src: Any = None) -> np.ndar
             r = np.asarray(fast(x))
         return _narrow_from_f32(
             r, dt, lambda bad: round_to(unary_float(kind, np.broadcast_to(x, r.shape)[bad]), dt))
+    if kind in _TABLED and dt.is_float and src is not None and src.is_float \
+            and src.fmt in _NARROW_F32 and x.dtype == np.float32 and x.size >= TABLE_MIN:
+        got = _by_table(kind, x, src, dt)
+        if got is not None:
+            return got
     return round_to(unary_float(kind, x), dt)
+
+
+#: EM-23: the unary kinds whose results on an operand of a narrow format (at most 2^16 values) are
+#: looked up in a table of that function on every code of the format, built once: the table holds
+#: ``round_to(unary_float(kind, v), dt)`` for each value v, the elementwise function the float64
+#: route applies, so a lookup is that route's result bit for bit (the NaN lanes aside, below)
+_TABLED = frozenset({"exp", "log", "rsqrt", "tanh", "sigmoid", "erf", "sin", "cos", "log1p", "expm1",
+                     "cbrt"})
+#: operands smaller than this take the float64 route (a table is 256 or 65 536 entries)
+TABLE_MIN = 1 << 12
+
+
+def _by_table(kind: str, x: np.ndarray, src: Any, dt: Any) -> np.ndarray | None:
+    """``round_to(unary_float(kind, x), dt)`` for ``x`` float32 values of ``src``'s format, by
+    table; None when ``x`` holds a NaN (whose payload the float64 route carries: that route
+    takes the whole array)."""
+    if np.isnan(np.min(x)):  # min propagates a NaN (x is not empty)
+        return None
+    codes = codes_of(np.ascontiguousarray(x), src.fmt)
+    return np.take(_unary_table(kind, src, dt), codes)
+
+
+@functools.lru_cache(maxsize=128)
+def _unary_table(kind: str, src: Any, dt: Any) -> np.ndarray:
+    """``round_to(unary_float(kind, v), dt)`` (float32) for the value v of every code of ``src``'s
+    format, indexed by code (a NaN code's entry is never read)."""
+    f = pyprecision_format(src.fmt)
+    values = decode(np.arange(1 << f.bits, dtype=f.storage_dtype), src.fmt)
+    table = np.ascontiguousarray(round_to(unary_float(kind, values), dt), dtype=np.float32)
+    table.flags.writeable = False
+    return table
 
 
 #: EM-11: the narrow formats whose IEEE + - * / sqrt (and square = x * x, reciprocal = 1 / x) on
