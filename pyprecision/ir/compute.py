@@ -325,6 +325,9 @@ class TensorContractOp(Instruction):
             raise RuleViolation(f"result shape {shape_text(r)} != [{s.shape[1]},{m.shape[1]}]")
 
     def evaluate(self, ev: Any) -> Any:
-        """The PE: fp32 products, sequential fp32 sum over K, then rounded to the result dtype."""
-        acc = ev.num.matmul_fp32(ev.operand(self.stationary), ev.operand(self.moving))
-        return ev.num.round_to(acc, self.result.dtype)  # type: ignore[union-attr]
+        """The PE: fp32 products, sequential fp32 sum over K, then rounded to the result dtype (a
+        transpose whose result needs no rounding is not rounded: ``pe_transpose``, EM-24)."""
+        s, m, dt = self.stationary, self.moving, self.result.dtype  # type: ignore[union-attr]
+        sv, mv = ev.operand(s), ev.operand(m)
+        got = ev.num.pe_transpose(sv, mv, s.dtype, m.dtype, dt)
+        return got if got is not None else ev.num.round_to(ev.num.matmul_fp32(sv, mv), dt)

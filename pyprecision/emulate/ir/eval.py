@@ -35,6 +35,7 @@ from pyprecision.emulate.ir.ops import (
     int_unary,
     matmul_batched,
     matmul_fp32,
+    pe_transpose,
     unary_float,
     unary_rounded,
 )
@@ -110,6 +111,7 @@ NUMERICS = types.SimpleNamespace(
     unary_float=unary_float,
     matmul_fp32=matmul_fp32,
     matmul_batched=matmul_batched,
+    pe_transpose=pe_transpose,
     gather=gather,
     scatter=scatter,
     sort_perm=sort_perm,

@@ -150,7 +150,7 @@ def _narrow_from_f32(r: np.ndarray, dt: Any,
     return out
 
 __all__ = ["binary_rounded", "binary_values", "int_binop", "int_unary", "matmul_batched",
-           "matmul_fp32", "pe_identity", "unary_float", "unary_rounded"]
+           "matmul_fp32", "pe_identity", "pe_transpose", "unary_float", "unary_rounded"]
 
 
 def unary_float(kind: str, x: np.ndarray) -> np.ndarray:
@@ -339,6 +339,28 @@ def matmul_fp32(s: np.ndarray, m: np.ndarray) -> np.ndarray:
         if is_identity_matrix(s):
             return pe_identity(m)
     return pe_matmul(np.swapaxes(s, -1, -2), m).astype(np.float32, copy=False)
+
+
+#: EM-24: the result dtypes whose round to nearest even leaves every value of the format as it is,
+#: ±inf and the canonical NaN included (no saturation by default; float32's rounding of a float32
+#: array is the array)
+_UNSATURATED = frozenset({None, "bf16", "fp16"})
+
+
+def pe_transpose(s: np.ndarray, m: np.ndarray, sdt: Any, mdt: Any, dt: Any) -> np.ndarray | None:
+    """``round_to(matmul_fp32(s, m), dt)`` for a PE transpose (an identity operand) whose other
+    operand is of the result dtype ``dt`` (decision EM-24), else None. ``pe_identity`` gives the
+    operand's values (a -0 made +0, a NaN made the canonical one, both values of every float
+    format), so they are ``dt``'s values, which ``dt``'s rounding leaves as they are when it
+    does not saturate: the rounding is skipped."""
+    if s.ndim != 2 or m.ndim != 2 or s.dtype != np.float32 or m.dtype != np.float32 \
+            or not dt.is_float or dt.fmt not in _UNSATURATED:
+        return None
+    if sdt is dt and is_identity_matrix(m):
+        return pe_identity(s).T
+    if mdt is dt and is_identity_matrix(s):
+        return pe_identity(m)
+    return None
 
 
 _QNAN = np.array(0x7FC00000, np.uint32).view(np.float32)
