@@ -85,6 +85,7 @@ static inline float f16_round(float x) {
 }
 
 static inline float bf16_value(uint16_t h) { return bitsf((uint32_t)h << 16); }
+static inline float bf16_round(float v) { return bf16_value(bf16_code(v)); }
 
 /* x rounded to an fp8 format's grid to nearest even, saturating (CAST_SEMANTICS.md §3: a result
  * above max, and ±inf, give ±max), as a float32; x is not a NaN. M: the format's mantissa bits,
@@ -283,6 +284,50 @@ CH_INLINE int step(int op, float *d, const float *a, const float *b, const float
     return 0;
 }
 
+/* An arithmetic operation (+ - * /) into register x followed by a rounding of x into register
+ * d, in one pass over the tile (decision EM-25): each lane's exact value e = a OP b is stored in x
+ * and its rounding in d, and the pair reports a NaN wherever e is one, exactly as the rounding
+ * step alone would (the arithmetic step reports nothing). Per lane the reads come before the
+ * writes, so x or d may be the register of a or b, or each other (the rounding written last), as
+ * in the two steps run one after the other. Returns whether a NaN was met. */
+static inline int fusible(const int32_t *c) {
+    return (c[0] == PP_CHAIN_ADD || c[0] == PP_CHAIN_SUB || c[0] == PP_CHAIN_MUL ||
+            c[0] == PP_CHAIN_DIV) &&
+           c[5] >= PP_CHAIN_BF16_ROUND && c[5] <= PP_CHAIN_FP8E5_ROUND && c[7] == c[1];
+}
+
+#define CH_FUSE(EXPR, ROUND)                                                                   \
+    for (size_t j = 0; j < len; j++) {                                                          \
+        const float e = (EXPR);                                                                 \
+        bad |= ones_if((fbits(e) & 0x7FFFFFFFu) > 0x7F800000u);                                \
+        x[j] = e;                                                                               \
+        d[j] = ROUND(e);                                                                        \
+    }                                                                                           \
+    break
+#define CH_FUSE_OPS(ROUND)                                                                     \
+    switch (op) {                                                                               \
+    case PP_CHAIN_ADD: CH_FUSE(a[j] + b[j], ROUND);                                             \
+    case PP_CHAIN_SUB: CH_FUSE(a[j] - b[j], ROUND);                                             \
+    case PP_CHAIN_MUL: CH_FUSE(a[j] * b[j], ROUND);                                             \
+    default: CH_FUSE(a[j] / b[j], ROUND);                                                       \
+    }                                                                                           \
+    break
+
+CH_INLINE int step_rounded(int op, int rnd, float *x, float *d, const float *a, const float *b,
+                           size_t len) {
+    uint32_t bad = 0;
+    switch (rnd) {
+    case PP_CHAIN_BF16_ROUND: CH_FUSE_OPS(bf16_round);
+    case PP_CHAIN_F16_ROUND: CH_FUSE_OPS(f16_round);
+    case PP_CHAIN_FP8E4_ROUND: CH_FUSE_OPS(fp8e4_round);
+    case PP_CHAIN_FP8E4M3FN_ROUND: CH_FUSE_OPS(fp8e4m3fn_round);
+    default: CH_FUSE_OPS(fp8e5_round);
+    }
+    return bad != 0;
+}
+#undef CH_FUSE_OPS
+#undef CH_FUSE
+
 /* The tile loop, compiled for AVX-512, AVX2 and the baseline and picked by the CPU at load time
  * (GCC's target_clones): the same IEEE operations in every width. */
 #if defined(__x86_64__) && defined(__GNUC__) && __GNUC__ >= 11 && !defined(__clang__) && \
@@ -300,6 +345,13 @@ static int run(const int32_t *code, size_t n_insn, size_t n_in, const void *cons
             load(regs + i * TILE, in_ptr[i], in_kind[i], in_stride[i], off, len);
         for (size_t i = 0; i < n_insn && !bad; i++) {
             const int32_t *c = code + 5 * i;
+            if (i + 1 < n_insn && fusible(c)) { /* an operation and its rounding: one pass */
+                bad |= step_rounded(c[0], c[5], regs + (size_t)c[1] * TILE,
+                                    regs + (size_t)c[6] * TILE, regs + (size_t)c[2] * TILE,
+                                    regs + (size_t)c[3] * TILE, len);
+                i++;
+                continue;
+            }
             bad |= step(c[0], regs + (size_t)c[1] * TILE, regs + (size_t)c[2] * TILE,
                         regs + (size_t)c[3] * TILE, regs + (size_t)c[4] * TILE, len);
         }
@@ -399,7 +451,6 @@ CH_INLINE int nan_bits(float v) { return (fbits(v) & 0x7FFFFFFFu) > 0x7F800000u;
                 a[i] = ROUND(s);                                                                \
             }
 
-static inline float bf16_round(float v) { return bf16_value(bf16_code(v)); }
 
 /* rows [r, r + NFOLD_ROWS) (rows past `end` repeat the last one, their results not stored) */
 static int nfold_group(const nfold_job *j, size_t r, size_t end) {

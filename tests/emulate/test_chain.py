@@ -259,6 +259,10 @@ def programs(draw):
 @given(programs())
 @settings(max_examples=300, deadline=None)
 def test_random_programs_are_their_numpy_interpretation(case):
+    _is_its_numpy_interpretation(case)
+
+
+def _is_its_numpy_interpretation(case):
     inputs, code, n_regs, outs, lanes = case
     regs = [np.zeros(lanes, F32) for _ in range(n_regs)]
     regs[:len(inputs)] = [x.copy() for x in inputs]
@@ -272,6 +276,60 @@ def test_random_programs_are_their_numpy_interpretation(case):
         return
     for r, g in zip(outs, got, strict=True):
         np.testing.assert_array_equal(_bits(g), _bits(regs[r]))
+
+
+_ARITH = ["add", "sub", "mul", "div"]
+_ROUNDS = sorted(n for n in OPS if n.startswith("round_"))
+
+
+@st.composite
+def rounded_programs(draw):
+    """Programs of (operation, its rounding) pairs, which the core runs as one pass (decision
+    EM-25), with every register aliasing there is: the rounding into the exact value's register,
+    into an operand's, the operation into its own operand; and pairs the core must not fuse (the
+    rounding reads another register)."""
+    n_in = draw(st.integers(1, 3))
+    lanes = draw(st.integers(1, 600))
+    inputs = [np.array(draw(st.lists(_WORDS, min_size=lanes, max_size=lanes)),
+                       np.uint32).view(F32) for _ in range(n_in)]
+    if draw(st.integers(0, 3)):  # mostly no NaN, ±inf or 0 loaded (whose sums and quotients
+        # make NaNs), so that most programs run to the end
+        inputs = [np.where(np.isfinite(x) & (x != 0), x, F32(1.5)) for x in inputs]
+    code, n_regs = [], n_in
+    for _ in range(draw(st.integers(1, 6))):
+        a, b = (draw(st.integers(0, n_regs - 1)) for _ in range(2))
+        x = draw(st.integers(0, n_regs))
+        n_regs = max(n_regs, x + 1)
+        code.append((draw(st.sampled_from(_ARITH)), x, a, b))
+        src = x if draw(st.integers(0, 4)) else draw(st.integers(0, n_regs - 1))  # a written one
+        d = draw(st.integers(0, n_regs))
+        n_regs = max(n_regs, d + 1)
+        code.append((draw(st.sampled_from(_ROUNDS)), d, src))
+    outs = sorted(set(draw(st.lists(st.integers(0, n_regs - 1), min_size=1, max_size=3))))
+    return inputs, code, n_regs, outs, lanes
+
+
+@given(rounded_programs())
+@settings(max_examples=300, deadline=None)
+def test_an_operation_and_its_rounding_are_their_numpy_interpretation(case):
+    """EM-25's fused pass has the two steps' bits, and refuses only where a NaN was made."""
+    _is_its_numpy_interpretation(case)
+    _RAN.append(_ran(case))
+
+
+_RAN: list[bool] = []
+
+
+def _ran(case) -> bool:
+    inputs, code, n_regs, outs, lanes = case
+    return Program(code, n_regs, len(inputs), [(r, F32) for r in outs])(inputs, lanes) is not None
+
+
+def test_most_rounded_programs_ran_to_the_end():
+    """The property above is not vacuous: most of its programs were not refused."""
+    if len(_RAN) < 50:
+        pytest.skip("the property did not run in this session")
+    assert sum(_RAN) > len(_RAN) // 3, (sum(_RAN), len(_RAN))
 
 
 # -- both executors with and without chains ---------------------------------------------------
