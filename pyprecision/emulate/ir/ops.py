@@ -82,7 +82,23 @@ def unary_rounded(kind: str, x: np.ndarray, dt: Any, src: Any = None) -> np.ndar
         got = _by_table(kind, x, src, dt)
         if got is not None:
             return got
+    direct = _F64_UFUNC.get(kind) if x.dtype == np.float32 and _fp32(dt) else None
+    if direct is not None:  # EM-26: the float64 loop writing float32, without a float64 array
+        out = np.empty(x.shape, np.float32)
+        with np.errstate(all="ignore"):
+            direct(x, dtype=np.float64, out=out, casting="unsafe")
+        return out
     return round_to(unary_float(kind, x), dt)
+
+
+#: EM-26: the kinds ``unary_float`` computes as one NumPy ufunc on the float64 widening of the
+#: operand; to a float32 result, the ufunc's float64 loop (``dtype=np.float64``) widens each
+#: element, computes and narrows it (round to nearest even, as ``astype``) in its buffer, with
+#: the bits of the widened array's result narrowed afterwards
+_F64_UFUNC: dict[str, Callable[..., Any]] = {
+    "exp": np.exp, "log": np.log, "tanh": np.tanh, "sin": np.sin, "cos": np.cos,
+    "log1p": np.log1p, "expm1": np.expm1, "cbrt": np.cbrt,
+}
 
 
 #: EM-23: the unary kinds whose results on an operand of a narrow format (at most 2^16 values) are
