@@ -20,7 +20,8 @@ from pyprecision.frontend import parse_flags
 
 
 def capture(work: str, out: str, flags: list[str]) -> None:
-    text = open(f"{work}/minilm.hlo.txt").read()
+    with open(f"{work}/minilm.hlo.txt") as f:
+        text = f.read()
     d = np.load(f"{work}/minilm.npz")
     args = [d[f"a{i}"] for i in range(len(d.files))]
     c = compile_hlo(hlo.parse(text), parse_flags(flags))

@@ -16,7 +16,8 @@ from pyprecision.emulate import compile_hlo, run_compiled
 from pyprecision.emulate.ir import ops
 from pyprecision.frontend import parse_flags
 
-text = open(f"{sys.argv[1]}/minilm.hlo.txt").read()
+with open(f"{sys.argv[1]}/minilm.hlo.txt") as f:
+    text = f.read()
 d = np.load(f"{sys.argv[1]}/minilm.npz")
 args = [d[f"a{i}"] for i in range(len(d.files))]
 c = compile_hlo(hlo.parse(text), parse_flags(sys.argv[2:]))

@@ -1,27 +1,48 @@
 """EM-23's A/B: the IR evaluator's unary ops with and without the code tables, alternated in one
 process on bench_emulate's MiniLM-L6 (``TABLE_MIN`` switched), medians of five; the unary ops'
-seconds per run and the run's. Make the data with ``python bench/bench_diagnosis.py --models
-minilm --runs 1 --work DIR``.
+milliseconds per run and the run's seconds, the outputs asserted equal. Make the data with
+``python bench/bench_diagnosis.py --models minilm --runs 1 --work DIR``.
 
     PYPRECISION_THREADS=1 python bench/probe_unary_table.py DIR --auto-cast all --auto-cast-type bf16"""
-import sys, time, numpy as np
+import sys
+import time
 from collections import defaultdict
+
+import numpy as np
+
 from pyprecision import hlo, ir
 from pyprecision.emulate import compile_hlo, run_compiled
 from pyprecision.emulate.ir import ops
 from pyprecision.frontend import parse_flags
-text = open(f"{sys.argv[1]}/minilm.hlo.txt").read()
-d = np.load(f"{sys.argv[1]}/minilm.npz"); args = [d[f"a{i}"] for i in range(len(d.files))]
+
+with open(f"{sys.argv[1]}/minilm.hlo.txt") as f:
+    text = f.read()
+d = np.load(f"{sys.argv[1]}/minilm.npz")
+args = [d[f"a{i}"] for i in range(len(d.files))]
 c = compile_hlo(hlo.parse(text), parse_flags(sys.argv[2:]))
 acc = [0.0]
 orig = ir.UnaryOp.evaluate
-def w(self, *a, **k):
-    t = time.perf_counter(); r = orig(self, *a, **k); acc[0] += time.perf_counter() - t; return r
-ir.UnaryOp.evaluate = w
-res = defaultdict(list); tot = defaultdict(list)
+
+
+def timed(self, *a, **k):
+    t = time.perf_counter()
+    r = orig(self, *a, **k)
+    acc[0] += time.perf_counter() - t
+    return r
+
+
+ir.UnaryOp.evaluate = timed
+unary, runs, outs = defaultdict(list), defaultdict(list), {}
 run_compiled(c, args)
 for _ in range(5):
-    for k, m in (("old", 1 << 40), ("new", 1 << 12)):
-        ops.TABLE_MIN = m; acc[0] = 0
-        t = time.perf_counter(); run_compiled(c, args); tot[k].append(time.perf_counter() - t); res[k].append(acc[0])
-print(sys.argv[2:], "unary ms", {k: round(1e3*float(np.median(v)), 1) for k, v in res.items()}, "run s", {k: round(float(np.median(v)), 3) for k, v in tot.items()})
+    for k, least in (("old", 1 << 40), ("new", 1 << 12)):
+        ops.TABLE_MIN = least
+        acc[0] = 0
+        t = time.perf_counter()
+        outs[k] = run_compiled(c, args)
+        runs[k].append(time.perf_counter() - t)
+        unary[k].append(acc[0])
+for a, b in zip(outs["old"], outs["new"], strict=True):
+    assert np.array_equal(np.asarray(a).view(np.uint8), np.asarray(b).view(np.uint8))
+print(sys.argv[2:], "unary ms", {k: round(1e3 * float(np.median(v)), 1) for k, v in unary.items()},
+      "run s", {k: round(float(np.median(v)), 3) for k, v in runs.items()})
