@@ -165,9 +165,18 @@ const pp_dot_set *pp_dot_set_for(int isa) {
     switch (isa) {
     case PP_ISA_PORTABLE: return &pp_dot_portable;
     case PP_ISA_AVX2: return &pp_dot_avx2;
-    case PP_ISA_AVX512: return &pp_dot_avx512;
+    case PP_ISA_AVX512: return pp_isa_dot_tall() ? &pp_dot_avx512_tall : &pp_dot_avx512;
     default: return NULL;
     }
+}
+
+int pp_dot_tile_rows(int type, int isa) {
+    if (type != PP_T_F32 && type != PP_T_F64) return PP_EINVAL;
+    if (isa == PP_ISA_AUTO) isa = pp_isa_auto();
+    if (isa < PP_ISA_REFERENCE || isa > PP_ISA_AVX512) return PP_EINVAL;
+    if (!pp_isa_supported(isa)) return PP_EUNSUPPORTED;
+    const pp_dot_set *set = pp_dot_set_for(isa);
+    return set ? (type == PP_T_F64 ? set->f64.mr : set->f32.mr) : 0;
 }
 
 /* Whether every offset leaves room for one matrix of `size` elements in an array of `total`. */

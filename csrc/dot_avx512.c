@@ -81,6 +81,23 @@ static inline __m512d dot_canon_pd(__m512d v) {
 #define DK_STOREN(p, v, n) dot_mask_storeu_ps(p, dot_m16(n), v)
 #define DK_CANON(v) dot_canon_ps(v)
 #include "dot_kern.h"
+/* The tall tile: 16 rows of one zmm (16 columns), each broadcast folded into its multiply, k
+ * unrolled by 2. On AMD Zen 4 (family 19h with AVX-512, whose 512-bit operations issue as two
+ * 256-bit halves) it runs 1.2-1.25x the 6 x 4 tile's multiply-adds per second on MiniLM's shapes
+ * (docs/decisions/kernel.md K12); elsewhere the 6 x 4 tile stays (isa.c pp_isa_dot_tall). */
+#undef DK_NAME
+#undef DK_NV
+#undef DK_MR
+#define DK_NAME dot_f32_tall_avx512
+#define DK_NV 1
+#define DK_MR 16
+#define DK_KUNROLL _Pragma("GCC unroll 2")
+#include "dot_kern.h"
+#undef DK_NAME
+#undef DK_NV
+#undef DK_MR
+#define DK_NV PP_DOT512_NV
+#define DK_MR PP_DOT512_MR
 /* the same tile with one fused multiply-add per step, for exact products (K11) */
 #undef DK_NAME
 #define DK_NAME dot_f32_exact_avx512
@@ -119,6 +136,13 @@ const pp_dot_set pp_dot_avx512 = {
     {PP_DOT512_MR, 8 * PP_DOT512_NV, dot_f64_avx512},
     {PP_DOT512_MR, 16 * PP_DOT512_NV, dot_f32_exact_avx512},
 };
+/* the tall float32 tile; the fused one stays 6 x 4 (measured faster on Zen 4 as well) */
+const pp_dot_set pp_dot_avx512_tall = {
+    {16, 16, dot_f32_tall_avx512},
+    {PP_DOT512_MR, 8 * PP_DOT512_NV, dot_f64_avx512},
+    {PP_DOT512_MR, 16 * PP_DOT512_NV, dot_f32_exact_avx512},
+};
 #else
 const pp_dot_set pp_dot_avx512;
+const pp_dot_set pp_dot_avx512_tall;
 #endif

@@ -12,6 +12,7 @@
  *   DK_FMADD(x,y,acc) optional: one fused multiply-add (x*y + acc, one rounding), used instead of
  *                 DK_MUL and DK_ADD; only for operands whose products are exact (K11)
  *   DK_ATTR       optional: attributes of the kernel (e.g. a target that adds FMA)
+ *   DK_KUNROLL    optional: a pragma for the loop over k (e.g. _Pragma("GCC unroll 2"))
  *
  * Each lane of each accumulator is one output element: acc = acc + (a[k] * b[k]) for k in order,
  * starting from +0.0 (flags & PP_DOT_FIRST) or from the partial sum stored in c by the previous
@@ -30,6 +31,9 @@
 
 #ifndef DK_ATTR
 #define DK_ATTR
+#endif
+#ifndef DK_KUNROLL
+#define DK_KUNROLL
 #endif
 #ifdef DK_FMADD
 #define DK_STEP(acc, x, y) DK_FMADD(x, y, acc)
@@ -51,7 +55,7 @@ DK_ATTR static void DK_NAME(size_t kc, const void *a_, size_t lda, const void *b
             else if (left >= DK_LANES) acc[r][v] = DK_LOAD(c + (size_t)r * ldc + v * DK_LANES);
             else acc[r][v] = DK_LOADN(c + (size_t)r * ldc + v * DK_LANES, left);
         }
-    for (size_t kk = 0; kk < kc; kk++) {
+    DK_KUNROLL for (size_t kk = 0; kk < kc; kk++) {
         DK_V b[DK_NV];
         DK_UNROLL for (int v = 0; v < DK_NV; v++) b[v] = DK_LOAD(bp + kk * (DK_LANES * DK_NV) + v * DK_LANES);
         DK_UNROLL for (int r = 0; r < DK_MR; r++) {
@@ -69,3 +73,4 @@ DK_ATTR static void DK_NAME(size_t kc, const void *a_, size_t lda, const void *b
 }
 #undef DK_STEP
 #undef DK_ATTR
+#undef DK_KUNROLL

@@ -2,6 +2,7 @@
 #include "pyprecision.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "emu512_cpu.h" /* the emulated AVX-512 test build only */
 
@@ -60,6 +61,28 @@ int pp_isa_dot_fma(int isa) {
     if (isa == PP_ISA_AVX2) return pp_isa_supported(PP_ISA_AVX2) && __builtin_cpu_supports("fma");
 #endif
     return 0;
+}
+
+/* Whether the AVX-512 set's float32 PE dot runs the tall tile (16 rows x 16 columns, dot_avx512.c):
+ * on AMD family 19h with the AVX-512 set (Zen 4), where it was measured faster (K12); elsewhere the
+ * 6 x 64 tile. PYPRECISION_DOT_TILE=tall or =wide forces one (to compare them, and so every
+ * machine's tests run both); the result never depends on it. The environment is read once. */
+int pp_isa_dot_tall(void) {
+    static _Atomic int tall = -1;
+    int t = tall;
+    if (t < 0) {
+        t = 0;
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_cpu_init();
+        t = pp_isa_supported(PP_ISA_AVX512) && __builtin_cpu_is("amd") &&
+            __builtin_cpu_is("amdfam19h");
+#endif
+        const char *env = getenv("PYPRECISION_DOT_TILE");
+        if (env && !strcmp(env, "tall")) t = 1;
+        if (env && !strcmp(env, "wide")) t = 0;
+        tall = t;
+    }
+    return t;
 }
 
 int pp_isa_auto(void) {

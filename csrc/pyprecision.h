@@ -196,8 +196,11 @@ typedef struct {
 extern const pp_dot_set pp_dot_portable;
 extern const pp_dot_set pp_dot_avx2;
 extern const pp_dot_set pp_dot_avx512;
+extern const pp_dot_set pp_dot_avx512_tall; /* the 16 x 16 float32 tile (K12) */
 /* Whether the fused tile may run with `isa` (isa.c; PYPRECISION_DOT_FMA=0 turns it off). */
 int pp_isa_dot_fma(int isa);
+/* Whether the AVX-512 set's float32 dot takes the tall tile (isa.c; PYPRECISION_DOT_TILE). */
+int pp_isa_dot_tall(void);
 /* The tiles of an instruction set (PP_ISA_PORTABLE..AVX512), NULL for the reference loop. */
 const pp_dot_set *pp_dot_set_for(int isa);
 

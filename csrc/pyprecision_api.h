@@ -132,6 +132,11 @@ int pp_dot(int type, const void *a, size_t a_size, const void *b, size_t b_size,
  * multiply-add per step where the CPU has it: the same bits (decision K11). */
 int pp_dot_products_exact(const float *a, size_t na, const float *b, size_t nb);
 
+/* The rows of the register tile pp_dot runs for `type` (PP_T_F32 / PP_T_F64) with instruction set
+ * `isa` on ordered (not fused) products: 0 for the reference, PP_EUNSUPPORTED / PP_EINVAL as
+ * pp_dot would return (which tile runs never changes a bit; the tests check that both run). */
+int pp_dot_tile_rows(int type, int isa);
+
 /* A reduce's sequential fold of float32 rows: out[r] = (((init[r] op x[r][0]) op x[r][1]) op ...)
  * over row-major x (rows x n), one float32 rounding per step in index order, op PP_FOLD_ADD (+)
  * or PP_FOLD_MUL (*). Operands must be NaN-free (csrc/fold.c says why). */

@@ -51,6 +51,19 @@ def _native(a: np.ndarray, dt: np.dtype, what: str) -> np.ndarray:
     return a
 
 
+def tile_rows(acc_dtype: Any = np.float32, isa: str | None = None) -> int:
+    """Rows of the register tile `pe_dot` runs for ``acc_dtype`` on ``isa`` (0: the reference).
+    It never changes a result; the tests use it to see that ``PYPRECISION_DOT_TILE`` took effect
+    (docs/decisions/kernel.md K12)."""
+    dt = np.dtype(acc_dtype).newbyteorder("=")
+    if dt not in _TYPES:
+        raise CastError(f"pe_dot: the accumulation dtype must be float32 or float64, got {dt}")
+    rows = lib.pp_dot_tile_rows(_TYPES[dt], _args.isa_code(isa))
+    if rows < 0:
+        _args.check_status(rows, "pe_dot")
+    return int(rows)
+
+
 def _offsets(batch_shape: tuple[int, ...], own: tuple[int, ...], size: int) -> np.ndarray:
     """Element offset of each batch entry's matrix in an operand of batch shape ``own``."""
     index = np.arange(prod(own), dtype=np.int64).reshape(own)
