@@ -83,7 +83,7 @@ static inline __m512d dot_canon_pd(__m512d v) {
 #include "dot_kern.h"
 /* The tall tile: 16 rows of one zmm (16 columns), each broadcast folded into its multiply, k
  * unrolled by 2. On AMD Zen 4 (family 19h with AVX-512, whose 512-bit operations issue as two
- * 256-bit halves) it runs 1.2-1.25x the 6 x 4 tile's multiply-adds per second on MiniLM's shapes
+ * 256-bit halves) it ran 1.1-1.35x the 6 x 4 tile's multiply-adds per second on MiniLM's shapes
  * (docs/decisions/kernel.md K12); elsewhere the 6 x 4 tile stays (isa.c pp_isa_dot_tall). */
 #undef DK_NAME
 #undef DK_NV
