@@ -170,13 +170,23 @@ const pp_dot_set *pp_dot_set_for(int isa) {
     }
 }
 
-int pp_dot_tile_rows(int type, int isa) {
+/* The checks pp_dot makes of type and isa, and the tile it runs on ordered products: *isa resolved
+ * (AUTO: this CPU's best), *set and *tile NULL for the reference. PP_OK or the status to return. */
+static int dot_tile_for(int type, int *isa, const pp_dot_set **set, const pp_dot_tile **tile) {
     if (type != PP_T_F32 && type != PP_T_F64) return PP_EINVAL;
-    if (isa == PP_ISA_AUTO) isa = pp_isa_auto();
-    if (isa < PP_ISA_REFERENCE || isa > PP_ISA_AVX512) return PP_EINVAL;
-    if (!pp_isa_supported(isa)) return PP_EUNSUPPORTED;
-    const pp_dot_set *set = pp_dot_set_for(isa);
-    return set ? (type == PP_T_F64 ? set->f64.mr : set->f32.mr) : 0;
+    if (*isa == PP_ISA_AUTO) *isa = pp_isa_auto();
+    if (*isa < PP_ISA_REFERENCE || *isa > PP_ISA_AVX512) return PP_EINVAL;
+    if (!pp_isa_supported(*isa)) return PP_EUNSUPPORTED;
+    *set = pp_dot_set_for(*isa);
+    *tile = *set ? (type == PP_T_F64 ? &(*set)->f64 : &(*set)->f32) : NULL;
+    return PP_OK;
+}
+
+int pp_dot_tile_rows(int type, int isa) {
+    const pp_dot_set *set;
+    const pp_dot_tile *tile;
+    const int st = dot_tile_for(type, &isa, &set, &tile);
+    return st ? st : tile ? tile->mr : 0;
 }
 
 /* Whether every offset leaves room for one matrix of `size` elements in an array of `total`. */
@@ -190,11 +200,11 @@ static int offsets_ok(const int64_t *off, size_t batch, size_t size, size_t tota
 int pp_dot(int type, const void *a, size_t a_size, const void *b, size_t b_size, size_t batch,
            const int64_t *a_off, const int64_t *b_off, size_t m, size_t k, size_t n, void *out,
            int threads, int isa) {
-    if (type != PP_T_F32 && type != PP_T_F64) return PP_EINVAL;
     if (threads < 0) return PP_EINVAL;
-    if (isa == PP_ISA_AUTO) isa = pp_isa_auto();
-    if (isa < PP_ISA_REFERENCE || isa > PP_ISA_AVX512) return PP_EINVAL;
-    if (!pp_isa_supported(isa)) return PP_EUNSUPPORTED;
+    const pp_dot_set *set;
+    const pp_dot_tile *tile;
+    const int bad = dot_tile_for(type, &isa, &set, &tile);
+    if (bad) return bad;
     size_t mk, kn, mn, total;
     if (__builtin_mul_overflow(m, k, &mk) || __builtin_mul_overflow(k, n, &kn) ||
         __builtin_mul_overflow(m, n, &mn) || __builtin_mul_overflow(mn, batch, &total) ||
@@ -204,8 +214,6 @@ int pp_dot(int type, const void *a, size_t a_size, const void *b, size_t b_size,
     if (!out || !a_off || !b_off || (mk && !a) || (kn && !b)) return PP_EINVAL;
     if (!offsets_ok(a_off, batch, mk, a_size) || !offsets_ok(b_off, batch, kn, b_size))
         return PP_EINVAL;
-    const pp_dot_set *set = pp_dot_set_for(isa);
-    const pp_dot_tile *tile = set ? (type == PP_T_F64 ? &set->f64 : &set->f32) : NULL;
     /* K11: exact products let one fused multiply-add do the multiply and the add, same bits */
     /* (the scan reads both operands once: worth it where each element takes part in >= 8
      * multiply-adds) */
