@@ -147,7 +147,10 @@ int pp_fold_f32(int kind, const float *x, size_t rows, size_t n, const float *in
 
 /* The sums of a relative l2 error in float64: out[0] = sum of r[i]^2, out[1] = sum of
  * (x[i] - r[i])^2 over [0, n), each square and difference rounded to float64, in an order fixed by
- * n alone (csrc/fold.c), whatever the thread count. A non-finite element makes a sum non-finite. */
+ * n alone (csrc/fold.c), whatever the thread count. A non-finite element makes a sum non-finite.
+ * The order: chunks of PP_SQDIFF_CHUNK elements from 0, each chunk's sums added in chunk order, so
+ * aligned blocks of that size summed in order give the whole array's bits (decision TU20). */
+#define PP_SQDIFF_CHUNK 65536
 int pp_sqdiff_f32(const float *x, const float *r, size_t n, double *out, int threads);
 
 /* The stochastic-rounding generator's words (SplitMix64, see srwords.c), for element indices

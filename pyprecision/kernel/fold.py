@@ -19,10 +19,10 @@ from pyprecision.kernel import _args
 
 __all__ = ["SQDIFF_CHUNK", "fold_f32", "sqdiff_f32"]
 
-#: the elements of one of ``sqdiff_f32``'s chunks (csrc/fold.c ``SQD_CHUNK``): the sums over an
-#: array are its chunks' sums added in order from 0, so summing blocks of this size (aligned) in
-#: order gives the whole array's bits (decision TU20)
-SQDIFF_CHUNK = 1 << 16
+#: the elements of one of ``sqdiff_f32``'s chunks (the C API's ``PP_SQDIFF_CHUNK``, which
+#: csrc/fold.c cuts by): the sums over an array are its chunks' sums added in order from 0, so
+#: summing blocks of this size (aligned) in order gives the whole array's bits (decision TU20)
+SQDIFF_CHUNK: int = lib.PP_SQDIFF_CHUNK
 
 _KINDS = {"add": lib.PP_FOLD_ADD, "mul": lib.PP_FOLD_MUL}
 

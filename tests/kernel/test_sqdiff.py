@@ -90,3 +90,27 @@ def test_a_non_finite_element_makes_a_non_finite_sum(bad: float, side: str) -> N
 def test_bad_arguments(args: tuple[np.ndarray, np.ndarray], match: str) -> None:
     with pytest.raises(CastError, match=match):
         sqdiff_f32(*args)
+
+
+def test_aligned_blocks_of_the_api_chunk_sum_to_the_whole() -> None:
+    """SQDIFF_CHUNK (the C API's PP_SQDIFF_CHUNK) is the documented chunk, and aligned blocks of it
+    summed in order give the whole array's bits: what tune's block-by-block comparison (TU20)
+    relies on. Blocks of half the chunk do not, on these values (the lanes restart)."""
+    from pyprecision.kernel import SQDIFF_CHUNK
+
+    assert SQDIFF_CHUNK == CHUNK
+    n = 3 * CHUNK + 5
+    rng = np.random.default_rng(20)
+    x = (rng.standard_normal(n) * np.exp(rng.uniform(-30, 30, n))).astype(np.float32)
+    r = (x * (1 + rng.standard_normal(n) * 1e-2)).astype(np.float32)
+    whole = [v.hex() for v in sqdiff_f32(x, r)]
+
+    def by_blocks(size: int) -> list[str]:
+        s = [0.0, 0.0]
+        for lo in range(0, n, size):
+            a, b = sqdiff_f32(x[lo:lo + size], r[lo:lo + size])
+            s = [s[0] + a, s[1] + b]
+        return [v.hex() for v in s]
+
+    assert by_blocks(SQDIFF_CHUNK) == whole
+    assert by_blocks(SQDIFF_CHUNK // 2) != whole
