@@ -13,11 +13,12 @@ timings, with the load average beside every figure.
     python bench/bench_diagnosis.py --models minilm --runs 1 --work /tmp/bemu --floor
 
 ``--floor`` also measures what no schedule of the diagnosis can beat on this machine (decision
-V32): every distinct program compiled, then emulated alone at one thread; programs grouped by
-their outputs' bytes. A diagnosis must produce every distinct result, so even an oracle that
-knew which programs agree (none can: V32) emulates the cheapest program of each group, and C
-cores running those emulations side by side, each on one core, take at least their sum over C.
-Printed as a multiple of one emulation, beside the same sum over every distinct program.
+V32): every set's program made at one thread (the diagnosis' compiles, timed together), then
+each distinct program emulated alone at one thread; programs grouped by their outputs' bytes.
+C cores sharing that work take at least its sum over C. Printed as multiples of one emulation:
+the compiles and every emulation; every emulation alone; and the cheapest program of each
+result group alone, which only an oracle that knew which programs agree could reach (none can:
+V32).
 
 ``minilm`` is bench_emulate.py's MiniLM-L6 (batch 8, sequence 128): its HLO and inputs are read
 from ``--work`` (made there by bench_emulate.py's preparation, which needs jax, when missing).

@@ -68,10 +68,11 @@ int pp_fold_f32(int kind, const float *x, size_t rows, size_t n, const float *in
 
 /* ---- pp_sqdiff_f32: the two sums of a relative l2 error ----
  * The order is fixed by n alone, so the bits do not depend on the thread count or the ISA: the
- * elements are cut into chunks of SQD_CHUNK (PP_SQDIFF_CHUNK, the API's); within a chunk, element k goes to lane k % SQD_LANES
- * (each lane a float64 sum in index order), the lanes then added pairwise; the chunks' sums are
- * added in chunk order. Each float32 converts to float64 exactly; the difference and the squares
- * are rounded to float64 (-ffp-contract=off: no fused multiply-add). */
+ * elements are cut into chunks of SQD_CHUNK (the API's PP_SQDIFF_CHUNK); within a chunk, element
+ * k goes to lane k % SQD_LANES (each lane a float64 sum in index order), the lanes then added
+ * pairwise; the chunks' sums are added in chunk order. Each float32 converts to float64 exactly;
+ * the difference and the squares are rounded to float64 (-ffp-contract=off: no fused
+ * multiply-add). */
 #define SQD_LANES 8
 #define SQD_CHUNK ((size_t)PP_SQDIFF_CHUNK)
 
