@@ -96,3 +96,27 @@ def test_declarations_agree_with_the_modules() -> None:
         light = cli.build_parser(cmd)
         assert _choices(light) == declared
         assert light.format_help() == cli.build_parser().format_help()
+
+
+def test_the_console_script_freezes_what_the_command_left_and_main_does_not() -> None:
+    """The console entry runs the command, then moves the heap out of the collector's last walk
+    at exit (decision TU22); ``main`` itself, which callers run in their own process, does not."""
+    code = ("import contextlib, gc, io, sys\nfrom pyprecision.tools import cli\n"
+            "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
+            "    plain = cli.main(['formats'])\n"
+            "after_main = gc.get_freeze_count()\nsys.argv = ['pyprecision', 'formats']\n"
+            "with contextlib.redirect_stdout(io.StringIO()) as out2:\n    code = cli.console()\n"
+            "print(plain, code, after_main, gc.get_freeze_count() > 0, out.getvalue() == out2.getvalue())")
+    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
+                       check=True)
+    assert r.stdout.split() == ["0", "0", "0", "True", "True"]
+
+
+def test_the_installed_script_is_the_console_entry() -> None:
+    import tomllib
+
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
+    assert scripts == {"pyprecision": "pyprecision.tools.cli:console"}
+    r = subprocess.run([sys.executable, "-m", "pyprecision.tools.cli", "formats"], cwd=ROOT,
+                       capture_output=True, text=True)
+    assert r.returncode == 0 and "bf16" in r.stdout
