@@ -13,7 +13,7 @@ from pyprecision.kernel.chain import KINDS as CHAIN_DTYPES
 from pyprecision.kernel.chain import Program as ChainProgram
 from pyprecision.kernel.dot import pe_dot
 from pyprecision.kernel.fold import ROUNDINGS as FOLD_ROUNDINGS
-from pyprecision.kernel.fold import SQDIFF_CHUNK, fold_f32, sqdiff_f32
+from pyprecision.kernel.fold import SQ_BLOCK, SQDIFF_CHUNK, fold_f32, sq_sums, sqdiff_f32
 from pyprecision.kernel.intops import IntDotReport, float_to_int, int_dot
 from pyprecision.kernel.numerics import (
     as_float32,
@@ -54,7 +54,8 @@ __all__ = [
     "float_to_int", "int_dot", "IntDotReport", "isa_available", "isa_auto",
     "ROUNDINGS", "NAN_POLICIES", "CastStats", "cast_stats",
     "round_to_format", "as_float32", "quantize_f32", "codes_of", "wrap_int", "ordered_codes", "is_nan_code",
-    "pe_matmul", "pe_dot", "fold_f32", "FOLD_ROUNDINGS", "sqdiff_f32", "SQDIFF_CHUNK", "ChainProgram",
+    "pe_matmul", "pe_dot", "fold_f32", "FOLD_ROUNDINGS", "sqdiff_f32", "SQDIFF_CHUNK", "sq_sums", "SQ_BLOCK",
+    "ChainProgram",
     "CHAIN_DTYPES",
     "default_threads", "thread_limit",
     "tensor_as_array", "array_as_tensor", "format_of_torch_dtype",

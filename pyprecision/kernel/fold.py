@@ -5,7 +5,8 @@ with several rows in flight. Operands with a NaN are refused (``None``): an IEEE
 payload depends on the operand order, which C does not fix, and the callers fold those their way.
 
 ``sqdiff_f32(x, r)`` is the two float64 sums of a relative l2 error, ``(sum r², sum (x - r)²)``, in
-an order fixed by the size alone (decision TU12).
+an order fixed by the size alone (decision TU12); ``sq_sums(x, r)`` is the same for any two real
+arrays, never through BLAS (decision TU23).
 """
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from pyprecision._core import lib
 from pyprecision.errors import CastError
 from pyprecision.kernel import _args
 
-__all__ = ["SQDIFF_CHUNK", "fold_f32", "sqdiff_f32"]
+__all__ = ["SQDIFF_CHUNK", "SQ_BLOCK", "fold_f32", "sq_sums", "sqdiff_f32"]
 
 #: the elements of one of ``sqdiff_f32``'s chunks (the C API's ``PP_SQDIFF_CHUNK``, which
 #: csrc/fold.c cuts by): the sums over an array are its chunks' sums added in order from 0, so
@@ -96,3 +97,45 @@ def sqdiff_f32(x: Any, r: Any, *, threads: int | None = None) -> tuple[float, fl
                                _args.ptr(out, "double *"), _args.threads_arg(threads))  # fmt: skip
     _args.check_status(status, "sqdiff_f32")
     return float(out[0]), float(out[1])
+
+
+#: the elements of one of ``sq_sums``' float64 blocks: 32 Ki doubles are 256 KiB, two blocks sit in
+#: L2 (decision TU11)
+SQ_BLOCK = 1 << 15
+
+
+def sq_sums(x: Any, r: Any, *, threads: int | None = None) -> tuple[float, float]:
+    """``(sum r², sum (x - r)²)`` in float64 over two real arrays of one shape, in an order fixed
+    by the size and the dtypes alone: the same bits whatever the threads, the CPU or the BLAS
+    (decision TU23). Two float32 arrays go through :func:`sqdiff_f32` (``threads`` for it); any
+    other pair (integers, bool, float16, float64, ml_dtypes' formats) is converted to float64
+    :data:`SQ_BLOCK` elements at a time, each block's squares summed by NumPy's own pairwise
+    reduction and the blocks' sums added in order. ``np.linalg.norm`` is not used: it sums by
+    BLAS, whose dot splits the sum by its thread count and kernel, so its last bits change between
+    machines. A non-finite element, or squares past float64's range, gives a non-finite sum.
+    Complex, object and other non-real arrays, and shapes that differ: CastError."""
+    a, b = np.asarray(x), np.asarray(r)
+    for v in (a, b):
+        if v.dtype.kind == "c" or not np.can_cast(v.dtype, np.float64, "same_kind"):
+            raise CastError(f"sq_sums: x and r must be real arrays, got {a.dtype} and {b.dtype}")
+    if a.shape != b.shape:
+        raise CastError(f"sq_sums: x and r must have one shape, got {list(a.shape)} and "
+                        f"{list(b.shape)}")  # fmt: skip
+    if a.dtype == np.float32 and b.dtype == np.float32:
+        return sqdiff_f32(a, b, threads=threads)
+    af, bf = a.reshape(-1), b.reshape(-1)
+    xb = np.empty(min(SQ_BLOCK, af.size), np.float64)
+    rb = np.empty_like(xb)
+    sr = sd = 0.0
+    with np.errstate(invalid="ignore", over="ignore"):  # inf - inf, a square past the range:
+        for s in range(0, af.size, SQ_BLOCK):  # a non-finite sum, answered by the caller
+            n = min(SQ_BLOCK, af.size - s)
+            xs, rs = xb[:n], rb[:n]
+            xs[...] = af[s:s + n]
+            rs[...] = bf[s:s + n]
+            np.subtract(xs, rs, out=xs)
+            np.multiply(rs, rs, out=rs)
+            np.multiply(xs, xs, out=xs)
+            sr += float(np.add.reduce(rs))
+            sd += float(np.add.reduce(xs))
+    return sr, sd

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from pyprecision.emulate import CompiledHlo, SparseTrace, TraceComplete, run_compiled
-from pyprecision.kernel import SQDIFF_CHUNK, default_threads, sqdiff_f32, thread_limit
+from pyprecision.kernel import SQDIFF_CHUNK, default_threads, sq_sums, sqdiff_f32, thread_limit
 
 __all__ = ["DEFAULT_ATTRIBUTION_BYTES", "OpShare", "attribute", "op_errors"]
 
@@ -118,33 +118,22 @@ class _Sink:
             self.rel(start, stop, block)
 
 
-#: elements of ``_rel``'s float64 blocks: 32 Ki doubles are 256 KiB, two blocks sit in L2
-_REL_BLOCK = 1 << 15
-
-
 def _rel(x: np.ndarray, r: np.ndarray) -> float | None:
     """‖x − r‖ / ‖r‖ in float64 (0 when x equals r, None when the shapes differ, either has a
-    non-finite element or r is zero while x is not). Two float32 arrays (the evaluator's storage
-    of every float narrower than float64) go through the C core's sums (``sqdiff_f32``, decision
-    TU12); other arrays of at most 4-byte floats or integers in blocks of float64 held in cache
-    (decision TU11), summed by NumPy's own reduction, not BLAS (TU12). Their squares cannot
-    overflow a float64 sum, so the sums of r² and (x − r)² are finite exactly when every element
-    of both is."""
+    non-finite element, the sums pass float64's range or r is zero while x is not), from the C
+    core's sums for two float32 arrays (the evaluator's storage of every float narrower than
+    float64; decision TU12) and float64 blocks summed by NumPy's own reduction for the rest
+    (TU11), never BLAS (``kernel.sq_sums``, decision TU23). Squares of values of at most 4 bytes
+    cannot overflow a float64 sum, so there the sums are finite exactly when every element of
+    both arrays is; wider values are checked for finiteness first."""
     x, r = np.asarray(x), np.asarray(r)
     if x.shape != r.shape:
         return None
-    if x.dtype.itemsize > 4 or r.dtype.itemsize > 4 or x.dtype.kind not in "fiu" \
-            or r.dtype.kind not in "fiu":
-        xd, rd = x.astype(np.float64), r.astype(np.float64)
-        if not (np.all(np.isfinite(xd)) and np.all(np.isfinite(rd))):
-            return None
-        num, den = float(np.linalg.norm(xd - rd)), float(np.linalg.norm(rd))
-        return 0.0 if num == 0 else (num / den if den > 0 else None)
-    if x.dtype == np.float32 and r.dtype == np.float32:
-        sr, sd = sqdiff_f32(x, r)
-    else:
-        sr, sd = _sq_sums_blocks(x, r)
-    return _from_sums(sr, sd)
+    wide = x.dtype.itemsize > 4 or r.dtype.itemsize > 4 or x.dtype.kind not in "fiu" \
+        or r.dtype.kind not in "fiu"
+    if wide and not all(np.all(np.isfinite(v.astype(np.float64))) for v in (x, r)):
+        return None
+    return _from_sums(*sq_sums(x, r))
 
 
 def _from_sums(sr: float, sd: float) -> float | None:
@@ -190,26 +179,6 @@ class _BlockRel:
             return _from_sums(self.sr, self.sd)
         assert self.whole is not None
         return _rel(self.whole.reshape(self.shape), self.ref)
-
-
-def _sq_sums_blocks(x: np.ndarray, r: np.ndarray) -> tuple[float, float]:
-    """(sum r², sum (x − r)²) of two arrays of at most 4-byte numbers, in float64 blocks."""
-    xf, rf = x.reshape(-1), r.reshape(-1)
-    xb = np.empty(min(_REL_BLOCK, xf.size), np.float64)
-    rb = np.empty_like(xb)
-    sr = sd = 0.0
-    with np.errstate(invalid="ignore"):  # inf - inf: a NaN sum, answered by the caller
-        for s in range(0, xf.size, _REL_BLOCK):
-            n = min(_REL_BLOCK, xf.size - s)
-            xs, rs = xb[:n], rb[:n]
-            xs[...] = xf[s:s + n]
-            rs[...] = rf[s:s + n]
-            np.subtract(xs, rs, out=xs)
-            np.multiply(rs, rs, out=rs)
-            np.multiply(xs, xs, out=xs)
-            sr += float(np.add.reduce(rs))
-            sd += float(np.add.reduce(xs))
-    return sr, sd
 
 
 def _operand_paths(path: str, inst: Any, by_path: dict[str, Any]) -> list[str]:

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from pyprecision.kernel import sq_sums
 from pyprecision.verify.compare import CodeSpace, Comparison
 
 __all__ = ["TRANSCENDENTAL", "TRANSCENDENTAL_MIN_ULP", "TRANSCENDENTAL_RTOL", "Distance",
@@ -166,13 +167,12 @@ def distance(cmp: Comparison, space: CodeSpace) -> Distance:
         fin = np.isfinite(e) & np.isfinite(d)
         same_inf = np.isinf(e) & (e == d)
         nonfinite = int(np.count_nonzero(~fin & ~both_nan & ~same_inf & ~cmp.unbounded))
-        with np.errstate(invalid="ignore", over="ignore"):
-            diff = np.where(fin, d, 0.0) - np.where(fin, e, 0.0)
-        norm = float(np.linalg.norm(np.where(fin, e, 0.0)))
-        if norm > 0:
-            rel = float(np.linalg.norm(diff)) / norm
+        # float64 sums in an order fixed by the size, not BLAS's (decision TU23)
+        ref2, diff2 = sq_sums(np.where(fin, d, 0.0), np.where(fin, e, 0.0))
+        if ref2 > 0:
+            rel = float(np.sqrt(diff2) / np.sqrt(ref2))
             rel_eps = rel / eps
-        elif not diff.any():
+        elif diff2 == 0:
             rel, rel_eps = 0.0, 0.0
     return Distance(median, p99, top, unb, nonfinite, rel, rel_eps)
 

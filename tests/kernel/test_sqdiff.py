@@ -1,6 +1,7 @@
 """The C core's sums of a relative l2 error (csrc/fold.c ``pp_sqdiff_f32``, decision TU12): the
 documented order, bit for bit, against a NumPy model of it; the same bits at every thread count;
-within rounding of the exact sums; non-finite elements; bad arguments."""
+within rounding of the exact sums; non-finite elements; bad arguments. ``sq_sums`` (TU23): the
+same for any two real arrays, the others in float64 blocks."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pyprecision.errors import CastError
-from pyprecision.kernel import sqdiff_f32
+from pyprecision.kernel import SQ_BLOCK, sq_sums, sqdiff_f32
 
 CHUNK, LANES = 1 << 16, 8
 
@@ -114,3 +115,83 @@ def test_aligned_blocks_of_the_api_chunk_sum_to_the_whole() -> None:
 
     assert by_blocks(SQDIFF_CHUNK) == whole
     assert by_blocks(SQDIFF_CHUNK // 2) != whole
+
+
+# -- sq_sums: any two real arrays, never BLAS (decision TU23) --------------------------------------
+
+
+def blocks_model(x: np.ndarray, r: np.ndarray) -> tuple[float, float]:
+    """sq_sums' documented order for a pair that is not two float32 arrays: float64 blocks of
+    SQ_BLOCK elements, each block's squares summed by NumPy's pairwise reduction, the blocks'
+    sums added in order from 0."""
+    xd, rd = x.reshape(-1).astype(np.float64), r.reshape(-1).astype(np.float64)
+    sr = sd = 0.0
+    for lo in range(0, xd.size, SQ_BLOCK):
+        a, b = xd[lo:lo + SQ_BLOCK], rd[lo:lo + SQ_BLOCK]
+        sr += float(np.add.reduce(b * b))
+        sd += float(np.add.reduce((a - b) * (a - b)))
+    return sr, sd
+
+
+def _exact(x: np.ndarray, r: np.ndarray) -> tuple[float, float]:
+    xd, rd = x.reshape(-1).astype(np.float64), r.reshape(-1).astype(np.float64)
+    return (math.fsum(Fraction(v) ** 2 for v in rd.tolist()).__float__(),
+            float(sum((Fraction(a) - Fraction(b)) ** 2 for a, b in zip(xd.tolist(), rd.tolist()))))
+
+
+KINDS = ["float64", "float16", "int32", "bfloat16", "float32+float64"]
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.data(), st.integers(0, 2 * (1 << 15) + 5), st.sampled_from(KINDS))
+def test_sq_sums_is_its_documented_order_and_within_rounding_of_the_exact_sums(data, n, kind) -> None:
+    """Every pair but two float32 arrays: the bits of the block model, whatever the layout (a
+    transposed view), and within 1e-12 of the exact sums (by Fraction, on a sample of sizes)."""
+    import ml_dtypes
+
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    scale = data.draw(st.sampled_from([1e-3, 1.0, 100.0 if kind == "float16" else 1e6]))
+    r64 = rng.standard_normal(n) * scale  # finite in every kind: float16's max is 65504
+    x64 = r64 * (1 + 1e-3 * rng.standard_normal(n))
+    if kind == "float32+float64":
+        x, r = x64.astype(np.float32), r64
+    elif kind == "int32":
+        x, r = (np.clip(v * 1e3, -2e9, 2e9).astype(np.int32) for v in (x64, r64))
+    else:
+        dt = ml_dtypes.bfloat16 if kind == "bfloat16" else np.dtype(kind)
+        x, r = x64.astype(dt), r64.astype(dt)
+    got = sq_sums(x, r)
+    assert got == blocks_model(x, r)
+    if n % 2 == 0 and n:
+        assert sq_sums(x.reshape(2, -1).T, r.reshape(2, -1).T) == blocks_model(
+            np.ascontiguousarray(x.reshape(2, -1).T), np.ascontiguousarray(r.reshape(2, -1).T))
+    if n <= 3000:
+        for g, want in zip(got, _exact(x, r), strict=True):
+            assert g == pytest.approx(want, rel=1e-12, abs=0)
+
+
+def test_sq_sums_of_two_float32_arrays_is_the_c_cores() -> None:
+    rng = np.random.default_rng(5)
+    x, r = rng.standard_normal((3, 70001)).astype(np.float32), rng.standard_normal((3, 70001)).astype(np.float32)
+    assert sq_sums(x, r) == sqdiff_f32(x, r) == model(x, r)
+    assert sq_sums(x, r, threads=1) == sq_sums(x, r, threads=2)
+
+
+@pytest.mark.parametrize("bad", [np.inf, -np.inf, np.nan, 1e200])
+def test_sq_sums_is_non_finite_on_a_non_finite_element_or_past_float64s_range(bad: float) -> None:
+    r = np.ones(100, np.float64)
+    x = r.copy()
+    x[37] = bad
+    assert not math.isfinite(sq_sums(x, r)[1])
+    assert math.isfinite(sq_sums(r, r)[0]) and sq_sums(r, r)[1] == 0.0
+
+
+@pytest.mark.parametrize("x,r,match", [
+    (np.ones(3, np.complex64), np.ones(3), "real arrays"),
+    (np.array([1, 2], object), np.ones(2), "real arrays"),
+    (np.array(["a", "b"]), np.ones(2), "real arrays"),
+    (np.ones(3), np.ones(4), "one shape"),
+])
+def test_sq_sums_refuses_what_is_not_two_real_arrays_of_one_shape(x, r, match) -> None:
+    with pytest.raises(CastError, match=match):
+        sq_sums(x, r)

@@ -487,3 +487,35 @@ def test_attribution_compares_fused_values_block_by_block_as_the_full_traces(nam
         assert streams["turns"] and streams["rounds"]
         monkeypatch.setattr(blocks, "BLOCK", 1 << 10)
         _attribution_in_rounds_is_the_full_traces(name, "matmult")
+
+
+_BITS = """
+import numpy as np
+from pyprecision.tune.attribution import _rel
+from pyprecision.tune.metrics import rel_l2
+rng = np.random.default_rng(7)
+out = []
+for n in (1000, 100_003, 1_000_003):
+    r = rng.standard_normal(n).astype(np.float32)
+    y = (r * (1 + 1e-3 * rng.standard_normal(n))).astype(np.float32)
+    y64, r64 = y.astype(np.float64) * 1.1, r.astype(np.float64)
+    out += [rel_l2(y, r), rel_l2(y64, r64), _rel(y64, r64), _rel(y, r)]
+print(" ".join(float(v).hex() for v in out))
+"""
+
+
+def test_rel_l2_has_the_same_bits_whatever_the_threads_and_the_blas() -> None:
+    """tune's rel-l2 and the attribution's are sums in an order fixed by the size (decision TU23):
+    the same bits under one or two OpenBLAS threads and one or two of pyprecision's, where
+    ``np.linalg.norm`` (BLAS's dot) changes its last bits with OpenBLAS' thread count."""
+    import os
+    import subprocess
+    import sys
+
+    got = set()
+    for blas in ("1", "2"):
+        for ours in ("1", "2"):
+            env = dict(os.environ, OPENBLAS_NUM_THREADS=blas, PYPRECISION_THREADS=ours)
+            got.add(subprocess.run([sys.executable, "-c", _BITS], env=env, capture_output=True,
+                                   text=True, check=True).stdout)  # fmt: skip
+    assert len(got) == 1, got
