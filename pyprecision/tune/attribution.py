@@ -123,15 +123,11 @@ def _rel(x: np.ndarray, r: np.ndarray) -> float | None:
     non-finite element, the sums pass float64's range or r is zero while x is not), from the C
     core's sums for two float32 arrays (the evaluator's storage of every float narrower than
     float64; decision TU12) and float64 blocks summed by NumPy's own reduction for the rest
-    (TU11), never BLAS (``kernel.sq_sums``, decision TU23). Squares of values of at most 4 bytes
-    cannot overflow a float64 sum, so there the sums are finite exactly when every element of
-    both arrays is; wider values are checked for finiteness first."""
+    (TU11), never BLAS (``kernel.sq_sums``, decision TU23). A non-finite element of either array
+    makes a sum non-finite (r² or (x − r)²), and so does a square past float64's range: both are
+    None here, with no pass over the arrays of its own."""
     x, r = np.asarray(x), np.asarray(r)
     if x.shape != r.shape:
-        return None
-    wide = x.dtype.itemsize > 4 or r.dtype.itemsize > 4 or x.dtype.kind not in "fiu" \
-        or r.dtype.kind not in "fiu"
-    if wide and not all(np.all(np.isfinite(v.astype(np.float64))) for v in (x, r)):
         return None
     return _from_sums(*sq_sums(x, r))
 
